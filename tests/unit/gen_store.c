@@ -1,0 +1,143 @@
+/* gen_store: random schemas and tagsets for the store's unit tests. */
+#include "config.h"
+#include "tests/unit/gen_store.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "store/mem.h"
+
+uint64_t gen_u64(gen *g)
+{
+    uint64_t z = (g->s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+uint64_t gen_below(gen *g, uint64_t n)
+{
+    return gen_u64(g) % n;
+}
+
+static const char *const types[] = {"u8", "u16", "u32", "u64", "i8", "i16", "i32",
+                                    "i64", "f32", "f64", "bool", "time", "char", "enum"};
+
+static void add(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
+{
+    char piece[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(piece, sizeof piece, fmt, ap);
+    va_end(ap);
+    if (*n + (size_t)k + 1 > *cap) {
+        size_t ncap = (*n + (size_t)k + 1) * 2;
+        *buf = mem_realloc(*buf, *cap, ncap);
+        assert_non_null(*buf);
+        *cap = ncap;
+    }
+    memcpy(*buf + *n, piece, (size_t)k + 1);
+    *n += (size_t)k;
+}
+
+char *gen_schema_text(gen *g, unsigned nmax, int tags)
+{
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    unsigned nf = 1 + (unsigned)gen_below(g, nmax);
+    unsigned key_at = (unsigned)gen_below(g, nf);
+    add(&buf, &n, &cap, "# generated schema\n");
+    for (unsigned i = 0; i < nf; i++) {
+        unsigned role = i == key_at ? 0 : (unsigned)gen_below(g, tags ? 3 : 2);
+        static const char *const roles[] = {"key", "tagset", "tag"};
+        add(&buf, &n, &cap, "%s f%u :%s", roles[role], i, gen_below(g, 2) ? " " : "");
+        const char *t = types[gen_below(g, sizeof types / sizeof types[0])];
+        if (strcmp(t, "char") == 0) {
+            add(&buf, &n, &cap, "char[%u]", 1 + (unsigned)gen_below(g, gen_below(g, 4) ? 20 : 300));
+        } else if (strcmp(t, "enum") == 0) {
+            unsigned ns = 1 + (unsigned)gen_below(g, gen_below(g, 4) ? 6 : 255);
+            add(&buf, &n, &cap, "enum(");
+            for (unsigned j = 0; j < ns; j++)
+                add(&buf, &n, &cap, "%sS%u_%u", j ? (gen_below(g, 8) ? ", " : ",\n  ") : "", i, j);
+            add(&buf, &n, &cap, ")");
+        } else {
+            add(&buf, &n, &cap, "%s", t);
+        }
+        switch (gen_below(g, 4)) {
+        case 0: add(&buf, &n, &cap, "; "); break;
+        case 1: add(&buf, &n, &cap, "  # field %u\n", i); break;
+        default: add(&buf, &n, &cap, "\n"); break;
+        }
+    }
+    buf = mem_realloc(buf, cap, n + 1); /* exactly strlen + 1, for mem_free */
+    assert_non_null(buf);
+    return buf;
+}
+
+st_schema *gen_schema(gen *g, unsigned nmax, int tags)
+{
+    char *text = gen_schema_text(g, nmax, tags);
+    size_t len = strlen(text);
+    st_err err = {0};
+    st_schema *s = st_schema_parse(text, len, 1, 1, &err);
+    if (!s)
+        fail_msg("generated schema did not parse: %s\n%s", err.msg, text);
+    mem_free(text, len + 1);
+    return s;
+}
+
+static uint64_t extreme_bits(gen *g)
+{
+    static const uint64_t special[] = {0, 1, UINT64_MAX, UINT64_C(1) << 63,
+                                       (UINT64_C(1) << 63) - 1, 0x80, 0x7f};
+    return special[gen_below(g, sizeof special / sizeof special[0])];
+}
+
+static void gen_float(gen *g, const st_field *f, unsigned char *p)
+{
+    double specials[] = {0.0, -0.0, NAN, INFINITY, -INFINITY, 1e308, -1e-308, 1.5};
+    double x = gen_below(g, 3) ? specials[gen_below(g, 8)]
+                               : (double)(int64_t)gen_u64(g) / (double)(1 + gen_below(g, 1000));
+    if (f->type == ST_F32) {
+        float y = (float)x;
+        memcpy(p, &y, 4);
+    } else {
+        memcpy(p, &x, 8);
+    }
+}
+
+void gen_fields(gen *g, const st_schema *s, uint32_t from, uint32_t to, unsigned char *row)
+{
+    for (uint32_t i = from; i < to; i++) {
+        const st_field *f = &s->fields[i];
+        unsigned char *p = row + f->offset;
+        switch (f->type) {
+        case ST_F32: case ST_F64:
+            gen_float(g, f, p);
+            break;
+        case ST_BOOL:
+            *p = (unsigned char)gen_below(g, 2);
+            break;
+        case ST_ENUM:
+            *p = (unsigned char)gen_below(g, f->nsyms);
+            break;
+        case ST_CHAR: {
+            uint32_t len = gen_below(g, 4) == 0 ? 0 : gen_below(g, 4) == 0 ? f->width
+                                                                            : (uint32_t)gen_below(g, f->width + 1);
+            memset(p, 0, f->width);
+            for (uint32_t j = 0; j < len; j++)
+                p[j] = (unsigned char)(1 + gen_below(g, 255));
+            break;
+        }
+        default: {
+            uint64_t v = gen_below(g, 3) ? gen_u64(g) >> gen_below(g, 64) : extreme_bits(g);
+            memcpy(p, &v, f->width); /* little-endian: the low bytes */
+            break;
+        }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/* gen_store: random schemas and tagsets for the store's unit tests.
+ *
+ * A seeded generator (splitmix64) so a failing case can be replayed from its
+ * seed. Texts and rows are allocated with mem_alloc; the caller frees them. */
+#ifndef COMB_TESTS_GEN_STORE_H
+#define COMB_TESTS_GEN_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/schema.h"
+
+typedef struct gen {
+    uint64_t s;
+} gen;
+
+uint64_t gen_u64(gen *g);
+/* A value in [0, n). */
+uint64_t gen_below(gen *g, uint64_t n);
+
+/* Random schema text: 1..nmax fields of every type and role (at least one
+ * key; no tag fields when tags == 0), in shuffled declaration order, with
+ * comments and ';' separators mixed in. Returns a NUL-terminated text. */
+char *gen_schema_text(gen *g, unsigned nmax, int tags);
+/* Parses gen_schema_text's output; fails the test on error. */
+st_schema *gen_schema(gen *g, unsigned nmax, int tags);
+
+/* Fills the fields [from, to) of a row with random values of each type,
+ * biased toward extremes: 0, -1, INT64_MIN/MAX, NaN, +-inf, -0, empty and
+ * full-width strings. Bool and enum values stay valid. */
+void gen_fields(gen *g, const st_schema *s, uint32_t from, uint32_t to, unsigned char *row);
+
+#endif
