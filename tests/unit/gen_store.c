@@ -2,12 +2,17 @@
 #include "config.h"
 #include "tests/unit/gen_store.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/mem.h"
 
@@ -140,4 +145,58 @@ void gen_fields(gen *g, const st_schema *s, uint32_t from, uint32_t to, unsigned
         }
         }
     }
+}
+
+const char *gen_tmpdir(const char *name)
+{
+    static char dir[256];
+    mkdir("tests", 0755);
+    mkdir("tests/tmp", 0755);
+    snprintf(dir, sizeof dir, "tests/tmp/%s-XXXXXX", name);
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+void gen_rmdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+int gen_count_temps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return n;
+}
+
+unsigned char *gen_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = mem_alloc((size_t)n + 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return p;
 }

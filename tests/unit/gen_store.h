@@ -1,4 +1,5 @@
-/* gen_store: random schemas and tagsets for the store's unit tests.
+/* gen_store: helpers for the store's unit tests: random schemas and tagsets,
+ * scratch directories.
  *
  * A seeded generator (splitmix64) so a failing case can be replayed from its
  * seed. Texts and rows are allocated with mem_alloc; the caller frees them. */
@@ -29,5 +30,14 @@ st_schema *gen_schema(gen *g, unsigned nmax, int tags);
  * biased toward extremes: 0, -1, INT64_MIN/MAX, NaN, +-inf, -0, empty and
  * full-width strings. Bool and enum values stay valid. */
 void gen_fields(gen *g, const st_schema *s, uint32_t from, uint32_t to, unsigned char *row);
+
+/* A fresh directory under tests/tmp/ of the build tree; gen_rmdir removes it
+ * and the files in it. gen_count_temps counts writer temp files
+ * ("*.tmp-*") left in it. Paths are static buffers. */
+const char *gen_tmpdir(const char *name);
+void gen_rmdir(const char *dir);
+int gen_count_temps(const char *dir);
+/* A file's bytes (free with mem_free(p, *len + 1)), or NULL if it does not exist. */
+unsigned char *gen_slurp(const char *path, size_t *len);
 
 #endif
