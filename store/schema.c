@@ -516,9 +516,10 @@ uint32_t st_schema_ncols(const st_schema *s)
     return s->nfields + (s->nfields > s->nrow);
 }
 
-uint32_t st_schema_col_width(const st_schema *s, uint32_t c)
+const st_field *st_schema_col(const st_schema *s, uint32_t c)
 {
-    return c < s->nfields ? s->fields[c].width : 4;
+    static const st_field count_field = {.name = (char *)"#tags", .type = ST_U32, .role = ST_TAG, .width = 4};
+    return c < s->nfields ? &s->fields[c] : &count_field;
 }
 
 bool st_schema_col_is_tag(const st_schema *s, uint32_t c)

@@ -86,8 +86,8 @@ int st_schema_find(const st_schema *s, const char *name, size_t len);
 /* Columns in a file of this schema: nfields, plus 1 for the tag count when
  * there are tag fields. */
 uint32_t st_schema_ncols(const st_schema *s);
-/* The byte width of column c (4 for the tag count). */
-uint32_t st_schema_col_width(const st_schema *s, uint32_t c);
+/* Column c's field; for the tag count column a u32 field named "#tags". */
+const st_field *st_schema_col(const st_schema *s, uint32_t c);
 /* True when column c holds one value per tag rather than per tagset. */
 bool st_schema_col_is_tag(const st_schema *s, uint32_t c);
 

@@ -200,3 +200,87 @@ unsigned char *gen_slurp(const char *path, size_t *len)
     *len = (size_t)n;
     return p;
 }
+
+static int key_order(const void *a, const void *b, void *s)
+{
+    return st_schema_key_cmp(s, a, b);
+}
+
+void gen_make_tagsets(gen *g, const st_schema *s, uint32_t n, uint32_t maxtags, int sorted,
+                      gen_tagsets *t)
+{
+    t->n = n;
+    t->rows = mem_alloc((size_t)n * s->row_size + 1);
+    t->tag_start = mem_alloc(((size_t)n + 1) * sizeof *t->tag_start);
+    assert_non_null(t->rows);
+    assert_non_null(t->tag_start);
+    for (uint32_t i = 0; i < n; i++)
+        gen_fields(g, s, 0, s->nrow, t->rows + (size_t)i * s->row_size);
+    if (sorted)
+        qsort_r(t->rows, n, s->row_size, key_order, (void *)s);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        t->tag_start[i] = total;
+        if (s->tag_size && maxtags)
+            total += gen_below(g, 3) == 0 ? 0 : gen_below(g, gen_below(g, 8) ? maxtags / 8 + 1 : maxtags + 1);
+    }
+    t->tag_start[n] = total;
+    t->tags = mem_alloc(total * s->tag_size + 1);
+    assert_non_null(t->tags);
+    for (uint64_t j = 0; j < total; j++)
+        gen_fields(g, s, s->nrow, s->nfields, t->tags + j * s->tag_size);
+}
+
+void gen_free_tagsets(const st_schema *s, gen_tagsets *t)
+{
+    mem_free(t->rows, (size_t)t->n * s->row_size + 1);
+    mem_free(t->tags, t->tag_start[t->n] * s->tag_size + 1);
+    mem_free(t->tag_start, ((size_t)t->n + 1) * sizeof *t->tag_start);
+}
+
+uint32_t gen_ntags(const gen_tagsets *t, uint32_t i)
+{
+    return (uint32_t)(t->tag_start[i + 1] - t->tag_start[i]);
+}
+
+const unsigned char *gen_row(const st_schema *s, const gen_tagsets *t, uint32_t i)
+{
+    return t->rows + (size_t)i * s->row_size;
+}
+
+const unsigned char *gen_tags(const st_schema *s, const gen_tagsets *t, uint32_t i)
+{
+    return t->tags + t->tag_start[i] * s->tag_size;
+}
+
+uint32_t gen_check_batch(const st_schema *s, const gen_tagsets *t, uint32_t i0, const st_batch *b)
+{
+    uint32_t n = b->ntagsets - b->first;
+    assert_true(i0 + n <= t->n);
+    uint64_t tag0 = t->tag_start[i0], btag0 = b->tag_start ? b->tag_start[b->first] : 0;
+    for (uint32_t c = 0; c < st_schema_ncols(s); c++) {
+        if (!b->cols[c])
+            continue;
+        const unsigned char *col = b->cols[c];
+        if (c < s->nrow) {
+            const st_field *f = &s->fields[c];
+            for (uint32_t i = 0; i < n; i++)
+                if (memcmp(col + (size_t)(b->first + i) * f->width, gen_row(s, t, i0 + i) + f->offset,
+                           f->width) != 0)
+                    fail_msg("column %s, tagset %u differs", f->name, i0 + i);
+        } else if (c == s->nfields) {
+            for (uint32_t i = 0; i < n; i++)
+                assert_int_equal(b->counts[b->first + i], gen_ntags(t, i0 + i));
+        } else {
+            const st_field *f = &s->fields[c];
+            uint64_t ntags = t->tag_start[i0 + n] - tag0;
+            assert_non_null(b->tag_start);
+            assert_int_equal(b->tag_start[b->ntagsets] - btag0, ntags);
+            for (uint64_t j = 0; j < ntags; j++)
+                if (memcmp(col + (btag0 + j) * f->width, t->tags + (tag0 + j) * s->tag_size + f->offset,
+                           f->width) != 0)
+                    fail_msg("tag column %s, tag %llu differs", f->name, (unsigned long long)(tag0 + j));
+        }
+    }
+    return i0 + n;
+}

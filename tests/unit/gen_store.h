@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/block.h"
 #include "store/schema.h"
 
 typedef struct gen {
@@ -30,6 +31,27 @@ st_schema *gen_schema(gen *g, unsigned nmax, int tags);
  * biased toward extremes: 0, -1, INT64_MIN/MAX, NaN, +-inf, -0, empty and
  * full-width strings. Bool and enum values stay valid. */
 void gen_fields(gen *g, const st_schema *s, uint32_t from, uint32_t to, unsigned char *row);
+
+/* Tagsets as a test model: rows[i * row_size] with tags
+ * tags[tag_start[i] * tag_size .. tag_start[i + 1] * tag_size). */
+typedef struct gen_tagsets {
+    uint32_t n;
+    unsigned char *rows;
+    uint64_t *tag_start; /* n + 1 */
+    unsigned char *tags;
+} gen_tagsets;
+
+/* n random tagsets, sorted by key when sorted is set; each has up to
+ * maxtags tags (none when the schema has no tag fields), often zero. */
+void gen_make_tagsets(gen *g, const st_schema *s, uint32_t n, uint32_t maxtags, int sorted,
+                      gen_tagsets *t);
+void gen_free_tagsets(const st_schema *s, gen_tagsets *t);
+uint32_t gen_ntags(const gen_tagsets *t, uint32_t i);
+const unsigned char *gen_row(const st_schema *s, const gen_tagsets *t, uint32_t i);
+const unsigned char *gen_tags(const st_schema *s, const gen_tagsets *t, uint32_t i);
+/* Checks batch rows [b->first .. ntagsets) against model tagsets from i0 on,
+ * for every column the batch decoded; returns the model index after them. */
+uint32_t gen_check_batch(const st_schema *s, const gen_tagsets *t, uint32_t i0, const st_batch *b);
 
 /* A fresh directory under tests/tmp/ of the build tree; gen_rmdir removes it
  * and the files in it. gen_count_temps counts writer temp files

@@ -48,7 +48,9 @@ static void parses_the_calls_schema(void **state)
     assert_int_equal(s->fields[5].width, 16);
     assert_int_equal(s->fields[5].offset, 3);
     assert_int_equal(st_schema_ncols(s), 7);
-    assert_int_equal(st_schema_col_width(s, 6), 4);
+    assert_int_equal(st_schema_col(s, 6)->width, 4);
+    assert_int_equal(st_schema_col(s, 6)->type, ST_U32);
+    assert_ptr_equal(st_schema_col(s, 5), &s->fields[5]);
     assert_true(st_schema_col_is_tag(s, 3));
     assert_false(st_schema_col_is_tag(s, 2));
     assert_false(st_schema_col_is_tag(s, 6));
