@@ -194,7 +194,8 @@ static int compress_col(st_block_enc *e, const unsigned char *src, size_t n, uns
         *stored = (size_t)k;
         return CODEC_LZ4;
     }
-    memcpy(dst, src, n);
+    if (n) /* an empty column may never have been allocated */
+        memcpy(dst, src, n);
     *stored = n;
     return CODEC_RAW;
 }
