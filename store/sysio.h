@@ -1,0 +1,47 @@
+/* sysio: checked system calls for store files, with fault injection for tests.
+ *
+ * Every failure fills the st_err with the call, the file's path and strerror,
+ * so a message always says which file failed. Tests can make the n-th call of
+ * one kind fail with a chosen errno (EIO, ENOSPC) to prove that an error at any
+ * step loses nothing; the counters are atomic because sorts spill from a
+ * worker thread. */
+#ifndef COMB_STORE_SYSIO_H
+#define COMB_STORE_SYSIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "store/err.h"
+
+typedef enum st_io_op {
+    ST_IO_OPEN, ST_IO_READ, ST_IO_WRITE, ST_IO_FSYNC, ST_IO_RENAME, ST_IO_NOPS
+} st_io_op;
+
+/* Test hook: the n-th call of op from now fails with errnum (n == 0 turns the
+ * hook for op off); st_io_fail_reset turns every hook off. */
+void st_io_fail_after(st_io_op op, unsigned long n, int errnum);
+void st_io_fail_reset(void);
+
+/* open(2); returns the fd or -1. */
+int st_io_open(const char *path, int flags, mode_t mode, st_err *err);
+/* Writes all n bytes (retrying short writes and EINTR); 0 or -1. */
+int st_io_write(int fd, const void *buf, size_t n, const char *path, st_err *err);
+/* Reads up to n bytes, fewer only at end of file; returns the count or -1. */
+ssize_t st_io_read(int fd, void *buf, size_t n, const char *path, st_err *err);
+int st_io_fsync(int fd, const char *path, st_err *err);
+/* Makes a directory's entries (creates, renames, unlinks) durable. */
+int st_io_fsync_dir(const char *dir, st_err *err);
+int st_io_rename(const char *from, const char *to, st_err *err);
+/* close(2), reporting the error some file systems only give at close. */
+int st_io_close(int fd, const char *path, st_err *err);
+
+/* Replaces path atomically with buf: writes path.tmp, fsyncs, renames over
+ * path, fsyncs the directory. On failure path is untouched and the .tmp is
+ * removed. */
+int st_io_replace(const char *path, const void *buf, size_t n, st_err *err);
+
+/* Reads a whole file of at most max bytes into a mem_alloc'd buffer (with a
+ * NUL after the data, not counted in *n). The caller frees *buf with size *n + 1. */
+int st_io_slurp(const char *path, size_t max, char **buf, size_t *n, st_err *err);
+
+#endif
