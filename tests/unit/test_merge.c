@@ -12,9 +12,8 @@
 
 #include "store/mem.h"
 #include "store/merge.h"
+#include "tests/unit/records.h"
 
-/* A record: a big-endian 8-byte key, then an 8-byte tag id. */
-#define RS 16
 #define MAXREC 4096
 
 typedef struct recs {
@@ -23,32 +22,15 @@ typedef struct recs {
     size_t ntagsets;
 } recs;
 
-static void put_be(unsigned char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
-}
-
 static uint64_t key_of(const unsigned char *rec)
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | rec[i];
-    return v;
+    return get_be(rec);
 }
 
 static void add_rec(recs *a, uint64_t key, uint64_t tag)
 {
     assert_true(a->n < MAXREC);
-    put_be(a->r[a->n], key);
-    put_be(a->r[a->n] + 8, tag);
-    a->n++;
-}
-
-static int key_cmp(const void *a, const void *b, void *ctx)
-{
-    (void)ctx;
-    return memcmp(a, b, 8);
+    make_rec(a->r[a->n++], key, tag);
 }
 
 static int array_next(void *self, const void **rec, st_err *err)
@@ -232,11 +214,12 @@ static void combine_is_the_default_and_appends_add_tags(void **state)
     assert_int_equal(out.ntagsets, 3);
 }
 
-static st_merge_action take_add(const st_tagset *old, const st_tagset *add, void *ctx,
+/* A policy that always answers *ctx. */
+static st_merge_action constant(const st_tagset *old, const st_tagset *add, void *ctx,
                                 st_err *err)
 {
-    (void)old, (void)add, (void)ctx, (void)err;
-    return ST_MERGE_TAKE_ADD;
+    (void)old, (void)add, (void)err;
+    return *(const st_merge_action *)ctx;
 }
 
 static void replace_supersedes_old(void **state)
@@ -247,7 +230,8 @@ static void replace_supersedes_old(void **state)
     add_rec(&old_in, 1, 11);
     add_rec(&old_in, 3, 30);
     add_rec(&add_in, 1, 12);
-    st_merge_spec sp = spec_for(take_add, NULL);
+    st_merge_action take = ST_MERGE_TAKE_ADD;
+    st_merge_spec sp = spec_for(constant, &take);
     st_merge_stats st;
     st_err err;
     assert_int_equal(st_merge(&sp, &st, &err), 0);
@@ -334,13 +318,6 @@ static int failing_put(void *self, const st_tagset *ts, st_err *err)
     return st_errf(err, ENOSPC, "write new.ts: No space left on device");
 }
 
-static st_merge_action give_up(const st_tagset *old, const st_tagset *add, void *ctx,
-                               st_err *err)
-{
-    (void)old, (void)add, (void)ctx, (void)err;
-    return ST_MERGE_FAIL;
-}
-
 static void errors_of_sources_sinks_and_policy_stop_it(void **state)
 {
     (void)state;
@@ -350,7 +327,8 @@ static void errors_of_sources_sinks_and_policy_stop_it(void **state)
         reset();
         for (uint64_t k = 0; k < 5; k++)
             add_rec(&old_in, k, k);
-        st_merge_spec sp = spec_for(i == 2 ? give_up : NULL, NULL);
+        st_merge_action give_up = ST_MERGE_FAIL;
+        st_merge_spec sp = spec_for(i == 2 ? constant : NULL, &give_up);
         if (i == 0)
             sp.old.next = failing_next;
         if (i == 1)

@@ -16,32 +16,8 @@
 #include "store/mem.h"
 #include "store/sort.h"
 #include "store/sysio.h"
+#include "tests/unit/records.h"
 #include "tests/unit/tmpdir.h"
-
-/* A test record: a big-endian key (so memcmp order is numeric order) and the
- * big-endian position it was added at, which shows whether ties kept their
- * order. */
-#define RS 16
-
-static void put_be(unsigned char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
-}
-
-static uint64_t get_be(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static int key_cmp(const void *a, const void *b, void *ctx)
-{
-    (void)ctx;
-    return memcmp(a, b, 8);
-}
 
 static uint64_t key_prefix(const void *rec, void *ctx)
 {
@@ -61,14 +37,15 @@ static uint64_t next_rand(void)
 
 enum shape { RANDOM, SORTED, REVERSE, EQUAL };
 
-static void make_rec(unsigned char *rec, enum shape shape, uint64_t i, uint64_t n)
+/* The i-th of n records of a shape; the id is the add position, which shows
+ * whether ties kept their order. */
+static void shaped_rec(unsigned char *rec, enum shape shape, uint64_t i, uint64_t n)
 {
     uint64_t key = shape == RANDOM    ? next_rand() % (n / 3 + 1)
                    : shape == SORTED  ? i
                    : shape == REVERSE ? n - i
                                       : 42;
-    put_be(rec, key);
-    put_be(rec + 8, i);
+    make_rec(rec, key, i);
 }
 
 /* A stable sort by key equals a sort by (key, position): the whole record. */
@@ -109,7 +86,7 @@ static st_sort_stats check_shape(enum shape shape, size_t n, size_t parcel, int 
     st_sorter *s = st_sorter_new(RS, key_cmp, NULL, &o, &err);
     assert_non_null(s);
     for (size_t i = 0; i < n; i++) {
-        make_rec(want + i * RS, shape, i, n);
+        shaped_rec(want + i * RS, shape, i, n);
         assert_int_equal(st_sorter_add(s, want + i * RS, &err), 0);
     }
     qsort(want, n, RS, whole_cmp);
@@ -221,7 +198,7 @@ static void equals_gnu_sort(void **state)
         FILE *f = v == 0 ? fopen(in, "w") : NULL;
         for (size_t i = 0; i < n; i++) {
             unsigned char rec[RS];
-            make_rec(rec, RANDOM, i, n);
+            shaped_rec(rec, RANDOM, i, n);
             if (f)
                 write_rec(f, rec);
             assert_int_equal(st_sorter_add(s, rec, &err), 0);
@@ -254,7 +231,7 @@ static int run_until_error(st_sorter *s, size_t n, st_err *err)
 {
     unsigned char rec[RS];
     for (size_t i = 0; i < n; i++) {
-        make_rec(rec, RANDOM, i, n);
+        shaped_rec(rec, RANDOM, i, n);
         if (st_sorter_add(s, rec, err) < 0)
             return -1;
     }
@@ -315,7 +292,7 @@ static void truncated_run_is_detected(void **state)
     assert_non_null(s);
     unsigned char rec[RS];
     for (size_t i = 0; i < 4 * cap; i++) {
-        make_rec(rec, RANDOM, i, 4 * cap);
+        shaped_rec(rec, RANDOM, i, 4 * cap);
         assert_int_equal(st_sorter_add(s, rec, &err), 0);
     }
     assert_int_equal(st_sorter_finish(s, &err), 0);
