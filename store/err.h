@@ -1,24 +1,35 @@
-/* err: the store's error buffer, naming the file (and block) that failed.
+/* err: the store layer's error buffer.
  *
- * store/ reports failure by return code (-1 or NULL) and fills an st_err the
- * caller owns, so a message survives the cleanup that follows it and no error
- * path allocates. A NULL st_err is allowed where the caller does not care. */
+ * Every store function that can fail returns -1 (or NULL) and fills the
+ * caller's st_err with a code and one line naming the file and, where one is
+ * involved, the block ("calls.ts: block 7: checksum mismatch"). The caller owns
+ * the st_err (usually on its stack); nothing in it needs freeing. */
 #ifndef COMB_STORE_ERR_H
 #define COMB_STORE_ERR_H
 
+enum st_code {
+    ST_OK = 0,
+    ST_ENOMEM,   /* an allocation failed */
+    ST_EIO,      /* the operating system refused a read, write, fsync or rename */
+    ST_ECORRUPT, /* a file is damaged: bad checksum, truncated, inconsistent */
+    ST_EVERSION, /* a file written by a newer comb (or with unknown features) */
+    ST_EINPUT,   /* bad input from the caller: schema text, key order, values */
+};
+
 typedef struct st_err {
-    int code;       /* an errno value (ENOMEM, EIO, ...), or 0 if none applies */
-    char msg[512];  /* one line, no trailing newline */
+    enum st_code code;
+    char msg[512];
 } st_err;
 
-/* Formats msg and sets code; with sys, appends ": strerror(code)". Returns -1
- * so callers can `return st_errf(...)`. */
-int st_err_set(st_err *e, int code, int sys, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-#define st_errf(e, code, ...) st_err_set((e), (code), 0, __VA_ARGS__)
-#define st_errsys(e, code, ...) st_err_set((e), (code), 1, __VA_ARGS__)
-
-/* Copies an error (for errors saved and reported again later). */
-void st_errcpy(st_err *dst, const st_err *src);
+/* Sets code and message (printf-style). Returns -1 so callers can write
+ * `return st_err_set(err, ...)`. */
+int st_err_set(st_err *err, enum st_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Puts text before the message ("calls.ts: block 3: " + "checksum mismatch"). */
+void st_err_prefix(st_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds text after the message. */
+void st_err_suffix(st_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usual "out of memory" line, naming what was being allocated. */
+int st_err_nomem(st_err *err, const char *what);
 
 #endif

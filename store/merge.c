@@ -2,7 +2,6 @@
 #include "config.h"
 #include "store/merge.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include "store/mem.h"
@@ -28,8 +27,7 @@ static int append(struct side *sd, const void *recs, size_t n, st_err *err)
             ncap *= 2;
         unsigned char *b = mem_realloc(sd->buf, sd->cap * rs, ncap * rs);
         if (!b)
-            return st_errf(err, ENOMEM, "merge: out of memory for a tagset of %zu records",
-                           sd->n + n);
+            return st_err_nomem(err, "merge: tagset");
         sd->buf = b;
         sd->cap = ncap;
     }
@@ -69,8 +67,8 @@ static int load(struct side *sd, st_err *err)
             return 0;
         int c = sp->keycmp(sd->buf, rec, sp->key_ctx);
         if (c > 0)
-            return st_errf(err, EINVAL,
-                           "merge: %s: record %llu is out of order (its key sorts before "
+            return st_err_set(err, ST_EINPUT,
+                              "merge: %s: record %llu is out of order (its key sorts before "
                            "the previous record's)",
                            sd->name, (unsigned long long)sd->pos);
         if (c < 0) {
@@ -91,7 +89,7 @@ static int open_side(struct side *sd, const st_merge_spec *spec, const st_source
     sd->name = src->name ? src->name : dflt;
     sd->ahead = mem_alloc(spec->rec_size);
     if (!sd->ahead)
-        return st_errf(err, ENOMEM, "merge: out of memory");
+        return st_err_nomem(err, "merge: look-ahead record");
     const void *rec;
     if (read_rec(sd, &rec, err) < 0)
         return -1;
@@ -147,11 +145,11 @@ static int apply(const st_merge_spec *sp, st_merge_action act, struct side *o,
         return emit(&sp->removed, &both, &st->removed_tagsets, &st->removed_recs, err);
     }
     case ST_MERGE_FAIL:
-        if (err && !err->msg[0])
-            st_errf(err, ECANCELED, "merge: the policy stopped the merge");
+        if (!err->msg[0])
+            st_err_set(err, ST_EINPUT, "merge: the policy stopped the merge");
         return -1;
     }
-    return st_errf(err, EINVAL, "merge: the policy returned an unknown action %d", (int)act);
+    return st_err_set(err, ST_EINPUT, "merge: the policy returned an unknown action %d", (int)act);
 }
 
 int st_merge(const st_merge_spec *sp, st_merge_stats *stats, st_err *err)
@@ -160,9 +158,8 @@ int st_merge(const st_merge_spec *sp, st_merge_stats *stats, st_err *err)
     struct side o, a;
     int rc = -1;
     if (sp->rec_size == 0 || !sp->keycmp)
-        return st_errf(err, EINVAL, "merge: bad arguments (record size %zu)", sp->rec_size);
-    if (err)
-        err->msg[0] = '\0';
+        return st_err_set(err, ST_EINPUT, "merge: bad arguments (record size %zu)", sp->rec_size);
+    err->msg[0] = '\0';
     memset(&a, 0, sizeof a);
     a.spec = sp;
     if (open_side(&o, sp, &sp->old, "old", err) < 0 || open_side(&a, sp, &sp->add, "add", err) < 0)

@@ -169,14 +169,14 @@ static int make_dir(st_sorter *s, st_err *err)
 {
     char tmpl[PATH_MAX];
     if (snprintf(tmpl, sizeof tmpl, "%s/comb-sort-XXXXXX", s->tmpdir) >= (int)sizeof tmpl)
-        return st_errsys(err, ENAMETOOLONG, "sort: temporary directory %s", s->tmpdir);
+        return st_sys_err(err, ENAMETOOLONG, "sort: temporary directory %s", s->tmpdir);
     if (!mkdtemp(tmpl))
-        return st_errsys(err, errno, "sort: cannot make a temporary directory in %s",
+        return st_sys_err(err, errno, "sort: cannot make a temporary directory in %s",
                          s->tmpdir);
     s->dir = mem_strdup(tmpl);
     if (!s->dir) {
         rmdir(tmpl);
-        return st_errf(err, ENOMEM, "sort: out of memory");
+        return st_err_nomem(err, "sort: temporary directory name");
     }
     return 0;
 }
@@ -194,7 +194,7 @@ static int reserve_run(st_sorter *s, st_err *err)
     size_t ncap = s->runs_cap ? 2 * s->runs_cap : 16;
     struct run *r = mem_realloc(s->runs, s->runs_cap * sizeof *r, ncap * sizeof *r);
     if (!r)
-        return st_errf(err, ENOMEM, "sort: out of memory listing runs");
+        return st_err_nomem(err, "sort: run list");
     s->runs = r;
     s->runs_cap = ncap;
     return 0;
@@ -207,7 +207,7 @@ static int runw_open(st_sorter *s, struct runw *w, unsigned char *buf, size_t ca
     if (reserve_run(s, err) < 0)
         return -1;
     run_path(s, s->next_id, w->path);
-    w->fd = st_io_open(w->path, O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+    w->fd = st_sys_open(w->path, O_WRONLY | O_CREAT | O_EXCL, 0600, err);
     if (w->fd < 0)
         return -1;
     w->buf = buf;
@@ -220,7 +220,7 @@ static int runw_open(st_sorter *s, struct runw *w, unsigned char *buf, size_t ca
 static int runw_put(const st_sorter *s, struct runw *w, const void *rec, st_err *err)
 {
     if (w->len == w->cap) {
-        if (st_io_write(w->fd, w->buf, w->len, w->path, err) < 0)
+        if (st_sys_write(w->fd, w->buf, w->len, w->path, err) < 0)
             return -1;
         w->len = 0;
     }
@@ -235,9 +235,9 @@ static int runw_put(const st_sorter *s, struct runw *w, const void *rec, st_err 
 static int runw_close(st_sorter *s, struct runw *w, int rc, st_err *err)
 {
     if (rc == 0)
-        rc = st_io_write(w->fd, w->buf, w->len, w->path, err);
+        rc = st_sys_write(w->fd, w->buf, w->len, w->path, err);
     if (rc == 0)
-        rc = st_io_close(w->fd, w->path, err);
+        rc = st_sys_close(w->fd, w->path, err);
     else
         close(w->fd);
     if (rc < 0) {
@@ -322,7 +322,7 @@ static int wait_idle(st_sorter *s, st_err *err)
     int failed = s->wfail;
     pthread_mutex_unlock(&s->mu);
     if (failed) {
-        st_errcpy(err, &s->werr);
+        *err = s->werr;
         return -1;
     }
     return 0;
@@ -348,8 +348,7 @@ static int alloc_slot(st_sorter *s, struct slot *sl, st_err *err)
         return 0;
     sl->ent = mem_alloc(slot_bytes(s));
     if (!sl->ent)
-        return st_errf(err, ENOMEM, "sort: out of memory for a parcel slot of %zu bytes",
-                       slot_bytes(s));
+        return st_err_nomem(err, "sort: parcel slot");
     sl->recs = (unsigned char *)(sl->ent + 2 * s->cap);
     sl->n = 0;
     return 0;
@@ -412,11 +411,11 @@ static int reader_fill(const st_sorter *s, struct reader *r, size_t bufsize, st_
     }
     uint64_t nrec = MIN(r->left, (uint64_t)(bufsize / s->rs));
     size_t want = (size_t)nrec * s->rs;
-    ssize_t got = st_io_read(r->fd, r->buf, want, r->path, err);
+    ssize_t got = st_sys_read(r->fd, r->buf, want, r->path, err);
     if (got < 0)
         return -1;
     if ((size_t)got != want)
-        return st_errf(err, EIO, "sort: run file %s is truncated (%llu records missing)",
+        return st_err_set(err, ST_ECORRUPT, "sort: run file %s is truncated (%llu records missing)",
                        r->path, (unsigned long long)(r->left - (uint64_t)got / s->rs));
     r->left -= nrec;
     r->len = want;
@@ -488,7 +487,7 @@ static int merger_open(const st_sorter *s, struct merger *m, const struct run *r
         mem_free(m->tree, k * sizeof *m->tree);
         m->rd = NULL;
         m->tree = NULL;
-        return st_errf(err, ENOMEM, "sort: out of memory merging %zu runs", k);
+        return st_err_nomem(err, "sort: merge of runs");
     }
     m->k = k;
     for (size_t i = 0; i < k; i++)
@@ -499,10 +498,10 @@ static int merger_open(const st_sorter *s, struct merger *m, const struct run *r
         r->left = runs[i].n;
         r->buf = mem_alloc(m->bufsize);
         if (!r->buf) {
-            st_errf(err, ENOMEM, "sort: out of memory for run buffers");
+            st_err_nomem(err, "sort: run buffers");
             goto fail;
         }
-        r->fd = st_io_open(r->path, O_RDONLY, 0, err);
+        r->fd = st_sys_open(r->path, O_RDONLY, 0, err);
         if (r->fd < 0 || reader_fill(s, r, m->bufsize, err) < 0)
             goto fail;
     }
@@ -546,7 +545,7 @@ static int merge_group(st_sorter *s, const struct run *runs, size_t k, st_err *e
     struct runw w;
     int rc = -1;
     if (!buf)
-        st_errf(err, ENOMEM, "sort: out of memory for a run buffer");
+        st_err_nomem(err, "sort: run buffer");
     else if (runw_open(s, &w, buf, m.bufsize, err) == 0) {
         const void *rec;
         while ((rc = merger_next(s, &m, &rec, err)) == 1)
@@ -594,7 +593,7 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     if (!o.threads)
         o.threads = 2;
     if (rec_size == 0 || !cmp || o.threads < 1 || o.threads > 2) {
-        st_errf(err, EINVAL, "sort: bad arguments (record size %zu, %d threads)", rec_size,
+        st_err_set(err, ST_EINPUT, "sort: bad arguments (record size %zu, %d threads)", rec_size,
                 o.threads);
         return NULL;
     }
@@ -602,18 +601,18 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     size_t cap = o.parcel_bytes / (size_t)o.threads / per;
     size_t need = rec_size / sizeof(struct ent) + INSERT_RUN; /* spare must hold a record */
     if (cap < need) {
-        st_errf(err, EINVAL,
-                "sort: a parcel of %zu bytes is too small for %zu-byte records (needs %zu)",
+        st_err_set(err, ST_EINPUT,
+                   "sort: a parcel of %zu bytes is too small for %zu-byte records (needs %zu)",
                 o.parcel_bytes, rec_size, need * per * (size_t)o.threads);
         return NULL;
     }
     if (strlen(o.tmpdir) >= PATH_MAX - 32) {
-        st_errsys(err, ENAMETOOLONG, "sort: temporary directory %s", o.tmpdir);
+        st_sys_err(err, ENAMETOOLONG, "sort: temporary directory %s", o.tmpdir);
         return NULL;
     }
     st_sorter *s = mem_calloc(1, sizeof *s);
     if (!s) {
-        st_errf(err, ENOMEM, "sort: out of memory");
+        st_err_nomem(err, "sort");
         return NULL;
     }
     s->rs = rec_size;
@@ -635,9 +634,10 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
 static int fail(st_sorter *s, st_err *err)
 {
     if (s->state != FAILED) {
-        st_errcpy(&s->saved, err);
+        s->saved = *err;
         s->state = FAILED;
-        stop_worker(s, NULL);
+        st_err ignored; /* the first error is the one to report */
+        stop_worker(s, &ignored);
         merger_close(&s->m);
         free_slots(s);
         remove_dir(s);
@@ -649,10 +649,10 @@ static int fail(st_sorter *s, st_err *err)
 static int refuse(st_sorter *s, const char *what, st_err *err)
 {
     if (s->state == FAILED) {
-        st_errcpy(err, &s->saved);
+        *err = s->saved;
         return -1;
     }
-    st_errf(err, EINVAL, "sort: %s called out of turn", what);
+    st_err_set(err, ST_EINPUT, "sort: %s called out of turn", what);
     return fail(s, err);
 }
 
@@ -717,7 +717,7 @@ int st_sorter_next(st_sorter *s, const void **rec, st_err *err)
     }
     /* Trust but verify: as many records out as went in. */
     if (s->emitted != s->added) {
-        st_errf(err, EIO, "sort: %llu records went in but %llu came out",
+        st_err_set(err, ST_ECORRUPT, "sort: %llu records went in but %llu came out",
                 (unsigned long long)s->added, (unsigned long long)s->emitted);
         return fail(s, err);
     }
@@ -738,7 +738,8 @@ void st_sorter_free(st_sorter *s)
 {
     if (!s)
         return;
-    stop_worker(s, NULL);
+    st_err ignored; /* free reports nothing: the caller has its result */
+    stop_worker(s, &ignored);
     merger_close(&s->m);
     free_slots(s);
     remove_dir(s);

@@ -7,7 +7,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <errno.h>
 #include <string.h>
 
 #include "store/mem.h"
@@ -297,7 +296,7 @@ static void out_of_order_input_is_refused(void **state)
             st_merge_spec sp = spec_for(NULL, NULL);
             st_err err;
             assert_int_equal(st_merge(&sp, NULL, &err), -1);
-            assert_int_equal(err.code, EINVAL);
+            assert_int_equal(err.code, ST_EINPUT);
             assert_non_null(strstr(err.msg, side ? "adds.ts" : "old.ts"));
             assert_non_null(strstr(err.msg, "record 3 is out of order"));
         }
@@ -308,14 +307,14 @@ static int failing_next(void *self, const void **rec, st_err *err)
 {
     recs *a = self;
     if (a->pos == 2)
-        return st_errf(err, EIO, "read old.ts block 7: checksum mismatch");
+        return st_err_set(err, ST_ECORRUPT, "read old.ts block 7: checksum mismatch");
     return array_next(self, rec, err);
 }
 
 static int failing_put(void *self, const st_tagset *ts, st_err *err)
 {
     (void)self, (void)ts;
-    return st_errf(err, ENOSPC, "write new.ts: No space left on device");
+    return st_err_set(err, ST_EIO, "write new.ts: No space left on device");
 }
 
 static void errors_of_sources_sinks_and_policy_stop_it(void **state)
@@ -360,7 +359,7 @@ static void big_tagsets_and_allocation_failures(void **state)
             assert_int_equal(out.n, 3001);
             assert_int_equal(out.ntagsets, 1);
         } else {
-            assert_int_equal(err.code, ENOMEM);
+            assert_int_equal(err.code, ST_ENOMEM);
         }
         assert_int_equal(mem_in_use(), base);
     }

@@ -66,7 +66,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    st_io_fail_reset();
+    st_sys_fail_reset();
     mem_fail_after(0);
     tmp_remove(tmp);
     return 0;
@@ -248,12 +248,12 @@ static void io_errors_name_the_file_and_leave_nothing(void **state)
 {
     (void)state;
     const struct {
-        st_io_op op;
+        st_sys_op op;
         unsigned long nth;
         int errnum;
     } faults[] = {
-        {ST_IO_WRITE, 1, ENOSPC}, {ST_IO_WRITE, 7, EIO}, {ST_IO_OPEN, 3, EMFILE},
-        {ST_IO_READ, 1, EIO},     {ST_IO_READ, 40, EIO},
+        {ST_SYS_WRITE, 1, ENOSPC}, {ST_SYS_WRITE, 7, EIO}, {ST_SYS_OPEN, 3, EMFILE},
+        {ST_SYS_READ, 1, EIO},     {ST_SYS_READ, 40, EIO},
     };
     for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
         for (int threads = 1; threads <= 2; threads++) {
@@ -261,9 +261,9 @@ static void io_errors_name_the_file_and_leave_nothing(void **state)
             st_sort_opts o = {.parcel_bytes = 64 << 10, .tmpdir = tmp, .threads = threads};
             st_sorter *s = st_sorter_new(RS, key_cmp, NULL, &o, &err);
             assert_non_null(s);
-            st_io_fail_after(faults[f].op, faults[f].nth, faults[f].errnum);
+            st_sys_fail_after(faults[f].op, faults[f].nth, faults[f].errnum);
             assert_int_equal(run_until_error(s, 50000, &err), -1);
-            assert_int_equal(err.code, faults[f].errnum);
+            assert_int_equal(err.code, ST_EIO);
             assert_non_null(strstr(err.msg, tmp));
             assert_non_null(strstr(err.msg, "/run-"));
             assert_non_null(strstr(err.msg, strerror(faults[f].errnum)));
@@ -273,7 +273,7 @@ static void io_errors_name_the_file_and_leave_nothing(void **state)
             assert_int_equal(st_sorter_finish(s, &again), -1);
             assert_string_equal(again.msg, err.msg);
             st_sorter_free(s);
-            st_io_fail_reset();
+            st_sys_fail_reset();
             int ndirs;
             assert_int_equal(tmp_count(tmp, &ndirs), 0);
             assert_int_equal(ndirs, 0);
@@ -305,6 +305,7 @@ static void truncated_run_is_detected(void **state)
     while ((rc = st_sorter_next(s, &p, &err)) == 1)
         ;
     assert_int_equal(rc, -1);
+    assert_int_equal(err.code, ST_ECORRUPT);
     assert_non_null(strstr(err.msg, "is truncated"));
     assert_non_null(strstr(err.msg, "/run-"));
     st_sorter_free(s);
@@ -327,7 +328,7 @@ static void allocation_failures_are_clean(void **state)
             if (rc == 0)
                 succeeded = threads == 2;
             else {
-                assert_int_equal(err.code, ENOMEM);
+                assert_int_equal(err.code, ST_ENOMEM);
                 assert_non_null(strstr(err.msg, "out of memory"));
             }
             st_sorter_free(s);
@@ -342,7 +343,7 @@ static void bad_arguments_and_misuse(void **state)
     (void)state;
     st_err err = {0};
     assert_null(st_sorter_new(0, key_cmp, NULL, NULL, &err));
-    assert_int_equal(err.code, EINVAL);
+    assert_int_equal(err.code, ST_EINPUT);
     st_sort_opts o = {.parcel_bytes = 4096, .tmpdir = tmp};
     assert_null(st_sorter_new(1000, key_cmp, NULL, &o, &err));
     assert_non_null(strstr(err.msg, "too small"));
