@@ -156,13 +156,19 @@ static int dir_of(const char *path, char *dir, st_err *err)
     return 0;
 }
 
-int st_sys_replace(const char *path, const void *buf, size_t n, st_err *err)
+int st_sys_fsync_parent(const char *path, st_err *err)
 {
-    char tmp[PATH_MAX], dir[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return st_sys_err(err, ENAMETOOLONG, "%s", path);
+    char dir[PATH_MAX];
     if (dir_of(path, dir, err) < 0)
         return -1;
+    return st_sys_fsync_dir(dir, err);
+}
+
+int st_sys_replace(const char *path, const void *buf, size_t n, st_err *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return st_sys_err(err, ENAMETOOLONG, "%s", path);
     int fd = st_sys_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644, err);
     if (fd < 0)
         return -1;
@@ -172,10 +178,36 @@ int st_sys_replace(const char *path, const void *buf, size_t n, st_err *err)
     }
     if (st_sys_close(fd, tmp, err) < 0 || st_sys_rename(tmp, path, err) < 0)
         goto fail;
-    return st_sys_fsync_dir(dir, err);
+    return st_sys_fsync_parent(path, err) < 0 ? -2 : 0;
 fail:
     unlink(tmp);
     return -1;
+}
+
+int st_sys_read_all(int fd, const char *path, size_t max, char **buf, size_t *n, st_err *err)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) < 0)
+        return st_sys_err(err, errno, "stat %s", path);
+    if (!S_ISREG(sb.st_mode) || (unsigned long long)sb.st_size > max)
+        return st_err_set(err, ST_EINPUT, "%s: not a regular file of at most %zu bytes", path,
+                          max);
+    size_t size = (size_t)sb.st_size;
+    char *p = mem_alloc(size + 1);
+    if (!p)
+        return st_err_nomem(err, path);
+    ssize_t got = lseek(fd, 0, SEEK_SET) < 0 ? st_sys_err(err, errno, "seek %s", path)
+                                             : st_sys_read(fd, p, size, path, err);
+    if (got >= 0 && (size_t)got != size)
+        got = st_err_set(err, ST_EIO, "%s: file changed size while being read", path);
+    if (got < 0) {
+        mem_free(p, size + 1);
+        return -1;
+    }
+    p[size] = '\0';
+    *buf = p;
+    *n = size;
+    return 0;
 }
 
 int st_sys_slurp(const char *path, size_t max, char **buf, size_t *n, st_err *err)
@@ -183,34 +215,7 @@ int st_sys_slurp(const char *path, size_t max, char **buf, size_t *n, st_err *er
     int fd = st_sys_open(path, O_RDONLY, 0, err);
     if (fd < 0)
         return -1;
-    struct stat sb;
-    if (fstat(fd, &sb) < 0) {
-        st_sys_err(err, errno, "stat %s", path);
-        goto fail;
-    }
-    if (!S_ISREG(sb.st_mode) || (unsigned long long)sb.st_size > max) {
-        st_err_set(err, ST_EINPUT, "%s: not a regular file of at most %zu bytes", path, max);
-        goto fail;
-    }
-    size_t size = (size_t)sb.st_size;
-    char *p = mem_alloc(size + 1);
-    if (!p) {
-        st_err_nomem(err, path);
-        goto fail;
-    }
-    ssize_t got = st_sys_read(fd, p, size, path, err);
-    if (got >= 0 && (size_t)got != size)
-        got = st_err_set(err, ST_EIO, "%s: file changed size while being read", path);
-    if (got < 0) {
-        mem_free(p, size + 1);
-        goto fail;
-    }
+    int rc = st_sys_read_all(fd, path, max, buf, n, err);
     close(fd);
-    p[size] = '\0';
-    *buf = p;
-    *n = size;
-    return 0;
-fail:
-    close(fd);
-    return -1;
+    return rc;
 }

@@ -34,19 +34,24 @@ int st_sys_write(int fd, const void *buf, size_t n, const char *path, st_err *er
 /* Reads up to n bytes, fewer only at end of file; returns the count or -1. */
 ssize_t st_sys_read(int fd, void *buf, size_t n, const char *path, st_err *err);
 int st_sys_fsync(int fd, const char *path, st_err *err);
-/* Makes a directory's entries (creates, renames, unlinks) durable. */
+/* Makes a directory's entries (creates, renames, unlinks) durable; _parent
+ * does it for the directory holding path. */
 int st_sys_fsync_dir(const char *dir, st_err *err);
+int st_sys_fsync_parent(const char *path, st_err *err);
 int st_sys_rename(const char *from, const char *to, st_err *err);
 /* close(2), reporting the error some file systems only give at close. */
 int st_sys_close(int fd, const char *path, st_err *err);
 
 /* Replaces path atomically with buf: writes path.tmp, fsyncs, renames over
- * path, fsyncs the directory. On failure path is untouched and the .tmp is
- * removed. */
+ * path, fsyncs the directory. Returns 0; -1 if it failed before the rename
+ * (path is untouched, the .tmp removed); -2 if only the directory fsync
+ * failed (path holds the new bytes, but the rename may not survive a crash). */
 int st_sys_replace(const char *path, const void *buf, size_t n, st_err *err);
 
 /* Reads a whole file of at most max bytes into a mem_alloc'd buffer (with a
- * NUL after the data, not counted in *n). The caller frees *buf with size *n + 1. */
+ * NUL after the data, not counted in *n). The caller frees *buf with size
+ * *n + 1. read_all reads from an open fd (from its start), slurp by name. */
+int st_sys_read_all(int fd, const char *path, size_t max, char **buf, size_t *n, st_err *err);
 int st_sys_slurp(const char *path, size_t max, char **buf, size_t *n, st_err *err);
 
 #endif

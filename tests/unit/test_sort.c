@@ -66,9 +66,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    st_sys_fail_reset();
-    mem_fail_after(0);
-    tmp_remove(tmp);
+    tmp_reset(tmp);
     return 0;
 }
 

@@ -31,8 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    st_sys_fail_reset();
-    tmp_remove(tmp);
+    tmp_reset(tmp);
     return 0;
 }
 
@@ -106,7 +105,7 @@ static void replace_is_all_or_nothing(void **state)
     }
     /* The directory fsync comes after the rename: the new content stands. */
     st_sys_fail_after(ST_SYS_FSYNC, 2, EIO);
-    assert_int_equal(st_sys_replace(path, "new!", 4, &err), -1);
+    assert_int_equal(st_sys_replace(path, "new!", 4, &err), -2);
     assert_non_null(strstr(err.msg, "fsync"));
     slurp_equals("new!");
 }

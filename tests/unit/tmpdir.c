@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/mem.h"
+#include "store/sysio.h"
+
 void tmp_make(const char *tag, char *path)
 {
     const char *t = getenv("TMPDIR");
@@ -49,4 +52,11 @@ static int remove_one(const char *p, const struct stat *sb, int type, struct FTW
 void tmp_remove(const char *dir)
 {
     nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void tmp_reset(const char *dir)
+{
+    st_sys_fail_reset();
+    mem_fail_after(0);
+    tmp_remove(dir);
 }

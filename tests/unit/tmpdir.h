@@ -1,4 +1,5 @@
-/* tmpdir: scratch directories for the store's unit tests. */
+/* tmpdir: scratch directories for the store's unit tests, and the reset
+ * of the failure hooks that each such test ends with. */
 #ifndef COMB_TESTS_TMPDIR_H
 #define COMB_TESTS_TMPDIR_H
 
@@ -11,5 +12,7 @@ void tmp_make(const char *tag, char *path);
 int tmp_count(const char *dir, int *ndirs);
 /* Removes dir and everything below it. */
 void tmp_remove(const char *dir);
+/* A teardown: turns injected I/O and allocation failures off, removes dir. */
+void tmp_reset(const char *dir);
 
 #endif
