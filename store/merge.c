@@ -21,6 +21,8 @@ struct side {
 static int append(struct side *sd, const void *recs, size_t n, st_err *err)
 {
     size_t rs = sd->spec->rec_size;
+    if (n == 0)
+        return 0; /* recs may be NULL: an absent tagset */
     if (sd->n + n > sd->cap) {
         size_t ncap = sd->cap ? sd->cap : 16;
         while (ncap < sd->n + n)
