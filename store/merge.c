@@ -6,6 +6,16 @@
 
 #include "store/mem.h"
 
+static int sorter_next(void *self, const void **rec, st_err *err)
+{
+    return st_sorter_next(self, rec, err);
+}
+
+st_source st_source_of_sorter(st_sorter *s, const char *name)
+{
+    return (st_source){sorter_next, s, name};
+}
+
 /* One input: the current tagset in buf, and the record after it (the first
  * of the next tagset) in ahead. */
 struct side {

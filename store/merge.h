@@ -28,6 +28,10 @@ typedef struct st_source {
     const char *name;
 } st_source;
 
+/* A sorter's output (after st_sorter_finish) as a source: the add stream of
+ * a partition update is usually the day's tags through st_sorter. */
+st_source st_source_of_sorter(st_sorter *s, const char *name);
+
 /* n records of rec_size bytes, contiguous, sharing one key. n == 0: absent. */
 typedef struct st_tagset {
     const unsigned char *recs;

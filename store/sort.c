@@ -16,6 +16,7 @@
 #include "store/sysio.h"
 
 #define MERGE_BUF (64 * 1024)      /* the smallest run buffer worth a read */
+#define MAX_FAN_IN 500             /* open runs at once: well under the usual fd limit */
 #define MERGE_BUF_MAX (8u << 20)   /* larger reads gain nothing */
 #define INSERT_RUN 16         /* merge sort starts from sorted runs this long */
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -50,10 +51,11 @@ struct runw {
     uint64_t n;
 };
 
-/* Buffered reader of one run during a merge. */
+/* Buffered reader of one run during a merge (kept small: there may be
+ * hundreds; the path is rebuilt from id when needed). */
 struct reader {
     int fd;
-    char path[PATH_MAX];
+    unsigned id;
     unsigned char *buf;
     size_t len, pos; /* bytes */
     uint64_t left;   /* records not yet read into buf */
@@ -402,21 +404,24 @@ static uint64_t prefix_of(const st_sorter *s, const void *rec)
  * (freeing disk space as early as possible). */
 static int reader_fill(const st_sorter *s, struct reader *r, size_t bufsize, st_err *err)
 {
+    char path[PATH_MAX];
+    run_path(s, r->id, path);
     if (r->left == 0) {
         close(r->fd);
         r->fd = -1;
-        unlink(r->path);
+        unlink(path);
         r->done = 1;
         return 0;
     }
     uint64_t nrec = MIN(r->left, (uint64_t)(bufsize / s->rs));
     size_t want = (size_t)nrec * s->rs;
-    ssize_t got = st_sys_read(r->fd, r->buf, want, r->path, err);
+    ssize_t got = st_sys_read(r->fd, r->buf, want, path, err);
     if (got < 0)
         return -1;
     if ((size_t)got != want)
-        return st_err_set(err, ST_ECORRUPT, "sort: run file %s is truncated (%llu records missing)",
-                       r->path, (unsigned long long)(r->left - (uint64_t)got / s->rs));
+        return st_err_set(err, ST_ECORRUPT,
+                          "sort: run file %s is truncated (%llu records missing)", path,
+                          (unsigned long long)(r->left - (uint64_t)got / s->rs));
     r->left -= nrec;
     r->len = want;
     r->pos = 0;
@@ -494,14 +499,16 @@ static int merger_open(const st_sorter *s, struct merger *m, const struct run *r
         m->rd[i].fd = -1;
     for (size_t i = 0; i < k; i++) {
         struct reader *r = &m->rd[i];
-        run_path(s, runs[i].id, r->path);
+        char path[PATH_MAX];
+        run_path(s, runs[i].id, path);
+        r->id = runs[i].id;
         r->left = runs[i].n;
         r->buf = mem_alloc(m->bufsize);
         if (!r->buf) {
             st_err_nomem(err, "sort: run buffers");
             goto fail;
         }
-        r->fd = st_sys_open(r->path, O_RDONLY, 0, err);
+        r->fd = st_sys_open(path, O_RDONLY, 0, err);
         if (r->fd < 0 || reader_fill(s, r, m->bufsize, err) < 0)
             goto fail;
     }
@@ -563,7 +570,8 @@ static int merge_group(st_sorter *s, const struct run *runs, size_t k, st_err *e
  * read the group's entries. */
 static int merge_down(st_sorter *s, st_err *err)
 {
-    size_t fan = s->parcel / MERGE_BUF > 2 ? s->parcel / MERGE_BUF : 2;
+    size_t fan = MIN(s->parcel / MERGE_BUF, MAX_FAN_IN);
+    fan = fan > 2 ? fan : 2;
     while (s->nruns > fan) {
         size_t n = s->nruns;
         s->nruns = 0;

@@ -6,14 +6,16 @@
  * (a loser tree), and st_sorter_next streams the records in order. Input that
  * fits in one parcel never touches the disk.
  *
- * Memory bound: parcel_bytes, plus a few hundred bytes of bookkeeping per run.
+ * Memory bound: parcel_bytes, plus about 100 bytes of bookkeeping per run.
  * While filling, the parcel is split in as many slots as threads (2 by
  * default: one slot fills while a worker sorts and spills the other); each
  * record costs rec_size + 32 bytes of a slot (the record and two 16-byte sort
  * entries; the spare entry array doubles as the spill write buffer). While
- * merging, the slots are freed and at most parcel_bytes go to run buffers; if
- * there are more runs than parcel_bytes / 64 KiB, groups of runs are first
- * merged into longer runs (each pass reads and writes the data once more).
+ * merging, the slots are freed and at most parcel_bytes go to run buffers
+ * (64 KiB to 8 MiB each); if there are more runs than parcel_bytes / 64 KiB
+ * (or than 500, to stay within file descriptor limits), groups of runs are
+ * first merged into longer runs (each pass reads and writes the data once
+ * more).
  *
  * Order: cmp decides; records that compare equal come out in the order they
  * were added (the sort is stable). An optional prefix function returns a

@@ -85,6 +85,13 @@ static st_merge_spec spec_for(st_merge_policy policy, void *ctx)
     };
 }
 
+/* Orders whole records: key, then id. */
+static int whole_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return memcmp(a, b, RS);
+}
+
 /* The action for a key: a fixed function of it, so the model can repeat it. */
 static st_merge_action action_for(uint64_t key)
 {
@@ -189,6 +196,48 @@ static void random_inputs_match_the_model(void **state)
         assert_int_equal(st.old_recs + st.add_recs,
                          st.out_recs + st.removed_recs + st.discarded_recs);
     }
+}
+
+/* The partition update's pipeline: the day's tags in any order, sorted in
+ * small parcels, merged into the old tagsets: the same as the model. */
+static void sorted_adds_merge_like_the_model(void **state)
+{
+    (void)state;
+    static recs mout, mrem, mdisc, shuffled;
+    reset();
+    memset(&mout, 0, sizeof mout);
+    memset(&mrem, 0, sizeof mrem);
+    memset(&mdisc, 0, sizeof mdisc);
+    random_stream(&old_in, 600, 0);
+    random_stream(&add_in, 600, 1u << 20);
+    model(600, &mout, &mrem, &mdisc);
+    /* Shuffle the adds; sorting by (key, id) restores add_in's order, as
+     * ids rise with position in it. */
+    shuffled = add_in;
+    for (size_t i = shuffled.n; i > 1; i--) {
+        size_t j = next_rand() % i;
+        unsigned char t[RS];
+        memcpy(t, shuffled.r[i - 1], RS);
+        memcpy(shuffled.r[i - 1], shuffled.r[j], RS);
+        memcpy(shuffled.r[j], t, RS);
+    }
+    st_err err;
+    st_sort_opts o = {.parcel_bytes = 16 << 10, .threads = 1};
+    st_sorter *srt = st_sorter_new(RS, whole_cmp, NULL, &o, &err);
+    assert_non_null(srt);
+    for (size_t i = 0; i < shuffled.n; i++)
+        assert_int_equal(st_sorter_add(srt, shuffled.r[i], &err), 0);
+    assert_int_equal(st_sorter_finish(srt, &err), 0);
+    st_merge_spec sp = spec_for(hashed_policy, NULL);
+    sp.add = st_source_of_sorter(srt, "sorted adds");
+    assert_int_equal(st_merge(&sp, NULL, &err), 0);
+    st_sort_stats st;
+    st_sorter_stats(srt, &st);
+    assert_true(st.runs > 1);
+    st_sorter_free(srt);
+    assert_same_recs(&out, &mout);
+    assert_same_recs(&removed, &mrem);
+    assert_same_recs(&discarded, &mdisc);
 }
 
 static void combine_is_the_default_and_appends_add_tags(void **state)
@@ -369,6 +418,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_inputs_match_the_model),
+        cmocka_unit_test(sorted_adds_merge_like_the_model),
         cmocka_unit_test(combine_is_the_default_and_appends_add_tags),
         cmocka_unit_test(replace_supersedes_old),
         cmocka_unit_test(age_off_removes_exactly_the_old_keys),
