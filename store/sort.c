@@ -145,9 +145,9 @@ static void merge_ents(const st_sorter *s, const unsigned char *recs, const stru
     memcpy(out + (nl - i), r + j, (nr - j) * sizeof *r);
 }
 
-/* Sorts a[n] using spare[n]; returns whichever of the two holds the result. */
-static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, struct ent *a,
-                             struct ent *spare, size_t n)
+/* Stable merge sort of a[n] using spare[n]; returns whichever holds the result. */
+static struct ent *merge_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                              struct ent *spare, size_t n)
 {
     for (size_t lo = 0; lo < n; lo += INSERT_RUN)
         insertion_sort(s, recs, a + lo, MIN(INSERT_RUN, n - lo));
@@ -163,6 +163,51 @@ static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, stru
         dst = t;
     }
     return src;
+}
+
+/* With a prefix: LSD radix sort on the 64-bit keys, a byte per pass (stable,
+ * and passes where every key has the same byte are skipped), then a merge
+ * sort of each run of equal keys by cmp. */
+static struct ent *radix_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                              struct ent *spare, size_t n)
+{
+    size_t count[8][256] = {{0}}; /* per byte of the key: one pass counts all */
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 8; d++)
+            count[d][(a[i].key >> (8 * d)) & 0xff]++;
+    struct ent *src = a, *dst = spare;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d], sum = 0;
+        if (n == 0 || c[(src[0].key >> (8 * d)) & 0xff] == n)
+            continue;
+        for (int b = 0; b < 256; b++) {
+            size_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> (8 * d)) & 0xff]++] = src[i];
+        struct ent *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && src[hi].key == src[lo].key; hi++)
+            ;
+        if (hi - lo < 2)
+            continue;
+        const struct ent *r = merge_sort(s, recs, src + lo, dst + lo, hi - lo);
+        if (r != src + lo)
+            memcpy(src + lo, r, (hi - lo) * sizeof *r);
+    }
+    return src;
+}
+
+/* Sorts a[n] using spare[n]; returns whichever of the two holds the result. */
+static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                             struct ent *spare, size_t n)
+{
+    return s->prefix ? radix_sort(s, recs, a, spare, n) : merge_sort(s, recs, a, spare, n);
 }
 
 /* ---- run files ---------------------------------------------------------- */

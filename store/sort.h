@@ -20,8 +20,9 @@
  * Order: cmp decides; records that compare equal come out in the order they
  * were added (the sort is stable). An optional prefix function returns a
  * normalised 64-bit key prefix: prefix(a) < prefix(b) must imply
- * cmp(a, b) < 0. Comparisons then look at the prefix first and call cmp only
- * on ties, which saves most callback calls.
+ * cmp(a, b) < 0. Parcels are then radix-sorted on the prefix and only ties
+ * go to cmp, and the merge compares prefixes first: most callback calls
+ * disappear.
  *
  * Temporary files live in TMPDIR/comb-sort-XXXXXX/run-N and are removed as the
  * merge consumes them, on error and by st_sorter_free. A process killed
