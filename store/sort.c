@@ -733,7 +733,7 @@ int st_sorter_finish(st_sorter *s, st_err *err)
     if (s->state != ADDING)
         return refuse(s, "st_sorter_finish", err);
     struct slot *sl = &s->slot[s->cur];
-    if (s->nruns == 0 && !s->worker_on) {
+    if (!s->worker_on && s->nruns == 0) { /* (nruns is the worker's while it runs) */
         if (sl->ent)
             s->sorted = sort_ents(s, sl->recs, sl->ent, sl->ent + s->cap, sl->n);
         s->state = IN_MEMORY;

@@ -24,6 +24,8 @@
  * go to cmp, and the merge compares prefixes first: most callback calls
  * disappear.
  *
+ * A sorter is used by one thread (its worker is internal).
+ *
  * Temporary files live in TMPDIR/comb-sort-XXXXXX/run-N and are removed as the
  * merge consumes them, on error and by st_sorter_free. A process killed
  * mid-sort leaves that directory behind (its name says what it is). */
@@ -72,6 +74,7 @@ int st_sorter_finish(st_sorter *s, st_err *err);
  * call), 0 at the end, -1 on error. */
 int st_sorter_next(st_sorter *s, const void **rec, st_err *err);
 
+/* After st_sorter_finish (while adding, the worker may be updating them). */
 void st_sorter_stats(const st_sorter *s, st_sort_stats *stats);
 
 /* Frees everything and removes any temporary files; NULL is allowed. */
