@@ -15,10 +15,10 @@
 #include "store/mem.h"
 #include "store/sysio.h"
 
-#define MERGE_BUF (64 * 1024)      /* the smallest run buffer worth a read */
-#define MAX_FAN_IN 500             /* open runs at once: well under the usual fd limit */
-#define MERGE_BUF_MAX (8u << 20)   /* larger reads gain nothing */
-#define INSERT_RUN 16         /* merge sort starts from sorted runs this long */
+#define MERGE_BUF (64 * 1024)    /* the smallest run buffer worth a read */
+#define MERGE_BUF_MAX (8u << 20) /* larger reads gain nothing */
+#define MAX_FAN_IN 500           /* open runs at once: well under the usual fd limit */
+#define INSERT_RUN 16            /* merge sort starts from sorted runs this long */
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* A sort entry: the record's key prefix (0 without a prefix function) and its
@@ -646,8 +646,8 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     if (!o.threads)
         o.threads = 2;
     if (rec_size == 0 || !cmp || o.threads < 1 || o.threads > 2) {
-        st_err_set(err, ST_EINPUT, "sort: bad arguments (record size %zu, %d threads)", rec_size,
-                o.threads);
+        st_err_set(err, ST_EINPUT, "sort: bad arguments (record size %zu, %d threads)",
+                   rec_size, o.threads);
         return NULL;
     }
     size_t per = rec_size + 2 * sizeof(struct ent);
@@ -656,7 +656,7 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     if (cap < need) {
         st_err_set(err, ST_EINPUT,
                    "sort: a parcel of %zu bytes is too small for %zu-byte records (needs %zu)",
-                o.parcel_bytes, rec_size, need * per * (size_t)o.threads);
+                   o.parcel_bytes, rec_size, need * per * (size_t)o.threads);
         return NULL;
     }
     if (strlen(o.tmpdir) >= PATH_MAX - 32) {
@@ -771,7 +771,7 @@ int st_sorter_next(st_sorter *s, const void **rec, st_err *err)
     /* Trust but verify: as many records out as went in. */
     if (s->emitted != s->added) {
         st_err_set(err, ST_ECORRUPT, "sort: %llu records went in but %llu came out",
-                (unsigned long long)s->added, (unsigned long long)s->emitted);
+                   (unsigned long long)s->added, (unsigned long long)s->emitted);
         return fail(s, err);
     }
     merger_close(&s->m);
