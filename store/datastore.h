@@ -27,6 +27,9 @@
  * volume. Files a commit supersedes are deleted when no reader pins an older
  * generation, else by a later begin or commit.
  *
+ * A store handle and its transactions belong to one thread at a time; open
+ * one handle per thread (handles exclude each other like processes do).
+ *
  * Errors: ST_EINPUT for bad arguments and for a writer lock held elsewhere,
  * ST_ECORRUPT for damaged STORE/MANIFEST, ST_EVERSION for a newer format,
  * ST_EIO and ST_ENOMEM as usual; err must not be NULL. */
