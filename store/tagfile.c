@@ -605,8 +605,10 @@ static uint32_t lower_bound(st_reader *r)
     return lo;
 }
 
-/* Reads and decodes block i into the batch. */
-static int read_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
+/* Reads and decodes block i into the batch. The block a seek lands on is
+ * read with one positioned read of its own bytes: a point lookup then costs
+ * one block, not a stream restart with its read-ahead. */
+static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint32_t stored = st_get32(e + 8);
@@ -617,7 +619,9 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
         r->scratch = q;
         r->scratch_cap = stored;
     }
-    const void *p = st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
+    const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
+                                      ? NULL : r->scratch)
+                               : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
     if (!p) {
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
@@ -644,7 +648,7 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
             continue;
         }
         bool seeking = r->seek_pending && i == r->seek_block;
-        if (read_block(r, i, seeking ? r->want_key : r->want, err) < 0)
+        if (read_block(r, i, seeking ? r->want_key : r->want, seeking, err) < 0)
             return -1;
         if (seeking)
             r->batch.first = lower_bound(r);
@@ -720,7 +724,7 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     }
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
-        if (read_block(r, i, r->want, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
+        if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         if (e.code == ST_ENOMEM) {
             *err = e;
