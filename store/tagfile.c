@@ -18,7 +18,7 @@ static const unsigned char foot_magic[4] = {'C', 'F', 'T', 'R'};
 #define FOOT_FIXED 40u    /* footer bytes before the block entries */
 #define ENTRY_FIXED 24u   /* entry bytes before the keys */
 #define TRAILER 32u
-#define SCHEMA_MAX (1u << 20)
+#define SCHEMA_MAX (32u << 20) /* above the longest text the schema limits allow */
 
 static size_t entry_size(const st_schema *s)
 {
@@ -64,9 +64,6 @@ static void writer_free(st_writer *w)
 static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
 {
     size_t slen, llen = o->label ? strlen(o->label) : 0;
-    if (llen > ST_LABEL_MAX)
-        return st_err_set(err, ST_EINPUT, "%s: label of %zu bytes is longer than %u", w->path, llen,
-                          ST_LABEL_MAX);
     char *text = st_schema_format(w->s, &slen);
     size_t n = HEAD_FIXED + slen + llen + 8;
     unsigned char *h = text ? mem_alloc(n) : NULL;
@@ -107,6 +104,11 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
     }
     if ((unsigned)o->codec > ST_CODEC_LZ4HC) {
         st_err_set(err, ST_EINPUT, "%s: unknown codec %d", path, (int)o->codec);
+        return NULL;
+    }
+    if (o->label && strlen(o->label) > ST_LABEL_MAX) {
+        st_err_set(err, ST_EINPUT, "%s: label of %zu bytes is longer than %u", path, strlen(o->label),
+                   ST_LABEL_MAX);
         return NULL;
     }
     st_writer *w = mem_calloc(1, sizeof *w);
