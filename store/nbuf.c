@@ -253,7 +253,6 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
         return NULL;
     }
     ring_opts(o, &r->g.n, &r->g.size);
-    r->fd = -1;
     struct stat st;
     r->fd = open_direct(path, O_RDONLY | O_CLOEXEC, 0, o && o->direct, &r->direct);
     if (r->fd < 0 || fstat(r->fd, &st) < 0) {
@@ -274,8 +273,10 @@ uint64_t st_nbuf_size(const st_nbuf_reader *r) { return r->size; }
 /* The thread updates the stats under the ring's lock once it runs. */
 static void lock_stats(st_nbuf_reader *r, bool lock)
 {
-    if (r->g.running)
-        (lock ? pthread_mutex_lock : pthread_mutex_unlock)(&r->g.mu);
+    if (r->g.running && lock)
+        pthread_mutex_lock(&r->g.mu);
+    else if (r->g.running)
+        pthread_mutex_unlock(&r->g.mu);
 }
 
 void st_nbuf_stats_get(st_nbuf_reader *r, st_nbuf_stats *out)

@@ -89,7 +89,7 @@ const st_schema *st_reader_schema(const st_reader *r);
 const char *st_reader_label(const st_reader *r);
 void st_reader_info(const st_reader *r, st_file_info *out);
 /* Decode only these columns (default: all); n = 0 decodes none, which
- * still gives each block's counts. */
+ * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);

@@ -301,6 +301,12 @@ static void bad_input_is_refused_and_loses_nothing(void **state)
     o.codec = (st_codec)7;
     assert_null(st_writer_create(file("x"), s, &o, &err));
     assert_non_null(strstr(err.msg, "unknown codec 7"));
+    o.codec = ST_CODEC_LZ4;
+    static char label[ST_LABEL_MAX + 2];
+    memset(label, 'l', ST_LABEL_MAX + 1);
+    o.label = label;
+    assert_null(st_writer_create(file("x"), s, &o, &err));
+    assert_non_null(strstr(err.msg, "label of 65537 bytes is longer than 65536"));
     assert_int_equal(gen_count_temps(dir), 0);
     st_schema_free(notags);
     st_schema_free(s);
