@@ -487,7 +487,7 @@ static void free_job(job *j)
     free_str(j->name);
     free_str(j->text);
     free_str(j->dir);
-    for (size_t i = 0; i < j->nafter; i++)
+    for (size_t i = 0; j->after && i < j->nafter; i++)
         free_str(j->after[i]);
     mem_free(j->after, (j->nafter + 1) * sizeof *j->after);
     mem_free(j->uses, (j->nuses + 1) * sizeof *j->uses);

@@ -173,26 +173,35 @@ static int line_ok(char *line, size_t len)
     return 1;
 }
 
+/* True when buf is a strict prefix of the header record: its write was torn. */
+static int is_torn_header(const char *buf, size_t size)
+{
+    jw_buf h = {0};
+    int torn = frame(&h, HEADER, strlen(HEADER)) == 0 && size < h.len && !memcmp(buf, h.p, size);
+    jw_free(&h);
+    return torn;
+}
+
 /* Replays buf[0..size). Sets *good to the length of the intact prefix; a
  * damaged last record is left out of it, a damaged earlier one is an error. */
-static int replay(journal *j, char *buf, size_t size, size_t *good, jnl_apply_fn apply, void *ctx,
-                  char *err, size_t errlen)
+static int replay(journal *j, char *buf, size_t size, size_t *good, jnl_apply_fn apply,
+                  void *ctx, char *err, size_t errlen)
 {
     size_t off = 0, n = 0;
     while (off < size) {
         char *line = buf + off;
         char *nl = memchr(line, '\n', size - off);
         size_t len = nl ? (size_t)(nl - line) : size - off;
-        if (!nl || !line_ok(line, len)) {
+        int ok = nl && line_ok(line, len);
+        if (n == 0 && !(ok ? !strcmp(line, HEADER) : is_torn_header(buf, size))) {
+            snprintf(err, errlen, "journal %s: not a comb jobs journal", j->path);
+            return -1;
+        }
+        if (!ok) {
             if (!nl || off + len + 1 == size)
                 break; /* the torn last record */
             snprintf(err, errlen, "journal %s: damaged record at offset %zu (record %zu)",
                      j->path, off, n + 1);
-            return -1;
-        }
-        if (n == 0 && strcmp(line, HEADER) != 0) {
-            snprintf(err, errlen, "journal %s: not a comb jobs journal (header '%.40s')", j->path,
-                     line);
             return -1;
         }
         if (n > 0 && apply(ctx, line, err, errlen) < 0) {
@@ -259,13 +268,14 @@ out:
     return rc;
 }
 
-static char *dup_with(const char *a, const char *b)
+/* A new string of the first n bytes of a, then b. */
+static char *dup_with(const char *a, size_t n, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    char *s = mem_alloc(la + lb + 1);
+    size_t lb = strlen(b);
+    char *s = mem_alloc(n + lb + 1);
     if (s) {
-        memcpy(s, a, la);
-        memcpy(s + la, b, lb + 1);
+        memcpy(s, a, n);
+        memcpy(s + n, b, lb + 1);
     }
     return s;
 }
@@ -292,17 +302,14 @@ journal *jnl_open(const char *path, jnl_apply_fn apply, void *ctx, char *note, s
 {
     note[0] = '\0';
     journal *j = mem_calloc(1, sizeof *j);
-    if (!j || !(j->path = mem_strdup(path)) || !(j->tmp = dup_with(path, ".tmp")) ||
-        !(j->dir = mem_strdup(path))) {
+    const char *slash = strrchr(path, '/');
+    if (!j || !(j->path = mem_strdup(path)) || !(j->tmp = dup_with(path, strlen(path), ".tmp")) ||
+        !(j->dir = slash ? dup_with(path, (size_t)(slash - path) + (slash == path), "")
+                         : mem_strdup("."))) {
         snprintf(err, errlen, "journal %s: out of memory", path);
         goto fail;
     }
     j->fd = -1;
-    char *slash = strrchr(j->dir, '/');
-    if (slash)
-        slash[slash == j->dir] = '\0';
-    else
-        strcpy(j->dir, ".");
     size_t good = 0;
     if (access(path, F_OK) == 0 &&
         load(j, apply, ctx, &good, note, notelen, err, errlen) < 0)

@@ -28,6 +28,7 @@ typedef int (*jnl_apply_fn)(void *ctx, char *rec, char *err, size_t errlen);
  * returns NULL with the reason in err. */
 journal *jnl_open(const char *path, jnl_apply_fn apply, void *ctx, char *note, size_t notelen,
               char *err, size_t errlen);
+/* Closes; what was appended but not flushed is dropped, as a crash would. */
 void jnl_close(journal *j);
 
 /* Buffers one record of len bytes (no newline inside). 0, or -1 (memory). */
