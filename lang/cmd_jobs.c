@@ -263,7 +263,8 @@ static int all_done(const char *text, int named)
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         char state[16] = "";
         unsigned long total = 0, done = 0, deleted = 0;
-        if (named && sscanf(l, "job %*s %15[a-z]", state) == 1 && strcmp(state, "done") &&
+        if (named && !strncmp(l, "job ", 4) && sscanf(l + 4, "%*s %15[a-z]", state) == 1 &&
+            strcmp(state, "done") &&
             strcmp(state, "deleted"))
             return 0;
         if (!named && sscanf(l, "jobs total %lu waiting %*u runnable %*u running %*u done %lu "

@@ -1590,6 +1590,10 @@ static int mkdirs(char *path)
     }
 }
 
+/* The run directory's lock is a POSIX record lock on RUNDIR/pid: unlike
+ * flock, a forked wrapper does not inherit it, so a dispatcher that closes
+ * can be followed at once by another. (The owner is the process: a second
+ * job_open of the same directory in one process is the caller's error.) */
 static int take_lock(jobs *js)
 {
     char path[PATH_MAX], buf[32];
@@ -1597,12 +1601,11 @@ static int take_lock(jobs *js)
     js->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (js->lockfd < 0)
         return job_fail(js, "%s: %s", path, strerror(errno));
-    if (flock(js->lockfd, LOCK_EX | LOCK_NB) < 0) {
-        ssize_t n = pread(js->lockfd, buf, sizeof buf - 1, 0);
-        buf[n > 0 ? n : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        return job_fail(js, "run directory %s is in use by another dispatcher (pid %s)", js->rundir,
-                    buf[0] ? buf : "?");
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(js->lockfd, F_SETLK, &fl) < 0) {
+        long holder = fcntl(js->lockfd, F_GETLK, &fl) == 0 ? (long)fl.l_pid : 0;
+        return job_fail(js, "run directory %s is in use by another dispatcher (pid %ld)",
+                        js->rundir, holder);
     }
     int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
     if (ftruncate(js->lockfd, 0) < 0 || pwrite(js->lockfd, buf, (size_t)n, 0) != n)

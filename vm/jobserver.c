@@ -405,15 +405,18 @@ static void monitor(struct srv *s)
         return;
     s->mon_next = now() + s->mon->every;
     const char *rundir = job_rundir(s->js), *cmd = s->mon->command;
-    const char *sh[] = {"/bin/sh", "-c", cmd, "monitor", rundir, NULL};
+    jw_buf line = {0}; /* the command, with RUNDIR as its last argument */
+    const char *sh[] = {"/bin/sh", "-c", NULL, "monitor", rundir, NULL};
     const char *cb[] = {job_comb_path(s->js), cmd, rundir, NULL};
-    char logp[PATH_MAX], err[PATH_MAX + 64];
+    char logp[PATH_MAX], err[PATH_MAX + 64] = "out of memory";
     snprintf(logp, sizeof logp, "%s/log/monitor.log", rundir);
-    if (jobexec_spawn(is_comb_script(cmd) ? cb : sh, environ, logp, &s->mon_pid, &s->mon_pidfd,
-                      err, sizeof err) < 0) {
+    if (jw_printf(&line, "%s \"$@\"", cmd) < 0 ||
+        jobexec_spawn(is_comb_script(cmd) ? cb : (sh[2] = line.p, sh), environ, logp,
+                      &s->mon_pid, &s->mon_pidfd, err, sizeof err) < 0) {
         job_note(s->js, "monitor could not start: %s", err);
         s->mon_pid = 0;
     }
+    jw_free(&line);
 }
 
 /* ---- the loop ------------------------------------------------------------ */

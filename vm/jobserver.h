@@ -18,7 +18,8 @@
  *
  * The monitor (Gecko's bludge) is run every `every` seconds while the loop
  * runs, one at a time: a comb script (a path ending in .comb, run as
- * `comb FILE RUNDIR`) or a shell command (`sh -c CMD monitor RUNDIR`). It is
+ * `comb FILE RUNDIR`) or a shell command (run by /bin/sh with RUNDIR appended
+ * as its last argument). It is
  * meant to work out the state afresh each time through the client
  * (`comb jobs status`) and set limits through it; its output goes to
  * RUNDIR/log/monitor.log. */
