@@ -91,10 +91,16 @@ static void exec_child(const char *const *argv, char *const *envp, const char *d
     _exit(127);
 }
 
-/* The wrapper: runs in the forked child and never returns. */
-static void wrapper(const jobexec_run *r, int logfd, int tmpfd)
+/* The wrapper: runs in the forked child and never returns. It opens the
+ * log itself, off the dispatcher's path (exit 126 if it cannot). */
+static void wrapper(const jobexec_run *r, int tmpfd)
 {
     setpgid(0, 0);
+    int logfd = open(r->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int nolog = logfd < 0;
+    if (nolog)
+        logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int status = (nolog ? 126 : 127) << 8; /* unless the job runs */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -109,9 +115,8 @@ static void wrapper(const jobexec_run *r, int logfd, int tmpfd)
     if (setup_fds(logfd, tmpfd) < 0)
         _exit(127);
     fcntl(3, F_SETFD, FD_CLOEXEC); /* the lock stays with the wrapper, not the job */
-
-    int status = 127 << 8;
-    pid_t c = vfork();
+    put(1, r->header);
+    pid_t c = nolog ? -1 : vfork();
     if (c == 0)
         exec_child(r->argv, r->envp, r->dir);
     if (c > 0)
@@ -122,7 +127,7 @@ static void wrapper(const jobexec_run *r, int logfd, int tmpfd)
     size_t ld = strlen(d);
     memcpy(line, d, ld);
     line[ld] = '\n';
-    if (pwrite(3, line, ld + 1, 0) == (ssize_t)(ld + 1) && fsync(3) == 0)
+    if (pwrite(3, line, ld + 1, 0) == (ssize_t)(ld + 1) && (!r->durable || fsync(3) == 0))
         rename(r->tmppath, r->exitpath);
     describe_safe(status, line, sizeof line);
     put(1, r->footer);
@@ -138,25 +143,17 @@ static int open_pidfd(pid_t pid)
 
 int jobexec_start(const jobexec_run *r, pid_t *pid, int *pidfd, char *err, size_t errlen)
 {
-    int logfd = open(r->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (logfd < 0) {
-        snprintf(err, errlen, "%s: %s", r->logpath, strerror(errno));
-        return -1;
-    }
     int tmpfd = open(r->tmppath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (tmpfd < 0 || flock(tmpfd, LOCK_EX | LOCK_NB) < 0) {
         snprintf(err, errlen, "%s: %s", r->tmppath, strerror(errno));
-        close(logfd);
         if (tmpfd >= 0)
             close(tmpfd);
         return -1;
     }
-    put(logfd, r->header);
     pid_t p = fork();
     if (p == 0)
-        wrapper(r, logfd, tmpfd);
+        wrapper(r, tmpfd);
     int e = errno;
-    close(logfd);
     close(tmpfd);
     if (p < 0) {
         snprintf(err, errlen, "fork: %s", strerror(e));

@@ -3,9 +3,10 @@
  *
  * The dispatcher creates RUNDIR/exit/NAME.RUN.tmp and takes an exclusive
  * flock on it before it forks the wrapper, which inherits that lock and holds
- * it for its whole life. The wrapper is the leader of a new process group;
- * it runs the job (vfork + exec) with stdout and stderr appended to the job's
- * log, waits for it, writes the raw wait status into the .tmp file, fsyncs it
+ * it for its whole life. The wrapper is the leader of a new process group; it
+ * opens the job's log (if it cannot, the run ends with exit 126), runs the
+ * job (vfork + exec) with stdout and stderr appended to the log, waits for
+ * it, writes the raw wait status into the .tmp file, fsyncs it (if durable)
  * and renames it to RUNDIR/exit/NAME.RUN. So a restarted dispatcher reads a
  * run's end from that file, or finds the .tmp still locked (the run goes on),
  * or finds neither (the run was lost with the machine). The wrapper blocks
@@ -28,6 +29,7 @@ typedef struct jobexec_run {
     const char *tmppath, *exitpath;
     const char *header;      /* written to the log before the run */
     const char *footer;      /* written after it, followed by "exit N" or "signal N" */
+    int durable;             /* fsync the exit status before renaming it into place */
 } jobexec_run;
 
 /* Starts a wrapped run. Sets *pid (also the process group) and *pidfd, a

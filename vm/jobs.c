@@ -38,6 +38,7 @@
 #define KILL_GRACE 5.0     /* seconds between TERM and KILL for delete */
 #define ADOPT_POLL_MS 200  /* how often a run this process did not start is checked */
 #define LOAD_POLL 1.0      /* seconds between load-average readings */
+#define SYNC_LAG 1.0       /* seconds a record may wait for fsync when nothing needs it */
 #define NAME_MAX_LEN 200
 #define RES_MAX_LEN 64
 #define MAX_FIELDS 16
@@ -127,6 +128,7 @@ struct jobs {
     size_t nended, capended;
     long maxjobs;
     double maxload, load_next, adopt_next;
+    double sync_by; /* when the journal must next be synced, 0 if clean */
     int load_blocked, replaying;
     unsigned long gen, dgen;
     jw_buf rec;
@@ -1090,6 +1092,7 @@ static int sync_journal(jobs *js)
 {
     if (jnl_sync(js->jnl) < 0)
         return job_fail(js, "%s", jnl_error(js->jnl));
+    js->sync_by = 0;
     char path[PATH_MAX];
     for (size_t i = 0; i < js->nended; i++) {
         run_path(js, path, js->ended[i].j, js->ended[i].run, "");
@@ -1102,6 +1105,21 @@ static int sync_journal(jobs *js)
 }
 
 int job_sync(jobs *js) { return sync_journal(js); }
+
+/* Writes the journal; syncs it if something has waited SYNC_LAG for that. */
+static int flush_journal(jobs *js)
+{
+    if (jnl_flush(js->jnl) < 0)
+        return job_fail(js, "%s", jnl_error(js->jnl));
+    double t = now();
+    if (!jnl_dirty(js->jnl))
+        js->sync_by = 0;
+    else if (js->sync_by == 0)
+        js->sync_by = t + SYNC_LAG;
+    else if (t >= js->sync_by)
+        return sync_journal(js);
+    return 0;
+}
 
 static void finish(jobs *js, job *j, int status)
 {
@@ -1173,7 +1191,7 @@ static void spawn(jobs *js, job *j)
     const char *argv[] = {j->kind == JOB_COMB ? js->comb : "/bin/sh",
                           j->kind == JOB_COMB ? "-e" : "-c", j->text, NULL};
     char **envp = job_env(js, j, env, sizeof env);
-    jobexec_run r = {argv, envp, j->dir, logp, tmpp, exitp, hdr, ftr};
+    jobexec_run r = {argv, envp, j->dir, logp, tmpp, exitp, hdr, ftr, !j->rerun};
     pid_t pid;
     int pidfd;
     if (!envp || jobexec_start(&r, &pid, &pidfd, e, sizeof e) < 0) {
@@ -1209,12 +1227,16 @@ static res *first_full(const job *j)
     return NULL;
 }
 
-/* Starts every job that can start now: journals them, syncs once, forks. */
+/* Starts every job that can start now: journals them, syncs once, forks.
+ * The sync is skipped when every one of them is rerunnable: if a crash loses
+ * such a start record, the job runs again, which is what rerunnable allows
+ * (so the record is synced within SYNC_LAG, with whatever comes next). */
 static int dispatch(jobs *js)
 {
     if (!load_ok(js))
         return 0;
     size_t first = js->nrun;
+    int must_sync = 0;
     double t = now();
     char rb[24], tb[32];
     while (js->nrun < (size_t)js->maxjobs && js->nheap) {
@@ -1233,10 +1255,11 @@ static int dispatch(jobs *js)
             return -1;
         }
         do_start(js, j, j->runs + 1, t);
+        must_sync |= !j->rerun;
     }
     if (js->nrun == first)
         return 0;
-    if (sync_journal(js) < 0)
+    if ((must_sync ? sync_journal(js) : flush_journal(js)) < 0)
         return -1;
     /* backwards: a start that fails ends at once, moving the last run into its slot */
     for (size_t i = js->nrun; i-- > first;)
@@ -1302,7 +1325,7 @@ int job_step(jobs *js)
     kill_deleted(js);
     if (dispatch(js) < 0)
         return -1;
-    return jnl_flush(js->jnl) < 0 ? job_fail(js, "%s", jnl_error(js->jnl)) : 0;
+    return flush_journal(js);
 }
 
 size_t job_pollfds(const jobs *js, struct pollfd *fds, size_t max)
@@ -1320,6 +1343,8 @@ int job_timeout_ms(jobs *js)
 {
     int ms = js->load_blocked ? (int)(LOAD_POLL * 1000) : -1;
     double t = now();
+    if (js->sync_by > 0)
+        ms = min_ms(ms, js->sync_by <= t ? 0 : (int)((js->sync_by - t) * 1000) + 1);
     for (size_t i = 0; i < js->nrun; i++) {
         job *j = js->run[i];
         if (j->adopted || (j->pid > 0 && j->pidfd < 0))

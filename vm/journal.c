@@ -158,6 +158,7 @@ void jnl_snapshot_abort(journal *j)
 }
 
 size_t jnl_records(const journal *j) { return j->records; }
+int jnl_dirty(const journal *j) { return j->unsynced || j->pend.len > 0; }
 const char *jnl_error(const journal *j) { return j->err; }
 
 /* Checks one line's checksum; on success cuts the line to its payload. */

@@ -45,6 +45,9 @@ int jnl_snapshot_begin(journal *j);
 int jnl_snapshot_commit(journal *j);
 void jnl_snapshot_abort(journal *j);
 
+/* True while something appended is not yet durable. */
+int jnl_dirty(const journal *j);
+
 /* Records in the file since it was opened or last compacted. */
 size_t jnl_records(const journal *j);
 const char *jnl_error(const journal *j);

@@ -437,6 +437,22 @@ static void comb_jobs_run_comb_e(void **state)
     job_close(js);
 }
 
+static void unopenable_log_fails_the_run_with_126(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    char path[160];
+    snprintf(path, sizeof path, "%s/log/nolog.log", rundir);
+    assert_int_equal(mkdir(path, 0700), 0); /* a directory: cannot be opened for writing */
+    assert_int_equal(add(js, "nolog", 0, "", "", append_cmd("ran")), 0);
+    assert_int_equal(job_run(js, NULL), 1);
+    job_info in = info(js, "nolog");
+    assert_int_equal(in.state, JOB_FAILED);
+    assert_int_equal(in.status, 126 << 8);
+    assert_int_equal(access(out, F_OK), -1); /* the job itself never ran */
+    job_close(js);
+}
+
 static void replay_restores_states(void **state)
 {
     (void)state;
@@ -526,6 +542,7 @@ int main(void)
         T(lost_runs_rerun_or_hold),
         T(lost_rerunnable_run_is_queued),
         T(comb_jobs_run_comb_e),
+        T(unopenable_log_fails_the_run_with_126),
         T(replay_restores_states),
         T(second_dispatcher_is_refused),
         T(failed_allocations_leave_no_trace),
