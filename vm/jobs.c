@@ -1040,7 +1040,7 @@ static int snapshot_job(jobs *js, const job *j)
     if (jw_field(&js->rec, "submit") < 0 || job_spec_encode(&s, &js->rec) < 0 ||
         append_rec(js) < 0)
         return -1;
-    if (j->phase == P_PENDING && !j->held && !j->forced && !j->deleted)
+    if (j->phase == P_PENDING && j->runs == 0 && !j->held && !j->forced && !j->deleted)
         return 0; /* as submitted */
     return rec(js, "state", j->name, phase_names[j->phase], num(rb, j->runs), num(sb, j->status),
                flags, num(pb, j->pid), tnum(t1, j->started), tnum(t2, j->ended), NULL) < 0

@@ -477,6 +477,23 @@ static void replay_restores_states(void **state)
     job_close(js);
 }
 
+static void compaction_keeps_a_retried_jobs_runs(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    assert_int_equal(add(js, "x", 0, "", "", "exit 2"), 0);
+    assert_int_equal(job_run(js, NULL), 1);
+    assert_int_equal(job_retry(js, "x"), 0); /* pending again, not yet started */
+    job_close(js);
+    js = open_js(); /* every open compacts the journal */
+    job_info in = info(js, "x");
+    assert_int_equal(in.runs, 1);
+    assert_int_equal(in.state, JOB_RUNNABLE);
+    assert_int_equal(job_run(js, NULL), 1);
+    assert_int_equal(info(js, "x").runs, 2);
+    job_close(js);
+}
+
 static void second_dispatcher_is_refused(void **state)
 {
     (void)state;
@@ -544,6 +561,7 @@ int main(void)
         T(comb_jobs_run_comb_e),
         T(unopenable_log_fails_the_run_with_126),
         T(replay_restores_states),
+        T(compaction_keeps_a_retried_jobs_runs),
         T(second_dispatcher_is_refused),
         T(failed_allocations_leave_no_trace),
         T(nothing_leaks),
