@@ -393,8 +393,10 @@ static int cmd_run(const char *rundir, int argc, char **argv)
     char err[1200];
     if (parse_runopts(argc, argv, 0, &o))
         return 2;
-    if (o.file && (!getcwd(sp.cwd, sizeof sp.cwd) || parse_file(o.file, &sp)))
-        return specs_free(&sp), 1;
+    if (o.file && (!getcwd(sp.cwd, sizeof sp.cwd) || parse_file(o.file, &sp))) {
+        specs_free(&sp);
+        return 1;
+    }
     job_options opt = {stderr, NULL};
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     int rc = js ? 0 : complain("%s", err);

@@ -74,6 +74,21 @@ static void write3(void)
     jnl_close(j); /* "three" is dropped, never flushed: as in a crash */
 }
 
+/* Appends rec, syncs and closes j; a reopen must find it as record n. */
+static void append_survives(journal *j, const char *rec, int n)
+{
+    struct seen s = {0};
+    assert_int_equal(jnl_append(j, rec, strlen(rec)), 0);
+    assert_int_equal(jnl_sync(j), 0);
+    jnl_close(j);
+    j = open_seen(&s);
+    assert_non_null(j);
+    assert_int_equal(s.n, n);
+    assert_string_equal(s.rec[n - 1], rec);
+    assert_string_equal(note, "");
+    jnl_close(j);
+}
+
 static off_t size_of(void)
 {
     struct stat st;
@@ -101,13 +116,7 @@ static void replays_what_was_synced(void **state)
     assert_string_equal(s.rec[1], "two 2");
     assert_string_equal(note, "");
     assert_int_equal(jnl_records(j), 2);
-    assert_int_equal(jnl_append(j, "four", 4), 0);
-    assert_int_equal(jnl_flush(j), 0);
-    jnl_close(j);
-    j = open_seen(&s);
-    assert_int_equal(s.n, 3);
-    assert_string_equal(s.rec[2], "four");
-    jnl_close(j);
+    append_survives(j, "four", 3);
 }
 
 static void torn_tail_is_truncated_and_reported(void **state)
@@ -122,14 +131,7 @@ static void torn_tail_is_truncated_and_reported(void **state)
     assert_int_equal(s.n, 2);
     assert_non_null(strstr(note, "torn last record"));
     assert_int_equal(size_of(), good);
-    assert_int_equal(jnl_append(j, "after", 5), 0);
-    assert_int_equal(jnl_sync(j), 0);
-    jnl_close(j);
-    j = open_seen(&s);
-    assert_int_equal(s.n, 3);
-    assert_string_equal(s.rec[2], "after");
-    assert_string_equal(note, "");
-    jnl_close(j);
+    append_survives(j, "after", 3);
 }
 
 static void bad_checksum_on_last_line_is_torn(void **state)
@@ -186,12 +188,7 @@ static void torn_header_starts_afresh(void **state)
     journal *j = open_seen(&s);
     assert_non_null(j);
     assert_int_equal(s.n, 0);
-    assert_int_equal(jnl_append(j, "x", 1), 0);
-    assert_int_equal(jnl_sync(j), 0);
-    jnl_close(j);
-    j = open_seen(&s);
-    assert_int_equal(s.n, 1);
-    jnl_close(j);
+    append_survives(j, "x", 1);
 }
 
 static void apply_error_stops_with_offset(void **state)
@@ -244,13 +241,7 @@ static void aborted_snapshot_keeps_the_old(void **state)
     assert_int_equal(jnl_snapshot_begin(j), 0);
     assert_int_equal(jnl_append(j, "never", 5), 0);
     jnl_snapshot_abort(j);
-    assert_int_equal(jnl_append(j, "kept", 4), 0);
-    assert_int_equal(jnl_sync(j), 0);
-    jnl_close(j);
-    j = open_seen(&s);
-    assert_int_equal(s.n, 3);
-    assert_string_equal(s.rec[2], "kept");
-    jnl_close(j);
+    append_survives(j, "kept", 3);
 }
 
 static void failed_allocation_appends_nothing(void **state)
@@ -262,13 +253,7 @@ static void failed_allocation_appends_nothing(void **state)
     mem_fail_after(1);
     assert_int_equal(jnl_append(j, "lost to memory", 14), -1);
     assert_int_equal(mem_in_use(), used);
-    assert_int_equal(jnl_append(j, "fine", 4), 0);
-    assert_int_equal(jnl_sync(j), 0);
-    jnl_close(j);
-    j = open_seen(&s);
-    assert_int_equal(s.n, 1);
-    assert_string_equal(s.rec[0], "fine");
-    jnl_close(j);
+    append_survives(j, "fine", 1);
 }
 
 static void every_open_failure_frees_all(void **state)
