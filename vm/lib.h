@@ -8,4 +8,14 @@
  * it: the command's code, or 128 plus the signal that ended it. */
 int64_t lib_exit_status(int wait_status);
 
+/* The slice [*from, *to) of a sequence of len items that the optional
+ * arguments argv[i] (start) and argv[i + 1] (end, exclusive) name: ints,
+ * negative ones counting from the end, clamped to the sequence; the end
+ * defaults to len and an end before the start gives an empty slice. */
+void lib_slice_range(VM *vm, int argc, Value *argv, int i, size_t len, size_t *from,
+                     size_t *to);
+/* n as an index of a sequence of len items, negative from the end; raises
+ * when it is outside. */
+size_t lib_index(VM *vm, int64_t n, size_t len);
+
 #endif

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "vm/lib.h"
@@ -389,17 +388,6 @@ Value nat_flush(VM *vm, int argc, Value *argv)
     if (fflush(f->fp))
         write_error(vm, f);
     return v_nil();
-}
-
-/* The exit status of a command as the shell reports it: its code, or 128
- * plus the signal that ended it. */
-int64_t lib_exit_status(int ws)
-{
-    if (WIFEXITED(ws))
-        return WEXITSTATUS(ws);
-    if (WIFSIGNALED(ws))
-        return 128 + WTERMSIG(ws);
-    return -1;
 }
 
 Value nat_close(VM *vm, int argc, Value *argv)
