@@ -1,7 +1,9 @@
 /* lib: helpers the library natives (vm/lib_*.c) share: sequence indices and
- * slices as sub, slice, byte and find read them, and command statuses. */
+ * slices as sub, slice, byte and find read them, C strings from arguments,
+ * and command statuses. */
 #include "config.h"
 
+#include <string.h>
 #include <sys/wait.h>
 
 #include "vm/lib.h"
@@ -34,6 +36,14 @@ size_t lib_index(VM *vm, int64_t n, size_t len)
     if (i < 0 || (uint64_t)i >= len)
         vm_error(vm, "index %lld out of range (length %zu)", (long long)n, len);
     return (size_t)i;
+}
+
+VStr *lib_cstr_arg(VM *vm, Value *argv, int i)
+{
+    VStr *s = vm_arg_str(vm, argv, i);
+    if (memchr(s->data, '\0', s->len))
+        vm_error(vm, "argument %d holds a NUL byte", i + 1);
+    return s->data[s->len] == '\0' ? s : vm_str_new(vm, s->data, s->len);
 }
 
 int64_t lib_exit_status(int ws)

@@ -18,4 +18,9 @@ void lib_slice_range(VM *vm, int argc, Value *argv, int i, size_t len, size_t *f
  * when it is outside. */
 size_t lib_index(VM *vm, int64_t n, size_t len);
 
+/* argv[i], a string without NUL bytes, as one NUL-terminated at its length
+ * (a copy when it is a view whose next byte is not NUL), for C calls that
+ * take paths, commands and names. */
+VStr *lib_cstr_arg(VM *vm, Value *argv, int i);
+
 #endif

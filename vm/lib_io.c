@@ -96,23 +96,15 @@ static File *file_new(VM *vm, VStr *name, unsigned flags, Value *out)
     return f;
 }
 
-/* The path argument as a C string: it must hold no NUL byte. */
-static const char *path_arg(VM *vm, Value *argv, int i)
-{
-    VStr *s = vm_arg_str(vm, argv, i);
-    if (memchr(s->data, '\0', s->len))
-        vm_error(vm, "argument %d holds a NUL byte", i + 1);
-    return s->data;     /* strings made whole are NUL-terminated */
-}
-
-/* Opens path (argv[0], a C string) as mode "r", "w" or "a". */
+/* Opens the path argv[0] as mode "r", "w" or "a". */
 static Value open_path(VM *vm, Value *argv, const char *mode, unsigned flags)
 {
-    const char *path = path_arg(vm, argv, 0);
+    VStr *name = lib_cstr_arg(vm, argv, 0);
+    const char *path = name->data;
     if (strcmp(mode, "r") && strcmp(mode, "w") && strcmp(mode, "a"))
         vm_error(vm, "bad mode '%s' (use \"r\", \"w\" or \"a\")", mode);
     Value v;
-    File *f = file_new(vm, vm_str_cstr(vm, path), flags | (*mode == 'r' ? F_READ : 0), &v);
+    File *f = file_new(vm, name, flags | (*mode == 'r' ? F_READ : 0), &v);
     char cmode[3] = {mode[0], 'e', '\0'};  /* close on exec: system() children don't inherit it */
     f->fp = fopen(path, cmode);
     if (!f->fp)
@@ -122,18 +114,19 @@ static Value open_path(VM *vm, Value *argv, const char *mode, unsigned flags)
 
 Value nat_open(VM *vm, int argc, Value *argv)
 {
-    const char *mode = argc > 1 ? path_arg(vm, argv, 1) : "r";
+    const char *mode = argc > 1 ? lib_cstr_arg(vm, argv, 1)->data : "r";
     return open_path(vm, argv, mode, 0);
 }
 
 Value nat_popen(VM *vm, int argc, Value *argv)
 {
-    const char *cmd = path_arg(vm, argv, 0);
-    const char *mode = argc > 1 ? path_arg(vm, argv, 1) : "r";
+    VStr *name = lib_cstr_arg(vm, argv, 0);
+    const char *cmd = name->data;
+    const char *mode = argc > 1 ? lib_cstr_arg(vm, argv, 1)->data : "r";
     if (strcmp(mode, "r") && strcmp(mode, "w"))
         vm_error(vm, "bad mode '%s' (use \"r\" or \"w\")", mode);
     Value v;
-    File *f = file_new(vm, AS_STR(argv[0]), F_PIPE | (*mode == 'r' ? F_READ : 0), &v);
+    File *f = file_new(vm, name, F_PIPE | (*mode == 'r' ? F_READ : 0), &v);
     fflush(NULL);   /* what we wrote comes before what the command writes */
     f->fp = popen(cmd, *mode == 'r' ? "re" : "we");
     if (!f->fp)
