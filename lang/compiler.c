@@ -487,15 +487,12 @@ static void arith_to(Compiler *c, Expr *e, int aop, Expr *a, Expr *b, int dst)
     static const VmOpcode rr[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD};
     static const VmOpcode rk[] = {OP_ADDK, OP_SUBK, OP_MULK, OP_DIVK, OP_MODK};
     int save = c->fs->freereg, imm, k;
-    if ((aop == ARITH_ADD || aop == ARITH_SUB) && small_int(b, &imm) &&
-        (aop == ARITH_ADD || imm != MIN_sC)) {
+    if (aop == ARITH_ADD && small_int(b, &imm)) {
         int ra = expr_any(c, a);
-        EMIT(e, mk_abc(OP_ADDI, dst, ra, (aop == ARITH_ADD ? imm : -imm) + 127));
+        EMIT(e, mk_abc(OP_ADDI, dst, ra, imm + 127));
     } else if (num_const(c, b, &k)) {
         int ra = expr_any(c, a);
         EMIT(e, mk_abc(rk[aop], dst, ra, k));
-    } else if ((aop == ARITH_ADD || aop == ARITH_MUL) && (a->kind == E_INT || a->kind == E_FLOAT)) {
-        arith_to(c, e, aop, b, a, dst);    /* numbers commute; strings do not */
     } else {
         int ra = expr_any(c, a);
         int rb = expr_any(c, b);

@@ -61,6 +61,7 @@ static Token *add(Lexer *lx, TokKind kind, const char *start, int col)
     t->col = col;
     t->start = start;
     t->len = (size_t)(lx->p - start);
+    t->bol = lx->n == 1 || lx->toks[lx->n - 2].line != lx->line;
     return t;
 }
 
@@ -114,6 +115,28 @@ static void error_at(Lexer *lx, const char *at, const char *fmt, ...)
     diag_error(lx->diag, lx->line, col_of(lx, at), "%s", msg);
 }
 
+/* A line starting with a statement keyword inside ( or [ means they were
+ * left unclosed: forget them, so that newlines end statements again and
+ * the parser's error recovery finds the statements that follow. */
+static void unclosed_before(Lexer *lx, TokKind k)
+{
+    bool bol = lx->n == 0 || lx->toks[lx->n - 1].line != lx->line;
+    if (!bol || (k != T_LET && k != T_IF && k != T_WHILE && k != T_FOR && k != T_RETURN &&
+                 k != T_IMPORT && k != T_TRY && k != T_BREAK && k != T_CONTINUE))
+        return;
+    bool unclosed = false;
+    while (lx->depth > 0 && lx->brackets[lx->depth - 1] != '{') {
+        lx->depth--;
+        unclosed = true;
+    }
+    if (unclosed) {     /* placed just after the last token */
+        const Token *prev = &lx->toks[lx->n - 1];
+        int line = prev->line, col = prev->col + (int)prev->len;
+        Token *t = add(lx, T_NEWLINE, lx->p, col);
+        t->line = line;
+    }
+}
+
 static bool is_ident(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
@@ -127,6 +150,7 @@ static void lex_name(Lexer *lx)
     size_t n = (size_t)(lx->p - s);
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
         if (strlen(keywords[i].word) == n && !memcmp(keywords[i].word, s, n)) {
+            unclosed_before(lx, keywords[i].kind);
             add(lx, keywords[i].kind, s, col_of(lx, s));
             return;
         }
