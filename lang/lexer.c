@@ -94,10 +94,15 @@ static bool ends_statement(const Lexer *lx)
            k == T_CONTINUE;
 }
 
+/* Inside ( or [ (brackets nested past what is kept count as parens)? */
+static bool in_parens(const Lexer *lx)
+{
+    return lx->depth > BRACKET_DEPTH || (lx->depth > 0 && lx->brackets[lx->depth - 1] != '{');
+}
+
 static void newline(Lexer *lx)
 {
-    bool in_parens = lx->depth > 0 && lx->brackets[lx->depth - 1] != '{';
-    if (!in_parens && ends_statement(lx))
+    if (!in_parens(lx) && ends_statement(lx))
         add(lx, T_NEWLINE, lx->p, col_of(lx, lx->p));
     lx->p++;
     lx->line++;
@@ -125,7 +130,7 @@ static void unclosed_before(Lexer *lx, TokKind k)
                  k != T_IMPORT && k != T_TRY && k != T_BREAK && k != T_CONTINUE))
         return;
     bool unclosed = false;
-    while (lx->depth > 0 && lx->brackets[lx->depth - 1] != '{') {
+    while (in_parens(lx)) {
         lx->depth--;
         unclosed = true;
     }
@@ -454,7 +459,7 @@ TokenList lex(Arena *a, const char *src, size_t len, Diag *diag)
             lex_op(&lx);
         }
     }
-    if (ends_statement(&lx))
+    if (ends_statement(&lx) && !in_parens(&lx))
         add(&lx, T_NEWLINE, lx.p, col_of(&lx, lx.p));
     add(&lx, T_EOF, lx.p, col_of(&lx, lx.p));
     return (TokenList){lx.toks, lx.n};

@@ -91,9 +91,10 @@ static bool enter(Parser *p)
     return false;
 }
 
+/* The name in token t; "" if the parser did not find one (an error). */
 static Name name_of(Parser *p, const Token *t)
 {
-    Name n = {NULL, 0, 0, 0};
+    Name n = {"", 0, 0, 0};
     if (t) {
         n.s = arena_strndup(p->a, t->start, t->len);
         n.n = t->len;

@@ -158,6 +158,7 @@ const char *vm_frame_name(const VmFrame *f)
 static void trace_add(VM *vm, const VmFrame *f)
 {
     VmTraceEntry *t = &vm->trace[vm->ntrace++];
+    memset(t, 0, sizeof *t);    /* compared whole by vm_print_error */
     t->native = f->native;
     t->p = f->fn ? f->fn->p : NULL;
     if (t->p) {
@@ -245,15 +246,23 @@ void vm_print_error(VM *vm, FILE *out)
         fputs("comb: ", out);
     fwrite(msg->data, 1, msg->len, out);
     fputc('\n', out);
-    for (int i = 0; i < vm->ntrace; i++) {
+    for (int i = 0; i < vm->ntrace;) {
         const VmTraceEntry *t = &vm->trace[i];
         if (i == VM_TRACE_MAX / 2 && vm->trace_skipped)
             fprintf(out, "  ... %u more\n", vm->trace_skipped);
+        int same = 1;   /* a recursion shows as one line */
+        while (i + same < vm->ntrace && i + same != VM_TRACE_MAX / 2 &&
+               !memcmp(&vm->trace[i + same], t, sizeof *t))
+            same++;
         if (t->native)
-            fprintf(out, "  in native %s\n", t->native->def->name);
+            fprintf(out, "  in native %s", t->native->def->name);
         else
-            fprintf(out, "  in %s at %s:%u:%u\n", t->p->name ? t->p->name->data : "fn",
+            fprintf(out, "  in %s at %s:%u:%u", t->p->name ? t->p->name->data : "fn",
                     t->p->module->path->data, t->line, t->col);
+        if (same > 1)
+            fprintf(out, " (%d times)", same);
+        fputc('\n', out);
+        i += same;
     }
 }
 
@@ -1119,9 +1128,9 @@ next:
     CASE(JMP)
     {
         int off = GsJ(i);
-        pc += off;
         if (off < 0)
-            POLL();
+            POLL();     /* before moving, so an interrupt names the loop */
+        pc += off;
         NEXT();
     }
     CASE(FORPREP)
@@ -1144,8 +1153,8 @@ next:
             ra[0].as.i = n;
             ra[2].type = VT_INT;
             ra[2].as.i = n;
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1171,8 +1180,8 @@ next:
             GCSTEP();
         }
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1182,8 +1191,8 @@ next:
         PROTECT(more = iter_next(vm, RA, true));
         GCSTEP();
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1191,11 +1200,11 @@ next:
     {
         Value *ra = RA;
         int argc = GB(i);
+        POLL();
         SAVEPC();
         if (LIKELY(ra->type == VT_FUNC)) {
             frame = push_frame(vm, AS_FUNC(*ra), ra + 1, argc);
             LOAD_FRAME();
-            POLL();
         } else if (ra->type == VT_NATIVE) {
             Value r = call_native(vm, AS_NATIVE(*ra), ra + 1, argc);
             *ra = r;
