@@ -27,8 +27,10 @@ static void compile_job(VM *vm, void *ud)
     CompileJob *j = ud;
     TokenList toks = lex(j->a, j->src, j->len, j->d);
     Block prog = parse(j->a, &toks, j->d);
-    if (j->d->nerrors == 0)
-        j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+    /* Compiled even after syntax errors, to report its errors too. */
+    j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+    if (j->d->nerrors)
+        j->main = NULL;
 }
 
 VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
@@ -44,6 +46,7 @@ VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FIL
         j.main = NULL;
     }
     arena_free(&a);
+    diag_flush(&d);
     if (at_eof)
         *at_eof = d.at_eof;
     return j.main;
