@@ -187,7 +187,7 @@ static size_t read_some(VM *vm, File *f, char *p, size_t n)
             return (size_t)r;
         if (errno != EINTR)
             vm_error(vm, "cannot read '%s': %s", f->name->data, strerror(errno));
-        if (vm_interrupt_flag)  /* left set: the loop stops at its next poll */
+        if (vm_poll_flag & POLL_SIGINT)  /* left set: the loop stops at its next poll */
             vm_error(vm, "interrupted");
     }
 }
