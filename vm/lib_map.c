@@ -1,18 +1,30 @@
-/* lib_map: map natives beyond the core's keys and has: values and del. */
+/* lib_map: map natives: keys, values and del (has is with the core). */
 #include "config.h"
 
 #include "vm/lib.h"
 
-Value nat_values(VM *vm, int argc, Value *argv)
+/* The keys (or the values) of the map argv[0], in insertion order. */
+static Value column(VM *vm, Value *argv, bool values)
 {
-    (void)argc;
     VMap *m = vm_arg_map(vm, argv, 0);
     VArray *a = vm_array_new(vm, m->live);
     Value k, v;
     size_t pos = 0;
     while (vm_map_next(m, &pos, &k, &v))
-        a->items[a->len++] = v;
+        a->items[a->len++] = values ? v : k;
     return v_obj(a);
+}
+
+Value nat_keys(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    return column(vm, argv, false);
+}
+
+Value nat_values(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    return column(vm, argv, true);
 }
 
 Value nat_del(VM *vm, int argc, Value *argv)

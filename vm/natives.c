@@ -1,5 +1,6 @@
 /* natives: the natives table, argument helpers, and the core natives
- * (print, len, type, str, int, float, error, push, pop, keys, has). */
+ * (print, len, type, str, int, float, error, push, pop, has); keys is with
+ * values in vm/lib_map.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -211,18 +212,6 @@ Value nat_pop(VM *vm, int argc, Value *argv)
     if (!a->len)
         vm_error(vm, "the array is empty");
     return a->items[--a->len];
-}
-
-Value nat_keys(VM *vm, int argc, Value *argv)
-{
-    (void)argc;
-    VMap *m = vm_arg_map(vm, argv, 0);
-    VArray *a = vm_array_new(vm, m->live);
-    Value k, v;
-    size_t pos = 0;
-    while (vm_map_next(m, &pos, &k, &v))
-        a->items[a->len++] = k;
-    return v_obj(a);
 }
 
 Value nat_has(VM *vm, int argc, Value *argv)
