@@ -178,6 +178,34 @@ static void empty_file_and_label(void **state)
     st_schema_free(s);
 }
 
+/* The longest schemas the limits allow still travel in the header. */
+static void huge_schema_travels_in_the_header(void **state)
+{
+    (void)state;
+    size_t cap = 2 << 20, n = 0;
+    char *text = mem_alloc(cap);
+    n += (size_t)snprintf(text + n, cap - n, "key k: u32\n");
+    for (int f = 0; f < 80; f++) {
+        n += (size_t)snprintf(text + n, cap - n, "tagset e%d: enum(", f);
+        for (int k = 0; k < 255; k++)
+            n += (size_t)snprintf(text + n, cap - n, "%s%.58s%03d", k ? ", " : "",
+                                  "symbol_with_a_long_name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", k);
+        n += (size_t)snprintf(text + n, cap - n, ")\n");
+    }
+    assert_true(n > (1 << 20));
+    st_schema *s = parse(text);
+    gen_tagsets t;
+    gen g = {13};
+    gen_make_tagsets(&g, s, 10, 0, 1, &t);
+    st_write_opts o = opts(ST_BLOCK_DEFAULT, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file("huge"), s, &t, &o, &err), 0);
+    check_model(file("huge"), s, &t);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+    mem_free(text, cap);
+}
+
 /* A tagset larger than the block size gets a block of its own. */
 static void oversized_tagset_gets_its_own_block(void **state)
 {
@@ -852,6 +880,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_files_round_trip),
         cmocka_unit_test(empty_file_and_label),
+        cmocka_unit_test(huge_schema_travels_in_the_header),
         cmocka_unit_test(oversized_tagset_gets_its_own_block),
         cmocka_unit_test(wide_schema_without_tags),
         cmocka_unit_test(bad_input_is_refused_and_loses_nothing),
