@@ -487,15 +487,12 @@ static void arith_to(Compiler *c, Expr *e, int aop, Expr *a, Expr *b, int dst)
     static const VmOpcode rr[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD};
     static const VmOpcode rk[] = {OP_ADDK, OP_SUBK, OP_MULK, OP_DIVK, OP_MODK};
     int save = c->fs->freereg, imm, k;
-    if ((aop == ARITH_ADD || aop == ARITH_SUB) && small_int(b, &imm) &&
-        (aop == ARITH_ADD || imm != MIN_sC)) {
+    if (aop == ARITH_ADD && small_int(b, &imm)) {
         int ra = expr_any(c, a);
-        EMIT(e, mk_abc(OP_ADDI, dst, ra, (aop == ARITH_ADD ? imm : -imm) + 127));
+        EMIT(e, mk_abc(OP_ADDI, dst, ra, imm + 127));
     } else if (num_const(c, b, &k)) {
         int ra = expr_any(c, a);
         EMIT(e, mk_abc(rk[aop], dst, ra, k));
-    } else if ((aop == ARITH_ADD || aop == ARITH_MUL) && (a->kind == E_INT || a->kind == E_FLOAT)) {
-        arith_to(c, e, aop, b, a, dst);    /* numbers commute; strings do not */
     } else {
         int ra = expr_any(c, a);
         int rb = expr_any(c, b);
@@ -766,10 +763,11 @@ static void match_to(Compiler *c, Expr *e, int dst)
     if (b->kind == E_REGEX) {
         char err[200];
         VHandle *re = vm_regex_new(c->vm, b->u.str.s, b->u.str.n, b->u.str.flags, err, sizeof err);
-        if (!re)
+        if (!re) {
             error(c, b->line, b->col, "%s", err);
-        else
-            k = add_const(c, v_obj(re), b->line, b->col);
+            return;
+        }
+        k = add_const(c, v_obj(re), b->line, b->col);
     }
     if (k <= 255)
         EMIT(e, mk_abc(OP_MATCHK, dst, ra, k));
@@ -1149,7 +1147,8 @@ static void stmt(Compiler *c, Stmt *s)
         assign_stmt(c, s);
         break;
     case S_FN:
-        fn_stmt(c, s);
+        if (!at_module_level(c))    /* top-level ones are hoisted */
+            fn_stmt(c, s);
         break;
     case S_IF:
         if_stmt(c, s);
@@ -1260,7 +1259,8 @@ static VProto *function(Compiler *c, FnLit *fn)
 }
 
 /* Module-level names are known before any code, so functions may use the
- * ones defined after them. */
+ * ones defined after them; and top-level functions are made first (they
+ * capture no locals), so code may call one defined further down. */
 static void declare_top_level(Compiler *c, Block *prog)
 {
     for (int i = 0; i < prog->n; i++) {
@@ -1270,6 +1270,9 @@ static void declare_top_level(Compiler *c, Block *prog)
         else if (s->kind == S_FN)
             module_slot(c, &s->u.fn->name, true);
     }
+    for (int i = 0; i < prog->n; i++)
+        if (prog->items[i]->kind == S_FN)
+            fn_stmt(c, prog->items[i]);
 }
 
 VProto *lc_compile(VM *vm, VModule *mod, Block *prog, Arena *a, Diag *d)

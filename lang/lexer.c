@@ -61,6 +61,7 @@ static Token *add(Lexer *lx, TokKind kind, const char *start, int col)
     t->col = col;
     t->start = start;
     t->len = (size_t)(lx->p - start);
+    t->bol = lx->n == 1 || lx->toks[lx->n - 2].line != lx->line;
     return t;
 }
 
@@ -93,10 +94,15 @@ static bool ends_statement(const Lexer *lx)
            k == T_CONTINUE;
 }
 
+/* Inside ( or [ (brackets nested past what is kept count as parens)? */
+static bool in_parens(const Lexer *lx)
+{
+    return lx->depth > BRACKET_DEPTH || (lx->depth > 0 && lx->brackets[lx->depth - 1] != '{');
+}
+
 static void newline(Lexer *lx)
 {
-    bool in_parens = lx->depth > 0 && lx->brackets[lx->depth - 1] != '{';
-    if (!in_parens && ends_statement(lx))
+    if (!in_parens(lx) && ends_statement(lx))
         add(lx, T_NEWLINE, lx->p, col_of(lx, lx->p));
     lx->p++;
     lx->line++;
@@ -114,6 +120,28 @@ static void error_at(Lexer *lx, const char *at, const char *fmt, ...)
     diag_error(lx->diag, lx->line, col_of(lx, at), "%s", msg);
 }
 
+/* A line starting with a statement keyword inside ( or [ means they were
+ * left unclosed: forget them, so that newlines end statements again and
+ * the parser's error recovery finds the statements that follow. */
+static void unclosed_before(Lexer *lx, TokKind k)
+{
+    bool bol = lx->n == 0 || lx->toks[lx->n - 1].line != lx->line;
+    if (!bol || (k != T_LET && k != T_IF && k != T_WHILE && k != T_FOR && k != T_RETURN &&
+                 k != T_IMPORT && k != T_TRY && k != T_BREAK && k != T_CONTINUE))
+        return;
+    bool unclosed = false;
+    while (in_parens(lx)) {
+        lx->depth--;
+        unclosed = true;
+    }
+    if (unclosed) {     /* placed just after the last token */
+        const Token *prev = &lx->toks[lx->n - 1];
+        int line = prev->line, col = prev->col + (int)prev->len;
+        Token *t = add(lx, T_NEWLINE, lx->p, col);
+        t->line = line;
+    }
+}
+
 static bool is_ident(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
@@ -127,6 +155,7 @@ static void lex_name(Lexer *lx)
     size_t n = (size_t)(lx->p - s);
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
         if (strlen(keywords[i].word) == n && !memcmp(keywords[i].word, s, n)) {
+            unclosed_before(lx, keywords[i].kind);
             add(lx, keywords[i].kind, s, col_of(lx, s));
             return;
         }
@@ -435,7 +464,7 @@ TokenList lex_at(Arena *a, const char *src, size_t len, int first_line, Diag *di
             lex_op(&lx);
         }
     }
-    if (ends_statement(&lx))
+    if (ends_statement(&lx) && !in_parens(&lx))
         add(&lx, T_NEWLINE, lx.p, col_of(&lx, lx.p));
     add(&lx, T_EOF, lx.p, col_of(&lx, lx.p));
     return (TokenList){lx.toks, lx.n};

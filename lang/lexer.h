@@ -3,6 +3,7 @@
 #ifndef COMB_LEXER_H
 #define COMB_LEXER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ typedef enum {
 typedef struct Token {
     TokKind kind;
     int line, col;
+    bool bol;               /* first on its line */
     const char *start;      /* in the source */
     size_t len;
     union {

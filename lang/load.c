@@ -38,11 +38,12 @@ static void compile_job(VM *vm, void *ud)
     CompileJob *j = ud;
     TokenList toks = lex_at(j->a, j->src, j->len, j->first_line, j->d);
     Block prog = parse(j->a, &toks, j->d);
-    if (j->d->nerrors)
-        return;
-    if (j->value)
+    if (j->value && !j->d->nerrors)
         return_lone_expression(&prog);
+    /* Compiled even after syntax errors, to report its errors too. */
     j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+    if (j->d->nerrors)
+        j->main = NULL;
 }
 
 /* Forgets the top-level names a failed compilation declared, so that a
@@ -73,6 +74,7 @@ static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bo
         j->main = NULL;
     }
     arena_free(&a);
+    diag_flush(&d);
     if (!j->main && j->value)
         forget_names(vm, j->mod, j->nvars);
     if (at_eof)

@@ -168,14 +168,14 @@ static char *read_line(const char *prompt)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGWINCH);
     sigprocmask(SIG_BLOCK, &block, &orig);
-    vm_interrupt_flag = 0;      /* a Ctrl-C that came after the last statement */
+    vm_poll_flag &= ~POLL_SIGINT;  /* a Ctrl-C that came after the last statement */
     rp.got_line = false;
     rp.line = NULL;
     rl_callback_handler_install(prompt, on_line);
     struct pollfd pfd = {fileno(rl_instream), POLLIN, 0};
     while (!rp.got_line) {
-        if (vm_interrupt_flag) {
-            vm_interrupt_flag = 0;
+        if (vm_poll_flag & POLL_SIGINT) {
+            vm_poll_flag &= ~POLL_SIGINT;
             clear_input();
         }
         if (winched) {
@@ -223,7 +223,9 @@ static bool add_line(const char *line)
 
 static void interactive(Session *s)
 {
-    printf("comb %s: .help for help, Ctrl-D to leave\n", PACKAGE_VERSION);
+    /* With results going to a file, the prompt and echo stay on the screen. */
+    rl_outstream = isatty(1) ? stdout : stderr;
+    fprintf(rl_outstream, "comb %s: .help for help, Ctrl-D to leave\n", PACKAGE_VERSION);
     history_start();
     readline_setup(s);
     char *line;
@@ -242,7 +244,7 @@ static void interactive(Session *s)
             rp.pending.len = 0;
     }
     if (!s->quit)
-        putchar('\n');
+        fputc('\n', rl_outstream);
     s->ready = NULL;
 }
 

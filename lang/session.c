@@ -139,7 +139,7 @@ static RunStatus execute(Session *s, VProto *p)
     VM *vm = s->vm;
     Value result = v_nil();
     FnJob j = {s, p};
-    vm_interrupt_flag = 0;
+    vm_poll_flag &= ~POLL_SIGINT;
     int rc = vm_protect(vm, make_function, &j);
     if (!rc)
         rc = vm_pcall(vm, s->keep->items[KEEP_LAST], 0, NULL, &result);

@@ -67,6 +67,7 @@ static bool key_eq(Value a, Value b)
 VMap *vm_map_new(VM *vm, size_t cap)
 {
     VMap *m = vm_new_obj(vm, sizeof(VMap), VT_MAP);
+    m->hdr.flags = MAP_DENSE;
     m->entries = NULL;
     m->index = NULL;
     m->count = m->live = m->cap = m->mask = 0;
@@ -77,15 +78,16 @@ VMap *vm_map_new(VM *vm, size_t cap)
 
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {
+    if (m->hdr.flags & MAP_DENSE)
+        return key.type == VT_INT && (uint64_t)key.as.i < m->count ? &m->entries[key.as.i] : NULL;
     if (!m->index)
         return NULL;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        uint32_t s = m->index[i];
-        if (!s)
+        MapSlot s = m->index[i];
+        if (!s.entry)
             return NULL;
-        MapEntry *e = &m->entries[s - 1];
-        if (key_eq(e->key, key))
-            return e;
+        if (s.hash == h && key_eq(m->entries[s.entry - 1].key, key))
+            return &m->entries[s.entry - 1];
     }
 }
 
@@ -93,10 +95,11 @@ static void reindex(VMap *m)
 {
     memset(m->index, 0, (m->mask + 1) * sizeof *m->index);
     for (size_t j = 0; j < m->count; j++) {
-        size_t i = vm_hash_value(m->entries[j].key) & m->mask;
-        while (m->index[i])
+        uint32_t h = vm_hash_value(m->entries[j].key);
+        size_t i = h & m->mask;
+        while (m->index[i].entry)
             i = (i + 1) & m->mask;
-        m->index[i] = (uint32_t)(j + 1);
+        m->index[i] = (MapSlot){h, (uint32_t)(j + 1)};
     }
 }
 
@@ -110,6 +113,23 @@ static void compact(VMap *m)
     m->count = j;
 }
 
+/* An index big enough for cap entries, rebuilt. */
+static void build_index(VM *vm, VMap *m, size_t cap)
+{
+    size_t isize = 8;
+    while (isize < 2 * cap)
+        isize *= 2;
+    if (!m->index || isize > m->mask + 1) {
+        MapSlot *index = vm_alloc(vm, isize * sizeof *index);
+        if (m->index)
+            vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
+        m->index = index;
+        m->mask = isize - 1;
+    }
+    compact(m);
+    reindex(m);
+}
+
 /* Room for cap entries. If an allocation fails part way the map stays
  * valid: vm_map_set grows again while index[] is half full. */
 void vm_map_reserve(VM *vm, VMap *m, size_t cap)
@@ -120,18 +140,15 @@ void vm_map_reserve(VM *vm, VMap *m, size_t cap)
         return;
     m->entries = vm_realloc(vm, m->entries, m->cap * sizeof(MapEntry), cap * sizeof(MapEntry));
     m->cap = cap;
-    size_t isize = 8;
-    while (isize < 2 * cap)
-        isize *= 2;
-    if (!m->index || isize > m->mask + 1) {
-        uint32_t *index = vm_alloc(vm, isize * sizeof *index);
-        if (m->index)
-            vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
-        m->index = index;
-        m->mask = isize - 1;
-    }
-    compact(m);
-    reindex(m);
+    if (!(m->hdr.flags & MAP_DENSE))
+        build_index(vm, m, cap);
+}
+
+/* A key other than the next int: the map needs its index from now on. */
+static void undense(VM *vm, VMap *m)
+{
+    build_index(vm, m, m->cap);
+    m->hdr.flags &= (uint16_t)~MAP_DENSE;
 }
 
 static MapEntry *lookup(const VMap *m, Value key)
@@ -154,10 +171,30 @@ Value *vm_map_ref(VMap *m, Value key)
     return e ? &e->val : NULL;
 }
 
+static void append(VM *vm, VMap *m, Value key, Value val)
+{
+    if (m->count == m->cap)
+        vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
+    m->entries[m->count].key = key;
+    m->entries[m->count].val = val;
+    m->count++;
+    m->live++;
+}
+
 void vm_map_set(VM *vm, VMap *m, Value key, Value val)
 {
     if (!norm_key(&key))
         vm_error(vm, "map key cannot be %s", key.type == VT_NIL ? "nil" : "NaN");
+    if (m->hdr.flags & MAP_DENSE) {
+        if (key.type == VT_INT && (uint64_t)key.as.i <= m->count) {
+            if ((uint64_t)key.as.i < m->count)
+                m->entries[key.as.i].val = val;
+            else
+                append(vm, m, key, val);
+            return;
+        }
+        undense(vm, m);
+    }
     uint32_t h = vm_hash_value(key);
     MapEntry *e = find(m, key, h);
     if (e) {
@@ -165,28 +202,25 @@ void vm_map_set(VM *vm, VMap *m, Value key, Value val)
         return;
     }
     if (m->count == m->cap || 2 * (m->count + 1) > m->mask + 1) {
-        if (m->live < m->count / 2) {
-            compact(m);
-            reindex(m);
-        } else {
+        if (m->live < m->count / 2)
+            build_index(vm, m, m->cap);
+        else
             vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
-        }
     }
     size_t i = h & m->mask;
-    while (m->index[i])
+    while (m->index[i].entry)
         i = (i + 1) & m->mask;
-    m->entries[m->count].key = key;
-    m->entries[m->count].val = val;
-    m->index[i] = (uint32_t)++m->count;
-    m->live++;
+    m->index[i] = (MapSlot){h, (uint32_t)(m->count + 1)};
+    append(vm, m, key, val);
 }
 
 bool vm_map_del(VM *vm, VMap *m, Value key)
 {
-    (void)vm;
     MapEntry *e = lookup(m, key);
     if (!e)
         return false;
+    if (m->hdr.flags & MAP_DENSE)
+        undense(vm, m);     /* entries stay where they are: e is still good */
     e->key = v_undef();
     e->val = v_nil();
     m->live--;

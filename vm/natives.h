@@ -60,5 +60,6 @@ _Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got);
 void vm_show(VM *vm, VStrBuf *sb, Value v, bool quote);
 VStr *vm_tostring(VM *vm, Value v);
 void vm_format_float(double f, char buf[32]);
+const char *vm_format_int(int64_t i, char buf[32]);   /* points into buf */
 
 #endif

@@ -85,17 +85,27 @@ void vm_array_reserve(VM *vm, VArray *a, size_t cap);
 
 /* Maps keep insertion order: entries[] in the order keys were added (a
  * deleted entry keeps its place with an VT_UNDEF key until the next resize),
- * and index[] is an open-addressing table of entry numbers + 1 (0 = empty).
+ * and index[] is an open-addressing table of slots {hash, entry number + 1}
+ * (entry 0: empty), so that a probe compares hashes without touching the
+ * entries. A dense map (flag MAP_DENSE) has had only the keys 0, 1, 2...
+ * added in that order and nothing deleted: entry k holds key k, and there is
+ * no index, so a map used as an int-keyed table costs what an array does.
  * Keys are any value but nil and NaN; a float key with an integral value is
  * stored as the int, so m[1] and m[1.0] are one entry. */
 typedef struct MapEntry {
     Value key, val;
 } MapEntry;
 
+#define MAP_DENSE 1u
+
+typedef struct MapSlot {
+    uint32_t hash, entry;
+} MapSlot;
+
 typedef struct VMap {
     Obj hdr;
     MapEntry *entries;
-    uint32_t *index;
+    MapSlot *index;
     size_t count;       /* entries[] used, deleted ones included */
     size_t live;        /* entries with a key */
     size_t cap;         /* entries[] room */

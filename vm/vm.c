@@ -15,12 +15,11 @@
 #define DEFAULT_SLOTS ((size_t)1 << 20)
 #define DEFAULT_FRAMES 200000u
 #define MAX_CLEVEL 200          /* vm_call nesting: natives calling comb */
-#define POLL_QUANTUM 1024
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-volatile sig_atomic_t vm_interrupt_flag;
+volatile sig_atomic_t vm_poll_flag;
 
 /* ---- life ------------------------------------------------------------- */
 
@@ -40,18 +39,19 @@ VM *vm_new(const VmOptions *opt)
     size_t slots = o.stack_slots ? o.stack_slots : DEFAULT_SLOTS;
     vm->max_frames = o.max_frames ? o.max_frames : DEFAULT_FRAMES;
     vm->stack = mem_alloc(slots * sizeof(Value));
+    vm->stack_end = vm->stack ? vm->stack + slots : NULL;
     vm->frames = mem_alloc(vm->max_frames * sizeof(VmFrame));
     vm->oom = mem_alloc(sizeof(VStr) + 14);
-    vm->budget = POLL_QUANTUM;
     vm->step_limited = o.step_limit != 0;
     vm->steps_left = o.step_limit;
+    if (vm->step_limited)
+        vm_poll_flag |= POLL_STEPS;
     vm->err = v_nil();
     vm_gc_stress(vm, getenv("COMB_GC_STRESS") && !strcmp(getenv("COMB_GC_STRESS"), "1"));
     if (!vm->stack || !vm->frames || !vm->oom || !vm_regex_init(vm)) {
         vm_free(vm);
         return NULL;
     }
-    vm->stack_end = vm->stack + slots;
     /* The out-of-memory message is made by hand: raising needs it. */
     memset(vm->oom, 0, sizeof(VStr));
     vm->oom->hdr.type = VT_STR;
@@ -127,7 +127,7 @@ void vm_pop_root(VM *vm, size_t n)
 static void on_sigint(int sig)
 {
     (void)sig;
-    vm_interrupt_flag = 1;
+    vm_poll_flag |= POLL_SIGINT;
 }
 
 void vm_install_sigint(void)
@@ -158,6 +158,7 @@ const char *vm_frame_name(const VmFrame *f)
 static void trace_add(VM *vm, const VmFrame *f)
 {
     VmTraceEntry *t = &vm->trace[vm->ntrace++];
+    memset(t, 0, sizeof *t);    /* compared whole by vm_print_error */
     t->native = f->native;
     t->p = f->fn ? f->fn->p : NULL;
     if (t->p) {
@@ -221,19 +222,15 @@ _Noreturn static void interrupt(VM *vm, const char *why)
     raise_error(vm);
 }
 
-/* Called every POLL_QUANTUM backward jumps and calls. */
+/* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
-    vm->budget = POLL_QUANTUM;
-    if (vm_interrupt_flag) {
-        vm_interrupt_flag = 0;
+    if (vm_poll_flag & POLL_SIGINT) {
+        vm_poll_flag &= ~POLL_SIGINT;
         interrupt(vm, "interrupted");
     }
-    if (vm->step_limited) {
-        if (vm->steps_left <= POLL_QUANTUM)
-            interrupt(vm, "step limit exceeded");
-        vm->steps_left -= POLL_QUANTUM;
-    }
+    if (vm->step_limited && vm->steps_left-- == 0)
+        interrupt(vm, "step limit exceeded");
 }
 
 void vm_print_error(VM *vm, FILE *out)
@@ -249,15 +246,23 @@ void vm_print_error(VM *vm, FILE *out)
         fputs("comb: ", out);
     fwrite(msg->data, 1, msg->len, out);
     fputc('\n', out);
-    for (int i = 0; i < vm->ntrace; i++) {
+    for (int i = 0; i < vm->ntrace;) {
         const VmTraceEntry *t = &vm->trace[i];
         if (i == VM_TRACE_MAX / 2 && vm->trace_skipped)
             fprintf(out, "  ... %u more\n", vm->trace_skipped);
+        int same = 1;   /* a recursion shows as one line */
+        while (i + same < vm->ntrace && i + same != VM_TRACE_MAX / 2 &&
+               !memcmp(&vm->trace[i + same], t, sizeof *t))
+            same++;
         if (t->native)
-            fprintf(out, "  in native %s\n", t->native->def->name);
+            fprintf(out, "  in native %s", t->native->def->name);
         else
-            fprintf(out, "  in %s at %s:%u:%u\n", t->p->name ? t->p->name->data : "fn",
+            fprintf(out, "  in %s at %s:%u:%u", t->p->name ? t->p->name->data : "fn",
                     t->p->module->path->data, t->line, t->col);
+        if (same > 1)
+            fprintf(out, " (%d times)", same);
+        fputc('\n', out);
+        i += same;
     }
 }
 
@@ -552,7 +557,7 @@ static void arith_slow(VM *vm, int op, Value a, Value b, Value *dst)
         *dst = r;
         return;
     case AR_OVERFLOW:
-        vm_error(vm, "integer overflow in '%s'", vm_arith_sym[op]);
+        vm_error(vm, "integer overflow");
     case AR_DIVZERO:
         vm_error(vm, "division by zero");
     default:
@@ -573,7 +578,7 @@ static Value negate_slow(VM *vm, Value a)
     Value r;
     ArithStatus st = vm_negate(a, &r);
     if (st == AR_OVERFLOW)
-        vm_error(vm, "integer overflow in unary '-'");
+        vm_error(vm, "integer overflow");
     if (st != AR_OK)
         vm_error(vm, "cannot apply unary '-' to %s", v_type_name(a));
     return r;
@@ -754,7 +759,7 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
     } while (0)
 #define POLL()                                      \
     do {                                            \
-        if (UNLIKELY(--vm->budget < 0))             \
+        if (UNLIKELY(vm_poll_flag))                 \
             PROTECT(poll(vm));                      \
     } while (0)
 #define LOAD_FRAME()                                \
@@ -842,6 +847,12 @@ static inline bool fmod_ok(double a, double b, double *r)
     return true;
 }
 
+/* Each instruction ends in its own indirect jump (threaded code) only if
+ * GCC does not merge those tails into one: hence no-crossjumping and, as
+ * the GCC manual advises for computed gotos, no-gcse. */
+#if defined(VM_GOTO) && !defined(__clang__)
+__attribute__((optimize("no-crossjumping", "no-gcse")))
+#endif
 static Value execute(VM *vm)
 {
 #ifdef VM_GOTO
@@ -1117,9 +1128,9 @@ next:
     CASE(JMP)
     {
         int off = GsJ(i);
-        pc += off;
         if (off < 0)
-            POLL();
+            POLL();     /* before moving, so an interrupt names the loop */
+        pc += off;
         NEXT();
     }
     CASE(FORPREP)
@@ -1142,8 +1153,8 @@ next:
             ra[0].as.i = n;
             ra[2].type = VT_INT;
             ra[2].as.i = n;
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1169,8 +1180,8 @@ next:
             GCSTEP();
         }
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1180,8 +1191,8 @@ next:
         PROTECT(more = iter_next(vm, RA, true));
         GCSTEP();
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1189,11 +1200,11 @@ next:
     {
         Value *ra = RA;
         int argc = GB(i);
+        POLL();
         SAVEPC();
         if (LIKELY(ra->type == VT_FUNC)) {
             frame = push_frame(vm, AS_FUNC(*ra), ra + 1, argc);
             LOAD_FRAME();
-            POLL();
         } else if (ra->type == VT_NATIVE) {
             Value r = call_native(vm, AS_NATIVE(*ra), ra + 1, argc);
             *ra = r;

@@ -98,8 +98,7 @@ struct VM {
     int ntrace;
     uint32_t trace_skipped; /* frames left out of the middle of the trace */
 
-    /* interrupt and step limit, polled on backward jumps and calls */
-    int32_t budget;
+    /* the step limit, counted on backward jumps and calls */
     uint64_t steps_left;
     bool step_limited;
 
@@ -143,8 +142,12 @@ int vm_error_status(VM *vm);
 void vm_push_root(VM *vm, Value v);
 void vm_pop_root(VM *vm, size_t n);
 
-/* SIGINT sets this; the loop raises "interrupted" when it sees it. */
-extern volatile sig_atomic_t vm_interrupt_flag;
+/* Nonzero asks the loop to poll on backward jumps and calls: SIGINT sets
+ * POLL_SIGINT (the loop raises "interrupted"); a VM with a step limit sets
+ * POLL_STEPS, and then counts one step per poll. */
+extern volatile sig_atomic_t vm_poll_flag;
+#define POLL_SIGINT 1
+#define POLL_STEPS 2
 void vm_install_sigint(void);
 
 /* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
