@@ -38,6 +38,7 @@ static struct {
     bool got_line;
     char history[4096];     /* the history file; empty: none */
     int appended;           /* entries appended since the file was rewritten */
+    bool history_warned;    /* said once that the file cannot be written */
     CompleteList matches;   /* for readline's generator */
     size_t next_match;
 } rp;
@@ -89,11 +90,17 @@ static void remember(const char *src, size_t len)
     HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1) : NULL;
     if (!last || strcmp(last->line, entry.p)) {
         add_history(entry.p);
+        int err = 0;
         if (*rp.history && ++rp.appended >= REPL_HISTORY_MAX) {
-            write_history(rp.history);      /* keeps the file bounded */
+            err = write_history(rp.history);    /* keeps the file bounded */
             rp.appended = 0;
         } else if (*rp.history) {
-            append_history(1, rp.history);
+            err = append_history(1, rp.history);
+        }
+        if (err && !rp.history_warned) {
+            fprintf(stderr, "comb: cannot write the history to %s: %s\n", rp.history,
+                    strerror(err));
+            rp.history_warned = true;
         }
     }
     text_free(&entry);
