@@ -436,8 +436,13 @@ static void lex_op(Lexer *lx)
 
 TokenList lex(Arena *a, const char *src, size_t len, Diag *diag)
 {
+    return lex_at(a, src, len, 1, diag);
+}
+
+TokenList lex_at(Arena *a, const char *src, size_t len, int first_line, Diag *diag)
+{
     Lexer lx = {.arena = a, .diag = diag, .src = src, .p = src, .end = src + len,
-                .line_start = src, .line = 1};
+                .line_start = src, .line = first_line};
     while (lx.p < lx.end) {
         char c = *lx.p;
         if (c == '\n') {

@@ -3,10 +3,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lang/cmd_jobs.h"
+#include "lang/help.h"
 #include "lang/load.h"
 #include "lang/paths.h"
+#include "lang/repl.h"
 #include "store/mem.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
@@ -21,12 +24,17 @@ static void usage(FILE *out)
             "\n"
             "comb is a query language, bytecode VM and prompt for stores of tagsets.\n"
             "\n"
+            "  comb                    the prompt on a terminal; else run standard input\n"
+            "                          as a batch, statement by statement, as if typed\n"
+            "  comb DIR                the same, with the store in DIR bound to ds\n"
             "  comb FILE [ARGS...]     run the program in FILE\n"
             "  comb -e CODE [ARGS...]  run CODE\n"
-            "  comb - [ARGS...]        run the program read from standard input\n"
+            "  comb - [ARGS...]        run the program read from standard input, as a file\n"
             "\n"
             "options:\n"
+            "  --norc            do not run ~/.combrc before the prompt or batch\n"
             "  --dump            print the program's bytecode instead of running it\n"
+            "  --reference       print the reference tables of docs/LANGUAGE.md (Markdown)\n"
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
@@ -36,9 +44,10 @@ static void usage(FILE *out)
 
 /* What the command line asks for. */
 typedef struct Args {
-    const char *file;       /* a path, "-" for stdin; NULL with code */
+    const char *file;       /* a path, "-" for stdin, a store DIR; NULL: the prompt */
     const char *code;       /* -e */
     bool dump;
+    bool norc;
     int nargs;              /* the program's own arguments */
     char **args;
 } Args;
@@ -57,8 +66,14 @@ static int parse_args(int argc, char **argv, Args *a)
             printf("comb %s\n", PACKAGE_VERSION);
             return 0;
         }
+        if (!strcmp(s, "--reference")) {
+            help_reference(stdout);
+            return 0;
+        }
         if (!strcmp(s, "--dump")) {
             a->dump = true;
+        } else if (!strcmp(s, "--norc")) {
+            a->norc = true;
         } else if (!strcmp(s, "-e")) {
             if (++i == argc) {
                 fprintf(stderr, "comb: -e needs CODE\n");
@@ -74,10 +89,6 @@ static int parse_args(int argc, char **argv, Args *a)
             usage(stderr);
             return EXIT_USAGE;
         }
-    }
-    if (!a->file && !a->code) {
-        usage(stderr);
-        return EXIT_USAGE;
     }
     a->nargs = argc - i;
     a->args = argv + i;
@@ -107,8 +118,18 @@ static VModule *load_stdin(VM *vm)
     return m;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
 static int run(VM *vm, const Args *a)
 {
+    if (!a->code && (!a->file || is_dir(a->file))) {
+        ReplOptions o = {.norc = a->norc, .store_dir = a->file};
+        return repl_main(vm, &o);
+    }
     VModule *m;
     if (a->code)
         m = lc_load_source(vm, a->code, strlen(a->code), "<-e>", stderr);
