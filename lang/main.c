@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lang/cmd_store.h"
 #include "lang/paths.h"
 
 static void usage(FILE *out)
@@ -23,6 +24,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "store"))
+        return cmd_store(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
