@@ -30,6 +30,7 @@ void st_load_opts_default(st_load_opts *o)
 {
     st_update_opts_default(&o->update);
     memset(&o->sort, 0, sizeof o->sort);
+    o->to_adds = false;
 }
 
 static uint32_t part_of(const void *rec)
@@ -158,7 +159,7 @@ static int slice_next(void *self, const void **rec, st_err *err)
 static int update_all(st_load *l, st_txn *t, st_update_stats *st, st_err *err)
 {
     const st_update_opts *uo = &l->o.update;
-    bool sweep = uo->age_field || (uo->remove_keys && uo->nremove);
+    bool sweep = !l->o.to_adds && (uo->age_field || (uo->remove_keys && uo->nremove));
     struct slice sl = {.sorter = l->sorter};
     st_source src = {slice_next, &sl, "load"};
     if (slice_fetch(&sl, err) < 0)
@@ -171,7 +172,9 @@ static int update_all(st_load *l, st_txn *t, st_update_stats *st, st_err *err)
         sl.g = g;
         uint32_t v, p;
         st_partition_split(g, l->partitions, &v, &p);
-        if (st_update_partition(t, l->s, l->schema, v, p, &src, uo, st, err) < 0)
+        int rc = l->o.to_adds ? st_update_adds(t, l->s, l->schema, v, p, &src, uo, st, err)
+                              : st_update_partition(t, l->s, l->schema, v, p, &src, uo, st, err);
+        if (rc < 0)
             return -1;
     }
     return 0;

@@ -14,7 +14,10 @@
  * the options age off or remove keys, on every other partition too (any may
  * hold tagsets to remove); then it commits once. So a load is visible all
  * at once or not at all, and a load that failed or was killed is simply run
- * again. The options' write label also labels the generation.
+ * again. The options' write label also labels the generation. With
+ * opts.to_adds the loader runs st_update_adds instead (Gecko's split: the
+ * day's tags wait in each partition's adds file for the cycle's update);
+ * the policy then does not apply and only touched partitions are visited.
  *
  * Memory: the sort's parcel (opts.sort.parcel_bytes, default 1 GiB), plus
  * one partition update at a time (store/update.h).
@@ -27,6 +30,8 @@
 #ifndef COMB_STORE_LOAD_H
 #define COMB_STORE_LOAD_H
 
+#include <stdbool.h>
+
 #include "store/datastore.h"
 #include "store/err.h"
 #include "store/schema.h"
@@ -36,6 +41,7 @@
 typedef struct st_load_opts {
     st_update_opts update; /* policy and write options for every partition */
     st_sort_opts sort;     /* parcel size, temporary directory (prefix: ignored) */
+    bool to_adds;          /* stage into adds files (st_update_adds), for a later update */
 } st_load_opts;
 
 void st_load_opts_default(st_load_opts *o);

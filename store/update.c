@@ -324,9 +324,11 @@ static void add_stats(st_update_stats *st, const st_merge_stats *m, const struct
     st->replaced_tagsets += m->discarded_tagsets;
 }
 
-int st_update_partition(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
-                        uint32_t part, const st_source *adds, const st_update_opts *o,
-                        st_update_stats *stats, st_err *err)
+/* Merges adds into the partition's file of kind target: its tags (the
+ * update), or its adds file (the split step: plain combine, no dels). */
+static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
+                  uint32_t part, st_kind target, const st_source *adds, const st_update_opts *o,
+                  st_update_stats *stats, st_err *err)
 {
     st_update_opts dflt;
     if (!o) {
@@ -338,19 +340,19 @@ int st_update_partition(st_txn *t, const st_store *s, const st_schema *schema, u
                        .part = part};
     if (setup(s, schema, o, &pol, &chk.pk, err) < 0)
         return -1;
-    struct out tags = {t, vol, part, ST_TAGS, schema, &o->write, NULL, NULL, 0, 0, 0};
+    struct out tags = {t, vol, part, target, schema, &o->write, NULL, NULL, 0, 0, 0};
     struct out dels = {t, vol, part, ST_DELS, schema, &o->write, NULL, NULL, 0, 0, 0};
     st_rec_reader *old = NULL, *addf = NULL;
     st_source oldsrc = {no_records, NULL, NULL};
     st_file f;
-    int rc = -1, has = st_store_file(s, vol, part, ST_TAGS, &f, err);
+    int rc = -1, has = st_store_file(s, vol, part, target, &f, err);
     if (has < 0 || (has && !(old = st_rec_open(f.path, schema, &o->write.io, err))))
         goto done;
     if (old)
         oldsrc = st_rec_source(old);
     if (adds) {
         chk.in = *adds;
-    } else {
+    } else if (target == ST_TAGS) {
         has = st_store_file(s, vol, part, ST_ADDS, &f, err);
         if (has < 0 || (has && !(addf = st_rec_open(f.path, schema, &o->write.io, err))))
             goto done;
@@ -363,14 +365,15 @@ int st_update_partition(st_txn *t, const st_store *s, const st_schema *schema, u
         .key_ctx = (void *)schema,
         .old = oldsrc,
         .add = {adds_next, &chk, chk.in.name},
-        .policy = decide,
+        .policy = target == ST_TAGS ? decide : NULL, /* NULL: combine everything */
         .policy_ctx = &pol,
         .out = {out_put, &tags},
         .removed = {out_put, &dels},
     };
     st_merge_stats ms;
     if (st_merge(&spec, &ms, err) < 0 || out_finish(&tags, s, err) < 0 ||
-        out_finish(&dels, s, err) < 0 || (addf && st_store_drop(t, vol, part, ST_ADDS, err) < 0))
+        (target == ST_TAGS && out_finish(&dels, s, err) < 0) ||
+        (addf && st_store_drop(t, vol, part, ST_ADDS, err) < 0))
         goto done;
     if (stats)
         add_stats(stats, &ms, &tags, &dels);
@@ -381,4 +384,20 @@ done:
     st_rec_close(old);
     st_rec_close(addf);
     return rc;
+}
+
+int st_update_partition(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
+                        uint32_t part, const st_source *adds, const st_update_opts *o,
+                        st_update_stats *stats, st_err *err)
+{
+    return update(t, s, schema, vol, part, ST_TAGS, adds, o, stats, err);
+}
+
+int st_update_adds(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
+                   uint32_t part, const st_source *adds, const st_update_opts *o,
+                   st_update_stats *stats, st_err *err)
+{
+    if (!adds)
+        return st_err_set(err, ST_EINPUT, "update: st_update_adds needs an add stream");
+    return update(t, s, schema, vol, part, ST_ADDS, adds, o, stats, err);
 }

@@ -22,6 +22,9 @@
  * current before stays current and whole. Only existing files are dropped,
  * so an update with nothing to do (no tags, no adds, no dels) stages nothing.
  *
+ * st_update_adds is the split step before it: the adds accumulate in the
+ * partition's adds file until an update with adds NULL merges them.
+ *
  * The policy, per key (records with equal keys, old ones first):
  *   1. a key in opts.remove_keys is removed: all its records go to dels;
  *   2. COMBINE (default, Gecko's update): the add's tags follow the old
@@ -85,5 +88,14 @@ int st_update_check(const st_store *s, const st_schema *schema, const st_update_
 int st_update_partition(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
                         uint32_t part, const st_source *adds, const st_update_opts *o,
                         st_update_stats *stats, st_err *err);
+
+/* The cycle's split step: merges the add stream (not NULL) into the
+ * partition's adds file, combining, with no policy (only o's write options
+ * apply; nothing is removed; tags and dels are untouched). A later
+ * st_update_partition with adds NULL merges that file into the tags and
+ * drops it. In stats, out_* count the new adds file. */
+int st_update_adds(st_txn *t, const st_store *s, const st_schema *schema, uint32_t vol,
+                   uint32_t part, const st_source *adds, const st_update_opts *o,
+                   st_update_stats *stats, st_err *err);
 
 #endif

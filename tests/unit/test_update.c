@@ -739,6 +739,54 @@ static void update_checks_its_adds(void **state)
     model_free(&want);
 }
 
+/* Gecko's cycle: the day's loads wait in adds files (combined load after
+ * load); then one job per volume merges each partition's adds file into its
+ * tags and drops it, under an age-off. */
+static void adds_files_wait_for_the_cycle(void **state)
+{
+    (void)state;
+    model old = {0}, day1 = {0}, day2 = {0};
+    old_and_adds(2, 3, 400, 150, 300, 4, &old, &day1);
+    random_tagsets(&day2, 150, 300, 4);
+    st_load_opts o;
+    st_load_opts_default(&o);
+    o.to_adds = true;
+    o.update.age_field = "ts"; /* ignored when staging adds */
+    o.update.age_cutoff = 9999;
+    load_ok(&day1, &o, NULL);
+    load_ok(&day2, &o, NULL);
+    model before = {0}, waiting = {0};
+    read_store(ST_TAGS, &before);
+    assert_same(&old, &before);
+    model_combine(&waiting, &day1);
+    model_combine(&waiting, &day2);
+    assert_store(ST_ADDS, &waiting);
+    st_err err;
+    st_store *s = st_store_open(dir, &err);
+    st_update_opts uo;
+    st_update_opts_default(&uo);
+    uo.age_field = "ts";
+    uo.age_cutoff = 3000;
+    for (uint32_t v = 0; v < 2; v++) {
+        st_txn *t = st_store_begin(s, v, &err);
+        assert_non_null(t);
+        for (uint32_t p = 0; p < 3; p++)
+            if (st_update_partition(t, s, S, v, p, NULL, &uo, NULL, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(st_store_commit(t, &err), 0);
+    }
+    st_store_close(s);
+    model_combine(&old, &waiting);
+    model keep = {0}, gone = {0}, none = {0};
+    for (size_t i = 0; i < old.n; i++)
+        *model_push(ts_of(&old.v[i]) < 3000 ? &gone : &keep) = old.v[i];
+    assert_store(ST_TAGS, &keep);
+    assert_store(ST_DELS, &gone);
+    assert_store(ST_ADDS, &none);
+    model_free(&old), model_free(&day1), model_free(&day2), model_free(&before);
+    model_free(&waiting), model_free(&keep), model_free(&gone);
+}
+
 /* A schema without tag fields: every record is a tagset; equal keys stay apart. */
 static void tagless_schema(void **state)
 {
@@ -833,6 +881,7 @@ int main(void)
         T(io_failures_keep_the_previous_generation),
         T(allocation_failures_keep_the_previous_generation),
         T(update_checks_its_adds),
+        T(adds_files_wait_for_the_cycle),
         T(tagless_schema),
         T(schema_forms),
         T(bad_options_are_refused),
