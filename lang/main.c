@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "lang/cmd_jobs.h"
+#include "lang/cmd_store.h"
 #include "lang/help.h"
 #include "lang/load.h"
 #include "lang/paths.h"
@@ -152,10 +153,20 @@ static int run(VM *vm, const Args *a)
     return 0;
 }
 
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} subcommands[] = {
+    {"jobs", cmd_jobs},
+    {"store", cmd_store},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "jobs"))
-        return cmd_jobs(argc - 1, argv + 1);
+    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(argv[1], subcommands[i].name))
+            return subcommands[i].run(argc - 1, argv + 1);
     Args a = {0};
     int status = parse_args(argc, argv, &a);
     if (status >= 0)

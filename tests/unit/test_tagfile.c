@@ -15,6 +15,7 @@
 
 #include "store/bytes.h"
 #include "store/mem.h"
+#include "store/sysio.h"
 #include "store/tagfile.h"
 #include "tests/unit/gen_store.h"
 
@@ -709,16 +710,16 @@ static void write_faults_keep_the_previous_file(void **state)
     o.io.bufsize = 4096;
     st_err err = {0};
     const char *path = file("gen");
-    const st_io_op ops[] = {ST_IO_WRITE, ST_IO_WRITE, ST_IO_FSYNC};
+    const st_sys_op ops[] = {ST_SYS_WRITE, ST_SYS_WRITE, ST_SYS_FSYNC};
     const int errs[] = {EIO, ENOSPC, EIO};
     for (int k = 0; k < 3; k++) {
         for (unsigned long nth = 1;; nth += k < 2 ? 3 : 1) {
             assert_int_equal(write_model(path, s, &old, &o, &err), 0);
             size_t n0;
             unsigned char *before = gen_slurp(path, &n0);
-            st_nbuf_set_fault(ops[k], nth, errs[k]);
+            st_sys_fail_after(ops[k], nth, errs[k]);
             int rc = write_model(path, s, &t, &o, &err);
-            st_nbuf_set_fault(ops[k], 0, 0);
+            st_sys_fail_after(ops[k], 0, 0);
             assert_int_equal(gen_count_temps(dir), 0);
             mem_free(before, n0 + 1);
             if (rc == 0 || (k == 2 && nth == 2)) {
@@ -755,7 +756,7 @@ static void read_faults_name_file_and_block(void **state)
     assert_int_equal(write_model(file("rf"), s, &t, &o, &err), 0);
     st_nbuf_opts io = {3, 4096, false};
     for (unsigned long nth = 1; nth < 12; nth++) {
-        st_nbuf_set_fault(ST_IO_READ, nth, EIO);
+        st_sys_fail_after(ST_SYS_READ, nth, EIO);
         st_reader *r = st_reader_open(file("rf"), &io, &err);
         int rc = -1;
         if (r) {
@@ -763,7 +764,7 @@ static void read_faults_name_file_and_block(void **state)
             while ((rc = st_reader_next(r, &b, &err)) == 1)
                 ;
         }
-        st_nbuf_set_fault(ST_IO_READ, 0, 0);
+        st_sys_fail_after(ST_SYS_READ, 0, 0);
         assert_int_equal(rc, -1);
         assert_int_equal(err.code, ST_EIO);
         assert_memory_equal(err.msg, file("rf"), strlen(file("rf")));
