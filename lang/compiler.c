@@ -456,6 +456,16 @@ static int expr_any(Compiler *c, Expr *e)
     return r;
 }
 
+/* A register holding e's value, computed into dst if dst is a temporary
+ * (its old value is dead), so a chain a + b + c needs no register per link. */
+static int expr_in(Compiler *c, Expr *e, int dst)
+{
+    if (dst < c->fs->nactive || (e->kind == E_NAME && find_local(c->fs, &e->u.name) >= 0))
+        return expr_any(c, e);
+    expr_to(c, e, dst);
+    return dst;
+}
+
 static void load_const(Compiler *c, Expr *e, Value v, int dst)
 {
     if (IS_INT(v) && v.as.i >= MIN_sBx && v.as.i <= MAX_sBx)
@@ -488,13 +498,13 @@ static void arith_to(Compiler *c, Expr *e, int aop, Expr *a, Expr *b, int dst)
     static const VmOpcode rk[] = {OP_ADDK, OP_SUBK, OP_MULK, OP_DIVK, OP_MODK};
     int save = c->fs->freereg, imm, k;
     if (aop == ARITH_ADD && small_int(b, &imm)) {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         EMIT(e, mk_abc(OP_ADDI, dst, ra, imm + 127));
     } else if (num_const(c, b, &k)) {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         EMIT(e, mk_abc(rk[aop], dst, ra, k));
     } else {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         int rb = expr_any(c, b);
         EMIT(e, mk_abc(rr[aop], dst, ra, rb));
     }
@@ -711,7 +721,7 @@ static void index_to(Compiler *c, Expr *e, int dst)
 {
     Expr *key = e->u.index.key;
     int save = c->fs->freereg, k;
-    int ro = expr_any(c, e->u.index.obj);
+    int ro = expr_in(c, e->u.index.obj, dst);
     fold(c, key);
     if (str_key(c, key, &k))
         EMIT(e, mk_abc(OP_GETINDEXK, dst, ro, k));
@@ -835,7 +845,7 @@ static void expr_to(Compiler *c, Expr *e, int dst)
         return;
     case E_UNARY: {
         int save = c->fs->freereg;
-        int ra = expr_any(c, e->u.op.a);
+        int ra = expr_in(c, e->u.op.a, dst);
         EMIT(e, mk_abc(e->u.op.op == T_NOT ? OP_NOT : OP_UNM, dst, ra, 0));
         free_to(c, save);
         return;

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_DEPTH 200   /* nesting of expressions and blocks */
+/* Nesting of expressions and blocks, counting each operator of a chain
+ * like a + b + c as a level too: the compiler recurses that deep. */
+#define MAX_DEPTH 400
 
 typedef struct Parser {
     Arena *a;
@@ -338,11 +340,14 @@ static int precedence(TokKind k)
 static Expr *binary(Parser *p, int min)
 {
     Expr *l = unary(p);
+    int depth = p->depth;
     for (;;) {
         const Token *t = peek(p);
         int prec = precedence(t->kind);
-        if (prec <= min)
+        if (prec <= min || !enter(p)) {
+            p->depth = depth;
             return l;
+        }
         advance(p);
         Expr *r = binary(p, prec);
         Expr *e = new_expr(p, t->kind == T_AND ? E_AND : t->kind == T_OR ? E_OR : E_BINARY, t);

@@ -233,9 +233,17 @@ static void poll(VM *vm)
         interrupt(vm, "step limit exceeded");
 }
 
+static void error_text(VM *vm, void *msg)
+{
+    *(VStr **)msg = vm_tostring(vm, vm->err);
+}
+
 void vm_print_error(VM *vm, FILE *out)
 {
-    VStr *msg = vm_tostring(vm, vm->err);
+    VStr *msg = vm->oom;    /* if even the text of the error cannot be made */
+    Value err = vm->err;
+    vm_protect(vm, error_text, &msg);
+    vm->err = err;
     const VmTraceEntry *at = NULL;
     for (int i = 0; i < vm->ntrace && !at; i++)
         if (vm->trace[i].p)
@@ -791,6 +799,9 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
             RA->as.i = r;                                                           \
         } else if (rb->type == VT_FLOAT && rc->type == VT_FLOAT && fltop(rb->as.f, rc->as.f, &f)) { \
             *RA = v_float(f);                                                       \
+        } else if (aop == ARITH_ADD && rb->type == VT_STR && rc->type == VT_STR) {  \
+            PROTECT(*RA = v_obj(vm_str_concat(vm, AS_STR(*rb), AS_STR(*rc))));      \
+            GCSTEP();                                                               \
         } else {                                                                    \
             PROTECT(arith_slow(vm, aop, *rb, *rc, RA));                             \
             GCSTEP();                                                               \
@@ -980,10 +991,19 @@ next:
     CASE(GETINDEX)
     {
         Value *rb = RB, *rc = RC;
-        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len)
+        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len) {
             *RA = AS_ARRAY(*rb)->items[rc->as.i];
-        else
+        } else if (rb->type == VT_MAP) {
+            VMap *m = AS_MAP(*rb);
+            Value *v;
+            if ((m->hdr.flags & MAP_DENSE) && rc->type == VT_INT && (uint64_t)rc->as.i < m->count)
+                v = &m->vals[rc->as.i];
+            else
+                v = vm_map_ref(m, *rc);
+            *RA = v ? *v : v_nil();
+        } else {
             PROTECT(*RA = index_get(vm, *rb, *rc));
+        }
         NEXT();
     }
     CASE(GETINDEXK)
@@ -1009,9 +1029,12 @@ next:
     CASE(SETINDEX)
     {
         Value *ra = RA, *rb = RB;
-        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len)
+        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len) {
             AS_ARRAY(*ra)->items[rb->as.i] = *RC;
-        else {
+        } else if (ra->type == VT_MAP && (AS_MAP(*ra)->hdr.flags & MAP_DENSE) && rb->type == VT_INT &&
+                   (uint64_t)rb->as.i < AS_MAP(*ra)->count) {
+            AS_MAP(*ra)->vals[rb->as.i] = *RC;
+        } else {
             PROTECT(index_set(vm, *ra, *rb, *RC));
             GCSTEP();
         }

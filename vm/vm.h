@@ -65,6 +65,12 @@ typedef struct VmOptions {
  * (lang/), which the VM knows nothing of. */
 typedef VModule *(*vm_import_fn)(VM *vm, VStr *name, VModule *from);
 
+/* Object blocks up to VM_SMALL_MAX bytes come in classes of 16 bytes and
+ * are kept for reuse when freed (up to a bound), sparing malloc and the
+ * allocation hook's counters on the commonest allocations. */
+#define VM_SMALL_MAX 64
+#define VM_SMALL_CLASSES (VM_SMALL_MAX / 16)
+
 struct VM {
     /* the stack and frames (fixed size: slots never move, so natives'
      * argv and open upvalues stay valid) */
@@ -85,6 +91,8 @@ struct VM {
     Obj **gray;
     size_t ngray, cap_gray;
     bool gray_overflow;
+    void *small[VM_SMALL_CLASSES];  /* freed small object blocks, for reuse */
+    uint32_t nsmall[VM_SMALL_CLASSES];
     Value *roots;           /* vm_push_root */
     size_t nroots, cap_roots;
 
@@ -155,8 +163,10 @@ void vm_install_sigint(void);
 void *vm_alloc(VM *vm, size_t size);
 void *vm_realloc(VM *vm, void *p, size_t osize, size_t nsize);
 void vm_free_mem(VM *vm, void *p, size_t size);
-/* A new object of size bytes and type, on the collector's list. */
+/* A new object of size bytes and type, on the collector's list; and the
+ * release of its block (by vm_obj_release) with the same size. */
 void *vm_new_obj(VM *vm, size_t size, VType type);
+void vm_free_obj(VM *vm, void *o, size_t size);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */
