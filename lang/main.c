@@ -4,7 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lang/load.h"
 #include "lang/paths.h"
+#include "store/mem.h"
+#include "vm/opcodes.h"
+#include "vm/vm.h"
+
+/* Exit statuses: a comb error (syntax or run time) is 1, bad usage 2. */
+enum { EXIT_COMB_ERROR = 1, EXIT_USAGE = 2 };
 
 static void usage(FILE *out)
 {
@@ -13,7 +20,12 @@ static void usage(FILE *out)
             "\n"
             "comb is a query language, bytecode VM and prompt for stores of tagsets.\n"
             "\n"
+            "  comb FILE [ARGS...]     run the program in FILE\n"
+            "  comb -e CODE [ARGS...]  run CODE\n"
+            "  comb - [ARGS...]        run the program read from standard input\n"
+            "\n"
             "options:\n"
+            "  --dump            print the program's bytecode instead of running it\n"
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
@@ -21,22 +33,120 @@ static void usage(FILE *out)
             paths_stdlib());
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct Args {
+    const char *file;       /* a path, "-" for stdin; NULL with code */
+    const char *code;       /* -e */
+    bool dump;
+    int nargs;              /* the program's own arguments */
+    char **args;
+} Args;
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, Args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+        if (!strcmp(s, "-V") || !strcmp(s, "--version")) {
             printf("comb %s\n", PACKAGE_VERSION);
             return 0;
         }
-        fprintf(stderr, "comb: unknown argument '%s'\n", a);
-        usage(stderr);
-        return 2;
+        if (!strcmp(s, "--dump")) {
+            a->dump = true;
+        } else if (!strcmp(s, "-e")) {
+            if (++i == argc) {
+                fprintf(stderr, "comb: -e needs CODE\n");
+                return EXIT_USAGE;
+            }
+            a->code = argv[i++];
+            break;
+        } else if (!strcmp(s, "-") || s[0] != '-') {
+            a->file = argv[i++];
+            break;
+        } else {
+            fprintf(stderr, "comb: unknown argument '%s'\n", s);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
     }
-    usage(stderr);
-    return 2;
+    if (!a->file && !a->code) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    a->nargs = argc - i;
+    a->args = argv + i;
+    return -1;
+}
+
+static VModule *load_stdin(VM *vm)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = mem_alloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, stdin);
+        if (n < cap)
+            break;
+        char *more = mem_realloc(buf, cap, 2 * cap);
+        if (!more)
+            mem_free(buf, cap);
+        buf = more;
+        cap *= 2;
+    }
+    if (!buf) {
+        fprintf(stderr, "comb: out of memory reading the program\n");
+        return NULL;
+    }
+    VModule *m = lc_load_source(vm, buf, n, "<stdin>", stderr);
+    mem_free(buf, cap);
+    return m;
+}
+
+static int run(VM *vm, const Args *a)
+{
+    VModule *m;
+    if (a->code)
+        m = lc_load_source(vm, a->code, strlen(a->code), "<-e>", stderr);
+    else if (!strcmp(a->file, "-"))
+        m = load_stdin(vm);
+    else
+        m = lc_load_file(vm, a->file, stderr);
+    if (!m)
+        return EXIT_COMB_ERROR;
+    if (a->dump) {
+        vm_disasm(m->main, stdout);
+        return 0;
+    }
+    int status = vm_run_module(vm, m);
+    fflush(stdout);
+    if (status) {
+        vm_print_error(vm, stderr);
+        return vm_error_status(vm);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Args a = {0};
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    VM *vm = vm_new(NULL);
+    if (!vm) {
+        fprintf(stderr, "comb: out of memory\n");
+        return EXIT_COMB_ERROR;
+    }
+    lc_install_import(vm);
+    vm_install_sigint();
+    status = EXIT_COMB_ERROR;
+    if (vm_set_args(vm, a.nargs, a.args) == 0)
+        status = run(vm, &a);
+    fflush(stdout);
+    vm_free(vm);
+    return status;
 }

@@ -1,0 +1,22 @@
+/* diag: how the front end reports errors in a program: `file:line:col: message`,
+ * every error of a file, counted. */
+#ifndef COMB_DIAG_H
+#define COMB_DIAG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define DIAG_MAX 50     /* report at most this many errors of one file */
+
+typedef struct Diag {
+    FILE *out;          /* where messages go; NULL: counted only */
+    const char *file;
+    int nerrors;
+    bool at_eof;        /* an error was at the end of the input (the prompt reads on) */
+} Diag;
+
+void diag_init(Diag *d, FILE *out, const char *file);
+void diag_error(Diag *d, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

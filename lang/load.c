@@ -1,0 +1,196 @@
+/* load: programs from text and files to compiled modules, and the module
+ * loader behind `import`. */
+#include "config.h"
+#include "lang/load.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/compiler.h"
+#include "lang/parser.h"
+#include "lang/paths.h"
+#include "store/mem.h"
+
+typedef struct CompileJob {
+    VModule *mod;
+    const char *src;
+    size_t len;
+    Diag *d;
+    Arena *a;
+    VProto *main;
+} CompileJob;
+
+static void compile_job(VM *vm, void *ud)
+{
+    CompileJob *j = ud;
+    TokenList toks = lex(j->a, j->src, j->len, j->d);
+    Block prog = parse(j->a, &toks, j->d);
+    if (j->d->nerrors == 0)
+        j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+}
+
+VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                          bool *at_eof)
+{
+    Arena a;
+    Diag d;
+    arena_init(&a, vm);
+    diag_init(&d, errout, mod->path->data);
+    CompileJob j = {mod, src, len, &d, &a, NULL};
+    if (vm_protect(vm, compile_job, &j)) {
+        fprintf(errout, "%s: out of memory while compiling\n", mod->path->data);
+        j.main = NULL;
+    }
+    arena_free(&a);
+    if (at_eof)
+        *at_eof = d.at_eof;
+    return j.main;
+}
+
+static const char *base_name(const char *path, char *buf, size_t size)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".comb"))
+        n -= 5;
+    snprintf(buf, size, "%.*s", (int)n, b);
+    return buf;
+}
+
+typedef struct NewModule {
+    const char *path;
+    VModule *m;
+} NewModule;
+
+static void new_module(VM *vm, void *ud)
+{
+    NewModule *nm = ud;
+    char name[256];
+    nm->m = vm_module_new(vm, base_name(nm->path, name, sizeof name), nm->path);
+}
+
+static void register_module(VM *vm, VModule *m)
+{
+    char real[PATH_MAX];
+    const char *key = realpath(m->path->data, real) ? real : m->path->data;
+    vm_map_set(vm, vm->modules, v_obj(vm_str_cstr(vm, key)), v_obj(m));
+}
+
+static void register_job(VM *vm, void *m)
+{
+    register_module(vm, m);
+}
+
+VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    NewModule nm = {path, NULL};
+    if (vm_protect(vm, new_module, &nm)) {
+        fprintf(errout, "%s: out of memory\n", path);
+        return NULL;
+    }
+    vm_push_root(vm, v_obj(nm.m));
+    nm.m->main = lc_compile_source(vm, nm.m, src, len, errout, NULL);
+    vm_pop_root(vm, 1);
+    if (!nm.m->main || vm_protect(vm, register_job, nm.m))
+        return NULL;
+    return nm.m;
+}
+
+/* The whole file, NUL-terminated, in a mem_alloc'd buffer of *size bytes
+ * (*len of text); or NULL with errno set. */
+static char *read_file(const char *path, size_t *len, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = mem_alloc(cap);
+    int err = buf ? 0 : ENOMEM;
+    while (buf) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1)
+            break;
+        char *more = mem_realloc(buf, cap, 2 * cap);
+        if (!more) {
+            err = ENOMEM;
+            break;
+        }
+        buf = more;
+        cap *= 2;
+    }
+    if (!err && ferror(f))
+        err = EIO;
+    fclose(f);
+    if (err) {
+        mem_free(buf, cap);
+        errno = err;
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    *size = cap;
+    return buf;
+}
+
+VModule *lc_load_file(VM *vm, const char *path, FILE *errout)
+{
+    size_t len = 0, size = 0;
+    char *src = read_file(path, &len, &size);
+    if (!src) {
+        fprintf(errout, "comb: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    VModule *m = lc_load_source(vm, src, len, path, errout);
+    mem_free(src, size);
+    return m;
+}
+
+/* ---- import ----------------------------------------------------------- */
+
+static bool is_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+/* dir of from (with its '/') + name (+ ".comb"), into buf. */
+static void beside(const char *from, const char *name, bool add_ext, char *buf, size_t size)
+{
+    const char *slash = strrchr(from, '/');
+    int dirlen = slash && from[0] != '<' ? (int)(slash - from + 1) : 0;
+    snprintf(buf, size, "%.*s%s%s", dirlen, from, name, add_ext ? ".comb" : "");
+}
+
+static VModule *import_module(VM *vm, VStr *name, VModule *from)
+{
+    char rel[PATH_MAX], std[PATH_MAX], real[PATH_MAX];
+    const char *n = name->data;
+    if (strlen(n) != name->len || !name->len)
+        vm_error(vm, "bad module name");
+    bool pathlike = strchr(n, '/') || (name->len > 5 && !strcmp(n + name->len - 5, ".comb"));
+    beside(from->path->data, n, !pathlike, rel, sizeof rel);
+    snprintf(std, sizeof std, "%s/%s.comb", paths_stdlib(), n);
+    const char *found = is_file(rel) ? rel : !pathlike && is_file(std) ? std : NULL;
+    if (!found) {
+        if (pathlike)
+            vm_error(vm, "cannot find module \"%s\" (no file %s)", n, rel);
+        vm_error(vm, "cannot find module \"%s\" (no file %s or %s)", n, rel, std);
+    }
+    Value hit;
+    if (realpath(found, real) && vm_map_get(vm, vm->modules, v_obj(vm_str_cstr(vm, real)), &hit))
+        return AS_MODULE(hit);
+    VModule *m = lc_load_file(vm, found, stderr);
+    if (!m)
+        vm_error(vm, "cannot load module \"%s\" (see the errors above)", n);
+    return m;
+}
+
+void lc_install_import(VM *vm)
+{
+    vm->import = import_module;
+}

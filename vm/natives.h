@@ -1,0 +1,64 @@
+/* natives: the API native functions are written against, and the table of
+ * natives (vm/natives.def) with the core ones.
+ *
+ * Writing a native:
+ *   1. Add a line to vm/natives.def: X(name, min, max, "name(args): help").
+ *   2. Define it in your vm/lib_<area>.c:
+ *          Value nat_name(VM *vm, int argc, Value *argv)
+ *      argc is already checked against min and max; argv[0..argc) are the
+ *      arguments (they live on the VM stack, so they stay rooted).
+ *   3. Return the result (v_nil() for none).
+ *
+ * Reading arguments: vm_arg_int/num/str/array/map/handle check the type of
+ * argv[i] and raise "name: argument i+1 must be TYPE, got TYPE" otherwise.
+ * Raising: vm_error(vm, "fmt", ...) (the native's name is put in front of
+ * the message) or vm_throw(vm, value); neither returns.
+ * Making values: v_int, v_float, v_bool, v_nil (vm/value.h); v_obj(o) for
+ * objects made with vm_str_new / vm_str_cstr / vm_sb_* (strings),
+ * vm_array_new + vm_array_push, vm_map_new + vm_map_set, vm_handle_new
+ * (files, stores, matchers: a VHandleType with name, free, mark, next, show).
+ * Collection happens only at the VM's safe points, so objects a native makes
+ * need no rooting, unless it calls back into comb with vm_call: then push
+ * them with vm_push_root first, and vm_pop_root after.
+ */
+#ifndef COMB_NATIVES_H
+#define COMB_NATIVES_H
+
+#include "vm/vm.h"
+
+typedef Value (*vm_native_fn)(VM *vm, int argc, Value *argv);
+
+typedef struct VmNativeDef {
+    const char *name;
+    int min_args, max_args;     /* max -1: any number */
+    vm_native_fn fn;
+    const char *help;           /* one line: "name(args): what it does" */
+} VmNativeDef;
+
+#define X(name, min, max, help) Value nat_##name(VM *vm, int argc, Value *argv);
+#include "vm/natives.def"
+#undef X
+
+extern const VmNativeDef vm_natives[];
+extern const size_t vm_nnatives;
+
+/* The index in vm_natives of the native called name, or -1. */
+int vm_native_find(const char *name, size_t len);
+/* Make the native function objects; vm_new calls it. */
+void vm_natives_init(VM *vm);
+
+int64_t vm_arg_int(VM *vm, Value *argv, int i);
+double vm_arg_num(VM *vm, Value *argv, int i);      /* an int or a float, as double */
+VStr *vm_arg_str(VM *vm, Value *argv, int i);
+VArray *vm_arg_array(VM *vm, Value *argv, int i);
+VMap *vm_arg_map(VM *vm, Value *argv, int i);
+void *vm_arg_handle(VM *vm, Value *argv, int i, const VHandleType *type);
+_Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got);
+
+/* Text of values (vm/show.c): print's form, or with strings quoted as in
+ * containers; floats always show a point or exponent. */
+void vm_show(VM *vm, VStrBuf *sb, Value v, bool quote);
+VStr *vm_tostring(VM *vm, Value v);
+void vm_format_float(double f, char buf[32]);
+
+#endif

@@ -1,0 +1,237 @@
+/* object: arrays, functions, handles and modules; what each object type
+ * keeps alive and how it is released (strings and maps have their own files). */
+#include "config.h"
+
+#include <string.h>
+
+#include "vm/vm.h"
+
+#define ARRAY_MAX ((size_t)1 << 40)
+
+VArray *vm_array_new(VM *vm, size_t cap)
+{
+    VArray *a = vm_new_obj(vm, sizeof(VArray), VT_ARRAY);
+    a->items = NULL;
+    a->len = a->cap = 0;
+    if (cap)
+        vm_array_reserve(vm, a, cap);
+    return a;
+}
+
+void vm_array_reserve(VM *vm, VArray *a, size_t cap)
+{
+    if (cap <= a->cap)
+        return;
+    if (cap > ARRAY_MAX)
+        vm_error(vm, "array too large");
+    a->items = vm_realloc(vm, a->items, a->cap * sizeof(Value), cap * sizeof(Value));
+    a->cap = cap;
+}
+
+void vm_array_push(VM *vm, VArray *a, Value v)
+{
+    if (a->len == a->cap)
+        vm_array_reserve(vm, a, a->cap < 4 ? 4 : a->cap * 2);
+    a->items[a->len++] = v;
+}
+
+VProto *vm_proto_new(VM *vm, VModule *mod)
+{
+    VProto *p = vm_new_obj(vm, sizeof(VProto), VT_PROTO);
+    memset((char *)p + sizeof(Obj), 0, sizeof(VProto) - sizeof(Obj));
+    p->module = mod;
+    return p;
+}
+
+VFunc *vm_func_new(VM *vm, VProto *p)
+{
+    VFunc *f = vm_new_obj(vm, sizeof(VFunc) + p->nupvals * sizeof(VUpval *), VT_FUNC);
+    f->p = p;
+    f->hdr.flags = p->nupvals; /* its size, even after p is freed in a sweep */
+    for (int i = 0; i < p->nupvals; i++)
+        f->up[i] = NULL;
+    return f;
+}
+
+VHandle *vm_handle_new(VM *vm, const VHandleType *type, size_t size)
+{
+    VHandle *h = vm_new_obj(vm, sizeof(VHandle) + size, VT_HANDLE);
+    h->type = type;
+    h->size = size;
+    memset(h->data, 0, size);
+    return h;
+}
+
+VModule *vm_module_new(VM *vm, const char *name, const char *path)
+{
+    VModule *m = vm_new_obj(vm, sizeof(VModule), VT_MODULE);
+    memset((char *)m + sizeof(Obj), 0, sizeof(VModule) - sizeof(Obj));
+    vm_push_root(vm, v_obj(m));
+    m->name = vm_str_cstr(vm, name);
+    m->path = vm_str_cstr(vm, path);
+    m->symbols = vm_map_new(vm, 0);
+    vm_pop_root(vm, 1);
+    return m;
+}
+
+size_t vm_module_slot(VM *vm, VModule *m, VStr *name, bool exported)
+{
+    Value *slot = vm_map_ref(m->symbols, v_obj(name));
+    if (slot) {
+        size_t i = (size_t)slot->as.i;
+        m->exported[i] |= exported;
+        return i;
+    }
+    if (m->nvars == m->cap) {
+        size_t cap = m->cap < 8 ? 8 : 2 * m->cap;
+        m->exported = vm_realloc(vm, m->exported, m->cap, cap);
+        m->vars = vm_realloc(vm, m->vars, m->cap * sizeof(Value), cap * sizeof(Value));
+        m->cap = cap;
+    }
+    size_t i = m->nvars;
+    vm_map_set(vm, m->symbols, v_obj(name), v_int((int64_t)i));
+    m->vars[i] = v_undef();
+    m->exported[i] = exported;
+    m->nvars++;
+    return i;
+}
+
+/* ---- for the collector ------------------------------------------------ */
+
+static void traverse_proto(VM *vm, VProto *p)
+{
+    for (size_t i = 0; i < p->nk; i++)
+        vm_mark(vm, p->k[i]);
+    for (size_t i = 0; i < p->nprotos; i++)
+        vm_mark_obj(vm, &p->protos[i]->hdr);
+    if (p->name)
+        vm_mark_obj(vm, &p->name->hdr);
+    if (p->module)
+        vm_mark_obj(vm, &p->module->hdr);
+}
+
+static void traverse_module(VM *vm, VModule *m)
+{
+    vm_mark_obj(vm, &m->name->hdr);
+    vm_mark_obj(vm, &m->path->hdr);
+    vm_mark_obj(vm, &m->symbols->hdr);
+    if (m->main)
+        vm_mark_obj(vm, &m->main->hdr);
+    for (size_t i = 0; i < m->nvars; i++)
+        vm_mark(vm, m->vars[i]);
+}
+
+void vm_obj_traverse(VM *vm, Obj *o)
+{
+    switch ((VType)o->type) {
+    case VT_STR:
+        if (o->flags & STR_VIEW)
+            vm_mark_obj(vm, &str_owner((VStr *)o)->hdr);
+        break;
+    case VT_ARRAY: {
+        VArray *a = (VArray *)o;
+        for (size_t i = 0; i < a->len; i++)
+            vm_mark(vm, a->items[i]);
+        break;
+    }
+    case VT_MAP: {
+        VMap *m = (VMap *)o;
+        for (size_t i = 0; i < m->count; i++) {
+            vm_mark(vm, m->entries[i].key);
+            vm_mark(vm, m->entries[i].val);
+        }
+        break;
+    }
+    case VT_FUNC: {
+        VFunc *f = (VFunc *)o;
+        vm_mark_obj(vm, &f->p->hdr);
+        for (int i = 0; i < f->p->nupvals; i++)
+            if (f->up[i])
+                vm_mark_obj(vm, &f->up[i]->hdr);
+        break;
+    }
+    case VT_HANDLE: {
+        VHandle *h = (VHandle *)o;
+        if (h->type->mark)
+            h->type->mark(vm, h->data);
+        break;
+    }
+    case VT_MODULE:
+        traverse_module(vm, (VModule *)o);
+        break;
+    case VT_PROTO:
+        traverse_proto(vm, (VProto *)o);
+        break;
+    case VT_UPVAL:
+        vm_mark(vm, *((VUpval *)o)->v);
+        break;
+    default:
+        break;
+    }
+}
+
+static void release_proto(VM *vm, VProto *p)
+{
+    vm_free_mem(vm, p->code, p->ncode * sizeof *p->code);
+    vm_free_mem(vm, p->pos, p->ncode * sizeof *p->pos);
+    vm_free_mem(vm, p->k, p->nk * sizeof *p->k);
+    vm_free_mem(vm, p->protos, p->nprotos * sizeof *p->protos);
+    vm_free_mem(vm, p->upv_local, p->nupvals);
+    vm_free_mem(vm, p->upv_index, p->nupvals);
+    vm_free_mem(vm, p, sizeof *p);
+}
+
+void vm_obj_release(VM *vm, Obj *o)
+{
+    switch ((VType)o->type) {
+    case VT_STR: {
+        VStr *s = (VStr *)o;
+        vm_free_mem(vm, s, sizeof *s + ((o->flags & STR_VIEW) ? 0 : s->cap + 1));
+        break;
+    }
+    case VT_ARRAY: {
+        VArray *a = (VArray *)o;
+        vm_free_mem(vm, a->items, a->cap * sizeof(Value));
+        vm_free_mem(vm, a, sizeof *a);
+        break;
+    }
+    case VT_MAP: {
+        VMap *m = (VMap *)o;
+        vm_free_mem(vm, m->entries, m->cap * sizeof(MapEntry));
+        if (m->index)
+            vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
+        vm_free_mem(vm, m, sizeof *m);
+        break;
+    }
+    case VT_FUNC: {
+        VFunc *f = (VFunc *)o;
+        vm_free_mem(vm, f, sizeof *f + f->hdr.flags * sizeof(VUpval *));
+        break;
+    }
+    case VT_HANDLE: {
+        VHandle *h = (VHandle *)o;
+        if (h->type->free)
+            h->type->free(vm, h->data);
+        vm_free_mem(vm, h, sizeof *h + h->size);
+        break;
+    }
+    case VT_MODULE: {
+        VModule *m = (VModule *)o;
+        vm_free_mem(vm, m->vars, m->cap * sizeof(Value));
+        vm_free_mem(vm, m->exported, m->cap);
+        vm_free_mem(vm, m, sizeof *m);
+        break;
+    }
+    case VT_PROTO:
+        release_proto(vm, (VProto *)o);
+        break;
+    case VT_NATIVE:
+        vm_free_mem(vm, o, sizeof(VNative));
+        break;
+    case VT_UPVAL:
+        vm_free_mem(vm, o, sizeof(VUpval));
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,221 @@
+/* object: the heap object types of the VM (strings, arrays, maps, functions,
+ * native handles, modules) and the functions that make and use them.
+ * Every constructor allocates through vm_alloc, which raises "out of memory"
+ * in the VM instead of returning NULL. Ownership: see vm/value.h. */
+#ifndef COMB_OBJECT_H
+#define COMB_OBJECT_H
+
+#include <stdio.h>
+
+#include "vm/value.h"
+
+typedef struct VM VM;
+
+/* ---- strings ---------------------------------------------------------- */
+
+/* Immutable bytes with a length; may hold NUL. A string is NUL-terminated
+ * (after len) when made by vm_str_new, vm_str_cstr, vm_str_alloc or
+ * vm_sb_done, so names can be printed with %s; any other (a view, a later
+ * prefix) may not be: print those with "%.*s".
+ * An owner keeps its bytes inline in chars[], with spare capacity when it
+ * was made by `+`; a view (flag STR_VIEW) is a longer prefix of an owner's
+ * buffer, so that `s += t` in a loop appends in place: the owner's `used`
+ * marks how far its bytes are written, and a string ending exactly there may
+ * be extended without copying (the bytes of shorter strings never change). */
+typedef struct VStr {
+    Obj hdr;
+    size_t len;
+    const char *data;   /* the bytes: chars, or an owner's chars for a view */
+    size_t cap;         /* owner: bytes room in chars[] */
+    size_t used;        /* owner: bytes written in chars[] */
+    char chars[];
+} VStr;
+
+#define STR_VIEW 1u
+
+/* The string whose chars[] hold s's bytes: s itself unless a view. */
+static inline VStr *str_owner(VStr *s)
+{
+    if (s->hdr.flags & STR_VIEW)
+        return (VStr *)(void *)((char *)(uintptr_t)s->data - offsetof(VStr, chars));
+    return s;
+}
+
+/* A new string holding a copy of len bytes at p. */
+VStr *vm_str_new(VM *vm, const char *p, size_t len);
+VStr *vm_str_cstr(VM *vm, const char *s);
+/* A new string of len bytes for the caller to fill through str_wbuf before
+ * the string is used in any other way. */
+VStr *vm_str_alloc(VM *vm, size_t len);
+static inline char *str_wbuf(VStr *s) { return s->chars; }
+/* a + b; appends in place when a ends at its owner's written end. */
+VStr *vm_str_concat(VM *vm, VStr *a, VStr *b);
+uint32_t str_hash(VStr *s);
+bool str_equal(const VStr *a, const VStr *b);
+int str_compare(const VStr *a, const VStr *b);
+bool str_eq_cstr(const VStr *s, const char *c);
+
+/* A growable byte buffer for building strings of unknown length. Its bytes
+ * belong to the collector (a string object), so an error raised while
+ * building leaks nothing. Keep the builder in a C local; root sb.s across a
+ * vm_call. */
+typedef struct VStrBuf {
+    VStr *s;
+} VStrBuf;
+void vm_sb_init(VM *vm, VStrBuf *sb, size_t hint);
+void vm_sb_add(VM *vm, VStrBuf *sb, const char *p, size_t n);
+void vm_sb_addc(VM *vm, VStrBuf *sb, const char *c);
+void vm_sb_printf(VM *vm, VStrBuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+VStr *vm_sb_done(VM *vm, VStrBuf *sb);
+
+/* ---- arrays ----------------------------------------------------------- */
+
+typedef struct VArray {
+    Obj hdr;
+    Value *items;
+    size_t len, cap;
+} VArray;
+
+VArray *vm_array_new(VM *vm, size_t cap);
+void vm_array_push(VM *vm, VArray *a, Value v);
+void vm_array_reserve(VM *vm, VArray *a, size_t cap);
+
+/* ---- maps ------------------------------------------------------------- */
+
+/* Maps keep insertion order: entries[] in the order keys were added (a
+ * deleted entry keeps its place with an VT_UNDEF key until the next resize),
+ * and index[] is an open-addressing table of entry numbers + 1 (0 = empty).
+ * Keys are any value but nil and NaN; a float key with an integral value is
+ * stored as the int, so m[1] and m[1.0] are one entry. */
+typedef struct MapEntry {
+    Value key, val;
+} MapEntry;
+
+typedef struct VMap {
+    Obj hdr;
+    MapEntry *entries;
+    uint32_t *index;
+    size_t count;       /* entries[] used, deleted ones included */
+    size_t live;        /* entries with a key */
+    size_t cap;         /* entries[] room */
+    size_t mask;        /* index[] size - 1 */
+} VMap;
+
+VMap *vm_map_new(VM *vm, size_t cap);
+/* The value at key, or false when absent (*out untouched). */
+bool vm_map_get(VM *vm, VMap *m, Value key, Value *out);
+Value *vm_map_ref(VMap *m, Value key);   /* no error: NULL if absent or bad key */
+void vm_map_set(VM *vm, VMap *m, Value key, Value val);
+bool vm_map_del(VM *vm, VMap *m, Value key);
+/* Iteration: *pos starts at 0; returns false at the end. */
+bool vm_map_next(VMap *m, size_t *pos, Value *key, Value *val);
+
+/* ---- functions -------------------------------------------------------- */
+
+typedef struct VmPos {
+    uint32_t line, col;
+} VmPos;
+
+struct VModule;
+
+/* A compiled function: code, constants, nested functions, positions. */
+typedef struct VProto {
+    Obj hdr;
+    uint32_t *code;
+    VmPos *pos;         /* source position of each instruction */
+    size_t ncode;
+    Value *k;
+    size_t nk;
+    struct VProto **protos;
+    size_t nprotos;
+    uint8_t *upv_local; /* upvalue i captures the enclosing function's */
+    uint8_t *upv_index; /* register (upv_local) or upvalue upv_index[i] */
+    uint32_t line, col;
+    uint8_t nparams, maxregs, nupvals;
+    VStr *name;         /* NULL for an anonymous fn; "<main>" for a module's main */
+    struct VModule *module;
+} VProto;
+
+typedef struct VUpval {
+    Obj hdr;
+    Value *v;           /* the stack slot while open; &closed once closed */
+    Value closed;
+    struct VUpval *next_open;
+} VUpval;
+
+typedef struct VFunc {
+    Obj hdr;
+    VProto *p;
+    VUpval *up[];
+} VFunc;
+
+VProto *vm_proto_new(VM *vm, struct VModule *mod);
+VFunc *vm_func_new(VM *vm, VProto *p);
+
+/* ---- natives and handles ---------------------------------------------- */
+
+struct VmNativeDef;
+
+typedef struct VNative {
+    Obj hdr;
+    const struct VmNativeDef *def;
+} VNative;
+
+/* What kind of thing a native handle is; one static descriptor per kind. */
+typedef struct VHandleType {
+    const char *name;                       /* what type() returns */
+    void (*free)(VM *vm, void *data);       /* release what data holds; may be NULL */
+    void (*mark)(VM *vm, void *data);       /* vm_mark the values it holds; may be NULL */
+    /* `for a, b in handle`: produce the next element into *a (and *b for a
+     * second loop variable), return false at the end; *cursor is an int that
+     * starts at 0 for each loop. NULL: the handle is not iterable. */
+    bool (*next)(VM *vm, void *data, int64_t *cursor, Value *a, Value *b);
+    /* print(handle) and str(handle) append its text; NULL: "<name>". */
+    void (*show)(VM *vm, void *data, VStrBuf *sb);
+} VHandleType;
+
+typedef struct VHandle {
+    Obj hdr;
+    const VHandleType *type;
+    size_t size;
+    _Alignas(16) unsigned char data[];
+} VHandle;
+
+/* A new handle with size zeroed bytes of payload, returned as data(). */
+VHandle *vm_handle_new(VM *vm, const VHandleType *type, size_t size);
+static inline void *handle_data(VHandle *h) { return h->data; }
+
+/* ---- modules ---------------------------------------------------------- */
+
+enum { MOD_COMPILED, MOD_RUNNING, MOD_LOADED };
+
+/* A compiled file: its top-level variables live in vars[], found by name
+ * through symbols (name -> slot). Exported ones (top-level fn and let) are
+ * what `mod.name` reads from another module. */
+typedef struct VModule {
+    Obj hdr;
+    VStr *name, *path;
+    VMap *symbols;
+    Value *vars;
+    uint8_t *exported;
+    size_t nvars, cap;
+    int state;
+    VProto *main;       /* until it has run */
+} VModule;
+
+VModule *vm_module_new(VM *vm, const char *name, const char *path);
+/* The slot of a top-level name, added (undefined) if new. */
+size_t vm_module_slot(VM *vm, VModule *m, VStr *name, bool exported);
+
+/* ---- the rest --------------------------------------------------------- */
+
+/* Hash of a map key (after normalisation); equal keys hash equal. */
+uint32_t vm_hash_value(Value v);
+void vm_map_reserve(VM *vm, VMap *m, size_t cap);
+
+/* For the collector: what an object keeps alive, its size, releasing it. */
+void vm_obj_traverse(VM *vm, Obj *o);
+void vm_obj_release(VM *vm, Obj *o);
+
+#endif

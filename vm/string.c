@@ -1,0 +1,170 @@
+/* string: comb's immutable byte strings, their hash, and string building. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "vm/vm.h"
+
+/* A concatenation at least this long gets spare room, so that a loop of
+ * `s += t` costs amortised O(len(t)) per step instead of copying s. */
+#define CONCAT_ROOM_MIN 64
+#define STR_MAX ((size_t)1 << 46)
+
+static VStr *owner_new(VM *vm, size_t cap)
+{
+    if (cap > STR_MAX)
+        vm_error(vm, "string too long (%zu bytes)", cap);
+    VStr *s = vm_new_obj(vm, sizeof(VStr) + cap + 1, VT_STR);
+    s->data = s->chars;
+    s->cap = cap;
+    s->len = 0;
+    s->used = 0;
+    return s;
+}
+
+VStr *vm_str_alloc(VM *vm, size_t len)
+{
+    VStr *s = owner_new(vm, len);
+    s->len = s->used = len;
+    s->chars[len] = '\0';
+    return s;
+}
+
+VStr *vm_str_new(VM *vm, const char *p, size_t len)
+{
+    VStr *s = vm_str_alloc(vm, len);
+    if (len)
+        memcpy(s->chars, p, len);
+    return s;
+}
+
+VStr *vm_str_cstr(VM *vm, const char *c)
+{
+    return vm_str_new(vm, c, strlen(c));
+}
+
+VStr *vm_str_concat(VM *vm, VStr *a, VStr *b)
+{
+    if (b->len == 0)
+        return a;
+    if (a->len == 0)
+        return b;
+    size_t n = a->len + b->len;
+    VStr *o = str_owner(a);
+    if (o->used == a->len && o->cap >= n) {
+        /* b may be a view of o too, but ends at or before a's end, so the
+         * bytes it reads are never the ones written here. */
+        memmove(o->chars + a->len, b->data, b->len);
+        o->chars[n] = '\0';
+        o->used = n;
+        VStr *v = vm_new_obj(vm, sizeof(VStr), VT_STR);
+        v->hdr.flags = STR_VIEW;
+        v->data = o->chars;
+        v->len = n;
+        v->cap = v->used = 0;
+        return v;
+    }
+    VStr *s = owner_new(vm, n < CONCAT_ROOM_MIN ? n : 2 * n);
+    memcpy(s->chars, a->data, a->len);
+    memcpy(s->chars + a->len, b->data, b->len);
+    s->chars[n] = '\0';
+    s->len = s->used = n;
+    return s;
+}
+
+uint32_t str_hash(VStr *s)
+{
+    if (!s->hdr.hash) {
+        uint32_t h = (uint32_t)XXH3_64bits(s->data, s->len);
+        s->hdr.hash = h ? h : 1;
+    }
+    return s->hdr.hash;
+}
+
+bool str_equal(const VStr *a, const VStr *b)
+{
+    if (a == b)
+        return true;
+    if (a->len != b->len)
+        return false;
+    if (a->hdr.hash && b->hdr.hash && a->hdr.hash != b->hdr.hash)
+        return false;
+    return memcmp(a->data, b->data, a->len) == 0;
+}
+
+int str_compare(const VStr *a, const VStr *b)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->data, b->data, n) : 0;
+    if (c)
+        return c;
+    return a->len < b->len ? -1 : a->len > b->len;
+}
+
+bool str_eq_cstr(const VStr *s, const char *c)
+{
+    size_t n = strlen(c);
+    return s->len == n && memcmp(s->data, c, n) == 0;
+}
+
+/* ---- building --------------------------------------------------------- */
+
+void vm_sb_init(VM *vm, VStrBuf *sb, size_t hint)
+{
+    sb->s = owner_new(vm, hint < 16 ? 16 : hint);
+}
+
+static char *sb_room(VM *vm, VStrBuf *sb, size_t n)
+{
+    VStr *s = sb->s;
+    if (s->cap - s->len < n) {
+        size_t cap = s->cap * 2;
+        if (cap < s->len + n)
+            cap = s->len + n;
+        VStr *t = owner_new(vm, cap);
+        memcpy(t->chars, s->chars, s->len);
+        t->len = s->len;
+        sb->s = s = t;
+    }
+    return s->chars + s->len;
+}
+
+void vm_sb_add(VM *vm, VStrBuf *sb, const char *p, size_t n)
+{
+    if (!n)
+        return;
+    memcpy(sb_room(vm, sb, n), p, n);
+    sb->s->len += n;
+}
+
+void vm_sb_addc(VM *vm, VStrBuf *sb, const char *c)
+{
+    vm_sb_add(vm, sb, c, strlen(c));
+}
+
+void vm_sb_printf(VM *vm, VStrBuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n <= 0)
+        return;
+    char *p = sb_room(vm, sb, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->s->len += (size_t)n;
+}
+
+VStr *vm_sb_done(VM *vm, VStrBuf *sb)
+{
+    (void)vm;
+    VStr *s = sb->s;
+    s->used = s->len;
+    s->chars[s->len] = '\0';
+    sb->s = NULL;
+    return s;
+}

@@ -1,0 +1,106 @@
+/* value: the tagged union every comb value is, and the header of heap objects.
+ *
+ * Ownership rule, the one rule for values: a Value is a small struct copied
+ * freely and never owns anything. Every heap object (string, array, map,
+ * function, native handle, module) belongs to the VM's garbage collector,
+ * which frees it once it is unreachable from the roots: the VM stack, module
+ * variables, the constants of live functions, a pending error, and the
+ * temporary roots pushed with vm_push_root. The collector runs only at safe
+ * points of the VM loop, never inside an allocation, so C code may keep
+ * objects in locals until it returns to the VM or calls back into it
+ * (vm_call); across such a call it must root them.
+ */
+#ifndef COMB_VALUE_H
+#define COMB_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Object types come after the immediate ones so IS_OBJ is one range test. */
+typedef enum {
+    VT_NIL,
+    VT_BOOL,
+    VT_INT,
+    VT_FLOAT,
+    VT_UNDEF,   /* internal: a module variable read before its definition */
+    VT_STR,
+    VT_ARRAY,
+    VT_MAP,
+    VT_FUNC,    /* a comb closure */
+    VT_NATIVE,  /* a C function from the natives table */
+    VT_HANDLE,  /* a native handle: file, store, query, matcher, regex... */
+    VT_MODULE,
+    VT_PROTO,   /* internal objects below: never inside a Value */
+    VT_UPVAL,
+} VType;
+
+typedef struct Obj {
+    struct Obj *next;   /* every object, on the collector's list */
+    uint8_t type;       /* VType */
+    uint8_t marked;
+    uint16_t flags;     /* per type */
+    uint32_t hash;      /* strings: cached hash, 0 until computed */
+} Obj;
+
+typedef struct Value {
+    uint8_t type;
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        Obj *o;
+    } as;
+} Value;
+
+#define IS_NIL(v)    ((v).type == VT_NIL)
+#define IS_BOOL(v)   ((v).type == VT_BOOL)
+#define IS_INT(v)    ((v).type == VT_INT)
+#define IS_FLOAT(v)  ((v).type == VT_FLOAT)
+#define IS_NUM(v)    ((v).type == VT_INT || (v).type == VT_FLOAT)
+#define IS_STR(v)    ((v).type == VT_STR)
+#define IS_ARRAY(v)  ((v).type == VT_ARRAY)
+#define IS_MAP(v)    ((v).type == VT_MAP)
+#define IS_FUNC(v)   ((v).type == VT_FUNC)
+#define IS_HANDLE(v) ((v).type == VT_HANDLE)
+#define IS_OBJ(v)    ((v).type >= VT_STR && (v).type <= VT_MODULE)
+
+#define AS_BOOL(v)   ((v).as.b)
+#define AS_INT(v)    ((v).as.i)
+#define AS_FLOAT(v)  ((v).as.f)
+#define AS_OBJ(v)    ((v).as.o)
+#define AS_STR(v)    ((struct VStr *)(v).as.o)
+#define AS_ARRAY(v)  ((struct VArray *)(v).as.o)
+#define AS_MAP(v)    ((struct VMap *)(v).as.o)
+#define AS_FUNC(v)   ((struct VFunc *)(v).as.o)
+#define AS_NATIVE(v) ((struct VNative *)(v).as.o)
+#define AS_HANDLE(v) ((struct VHandle *)(v).as.o)
+#define AS_MODULE(v) ((struct VModule *)(v).as.o)
+
+static inline Value v_nil(void) { Value v; v.type = VT_NIL; v.as.i = 0; return v; }
+static inline Value v_undef(void) { Value v; v.type = VT_UNDEF; v.as.i = 0; return v; }
+static inline Value v_bool(bool b) { Value v; v.type = VT_BOOL; v.as.i = 0; v.as.b = b; return v; }
+static inline Value v_int(int64_t i) { Value v; v.type = VT_INT; v.as.i = i; return v; }
+static inline Value v_float(double f) { Value v; v.type = VT_FLOAT; v.as.f = f; return v; }
+static inline Value v_obj(void *o)
+{
+    Value v;
+    v.type = ((Obj *)o)->type;
+    v.as.o = o;
+    return v;
+}
+
+/* nil and false are false; everything else, 0 and "" included, is true. */
+static inline bool v_truthy(Value v)
+{
+    return v.type > VT_BOOL || (v.type == VT_BOOL && v.as.b);
+}
+
+/* Equality as `==` sees it: numbers by value (1 == 1.0), strings by bytes,
+ * everything else by identity; values of different kinds are unequal. */
+bool v_equal(Value a, Value b);
+
+/* The name of v's type as `type(v)` returns it ("int", "map", "regex"...). */
+const char *v_type_name(Value v);
+
+#endif

@@ -1,0 +1,179 @@
+/* vm: the comb virtual machine: its state, calls, errors and the run loop.
+ *
+ * Errors: every runtime error longjmps to the innermost protected entry
+ * (vm_pcall, or the level a native opened with vm_call); a try/catch in the
+ * comb code of that level catches it there, otherwise it goes on outwards.
+ * C code between a raise and its catch is skipped, so natives must not hold
+ * resources that only a C cleanup would free across calls that can raise:
+ * keep them in objects the collector owns (strings, handles). */
+#ifndef COMB_VM_H
+#define COMB_VM_H
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "vm/object.h"
+
+/* One call frame: a comb function (fn) or a native (native). */
+typedef struct VmFrame {
+    VFunc *fn;
+    const VNative *native;
+    const uint32_t *pc;     /* comb: next instruction (saved on calls and raises) */
+    Value *base;            /* R[0] (comb) or argv[0] (native) */
+    Value *top;             /* end of the slots this frame uses */
+    uint32_t nhandlers;     /* try handlers open when the frame was entered */
+    uint16_t flags;
+    int16_t argc;
+} VmFrame;
+
+#define FRAME_ENTRY 1       /* returning from it leaves the run loop */
+
+/* An open `try`: where to go, and what to restore, when an error arrives. */
+typedef struct VmHandler {
+    uint32_t frame;         /* index of the frame that ran TRY */
+    int clevel;             /* the C level (vm_call nesting) it belongs to */
+    uint8_t reg;            /* register that receives the error */
+    const uint32_t *pc;     /* the catch block */
+    size_t nroots;          /* vm_push_root depth to restore */
+} VmHandler;
+
+/* A position of the traceback, kept when an error is raised. */
+typedef struct VmTraceEntry {
+    VProto *p;              /* NULL: a native */
+    const VNative *native;
+    uint32_t line, col;
+} VmTraceEntry;
+
+#define VM_TRACE_MAX 24
+
+/* Where a raise goes: one per protected level. */
+typedef struct VmJump {
+    jmp_buf buf;
+    struct VmJump *prev;
+} VmJump;
+
+typedef struct VmOptions {
+    size_t stack_slots;     /* value stack size; 0: default (1M) */
+    uint32_t max_frames;    /* call depth limit; 0: default (200000) */
+    uint64_t step_limit;    /* raise after about this many loop/call steps; 0: none */
+} VmOptions;
+
+/* The module loader `import` calls: resolve name relative to the importing
+ * module's path and return the module, compiling it (state MOD_COMPILED, its
+ * main function in main) the first time; or raise. Set by the front end
+ * (lang/), which the VM knows nothing of. */
+typedef VModule *(*vm_import_fn)(VM *vm, VStr *name, VModule *from);
+
+struct VM {
+    /* the stack and frames (fixed size: slots never move, so natives'
+     * argv and open upvalues stay valid) */
+    Value *stack, *stack_end;
+    VmFrame *frames;
+    uint32_t nframes, max_frames;
+    VmHandler *handlers;
+    uint32_t nhandlers, cap_handlers;
+    VUpval *open_upvals;
+
+    /* the collector */
+    Obj *objects;
+    size_t bytes;           /* bytes held by objects */
+    size_t debt;            /* bytes allocated since the last collection */
+    size_t gc_limit;        /* collect at a safe point once debt passes this */
+    bool gc_stress;         /* limit 0: collect at every safe point after an allocation */
+    bool gc_running;
+    Obj **gray;
+    size_t ngray, cap_gray;
+    bool gray_overflow;
+    Value *roots;           /* vm_push_root */
+    size_t nroots, cap_roots;
+
+    /* errors */
+    VmJump *jump;
+    int clevel;
+    Value err;              /* the error value being raised */
+    VStr *oom;              /* "out of memory", made in advance */
+    bool err_is_interrupt;  /* try/catch cannot catch it */
+    VmTraceEntry trace[VM_TRACE_MAX];
+    int ntrace;
+    uint32_t trace_skipped; /* frames left out of the middle of the trace */
+
+    /* interrupt and step limit, polled on backward jumps and calls */
+    int32_t budget;
+    uint64_t steps_left;
+    bool step_limited;
+
+    /* names and modules */
+    VNative **natives;      /* one per entry of the natives table */
+    size_t nnatives;
+    VMap *modules;          /* path -> module */
+    vm_import_fn import;
+    VArray *args;           /* the script's arguments */
+
+    /* regexes (vm/regex.c) */
+    void *re_gctx, *re_cctx, *re_mctx, *re_match;
+    VMap *re_cache;         /* pattern string -> regex, for `~` with a string */
+};
+
+VM *vm_new(const VmOptions *opt);
+void vm_free(VM *vm);
+/* The script's arguments, for the os natives: 0, or -1 out of memory. */
+int vm_set_args(VM *vm, int argc, char **argv);
+
+/* Calls fn with argv in a protected level: returns 0 with *result set, or
+ * -1 when an error was not caught (see vm_error_value, vm_print_error). */
+int vm_pcall(VM *vm, Value fn, int argc, const Value *argv, Value *result);
+/* Calls fn from a native; errors go on to the caller's level. */
+Value vm_call(VM *vm, Value fn, int argc, const Value *argv);
+/* Runs a module's main function if it has not run (import and the CLI use
+ * it), protected: 0, or -1 with the error in the VM. */
+int vm_run_module(VM *vm, VModule *m);
+/* Runs fn(vm, ud) as a protected level: 0, or -1 if it raised. */
+int vm_protect(VM *vm, void (*fn)(VM *vm, void *ud), void *ud);
+
+/* Raise a runtime error: a message string (printf-style) or any value. */
+_Noreturn void vm_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void vm_throw(VM *vm, Value err);
+/* The uncaught error as `file:line:col: message`, then the traceback. */
+void vm_print_error(VM *vm, FILE *out);
+/* Exit status for the uncaught error: 1, or 130 after an interrupt. */
+int vm_error_status(VM *vm);
+
+/* Temporary roots for natives holding values across vm_call. */
+void vm_push_root(VM *vm, Value v);
+void vm_pop_root(VM *vm, size_t n);
+
+/* SIGINT sets this; the loop raises "interrupted" when it sees it. */
+extern volatile sig_atomic_t vm_interrupt_flag;
+void vm_install_sigint(void);
+
+/* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
+ * and counted for the collector. */
+void *vm_alloc(VM *vm, size_t size);
+void *vm_realloc(VM *vm, void *p, size_t osize, size_t nsize);
+void vm_free_mem(VM *vm, void *p, size_t size);
+/* A new object of size bytes and type, on the collector's list. */
+void *vm_new_obj(VM *vm, size_t size, VType type);
+
+/* gc.c */
+void vm_gc(VM *vm);                     /* a full collection now */
+void vm_mark(VM *vm, Value v);          /* for handle mark callbacks */
+void vm_mark_obj(VM *vm, Obj *o);
+void vm_gc_free_all(VM *vm);
+void vm_gc_stress(VM *vm, bool on);
+
+/* Arithmetic and comparison as the operators do them, for the loop's slow
+ * paths and the compiler's constant folding; they never raise. */
+enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_MOD };
+typedef enum { AR_OK, AR_TYPES, AR_OVERFLOW, AR_DIVZERO } ArithStatus;
+extern const char *const vm_arith_sym[];   /* "+", "-", ... by ARITH_ */
+ArithStatus vm_arith(VM *vm, int op, Value a, Value b, Value *out);
+ArithStatus vm_negate(Value a, Value *out);
+ArithStatus vm_less(Value a, Value b, bool or_equal, bool *out);
+
+/* The position (file, line, col) of the instruction a frame is at. */
+void vm_frame_pos(const VmFrame *f, VmPos *pos);
+/* The function of a frame's name for messages: "fib", "<main>", "native len". */
+const char *vm_frame_name(const VmFrame *f);
+
+#endif
