@@ -42,6 +42,7 @@ typedef enum {
     E_BINARY,   /* op: the operator's token kind */
     E_AND,
     E_OR,
+    E_SCHEMA,   /* schema NAME { text }: str holds the text, line/col where it starts */
 } ExprKind;
 
 struct Expr {
@@ -55,6 +56,7 @@ struct Expr {
             const char *s;
             size_t n;
             const char *flags;  /* E_REGEX */
+            int line, col;      /* E_SCHEMA: where the text starts */
         } str;
         Name name;
         struct {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/opcodes.h"
 #include "vm/regex.h"
@@ -758,6 +759,24 @@ static void regex_to(Compiler *c, Expr *e, int dst)
     EMIT(e, mk_abx(OP_LOADK, dst, add_const(c, v_obj(re), e->line, e->col)));
 }
 
+/* A schema declaration's schema, made now: its errors are the program's. */
+static void schema_to(Compiler *c, Expr *e, int dst)
+{
+    st_err err;
+    int line, col, n = 0;
+    if (!e->u.str.s)
+        return;     /* the parser has reported the missing '}' */
+    VHandle *h = vm_schema_parse(c->vm, e->u.str.s, e->u.str.n, e->u.str.line, e->u.str.col, &err);
+    if (h) {
+        EMIT(e, mk_abx(OP_LOADK, dst, add_const(c, v_obj(h), e->line, e->col)));
+        return;
+    }
+    if (sscanf(err.msg, "%d:%d: %n", &line, &col, &n) == 2 && n > 0)
+        error(c, line, col, "%s", err.msg + n);
+    else
+        error(c, e->line, e->col, "%s", err.msg);
+}
+
 static void match_to(Compiler *c, Expr *e, int dst)
 {
     int save = c->fs->freereg, k = 256;
@@ -848,6 +867,9 @@ static void expr_to(Compiler *c, Expr *e, int dst)
     case E_AND:
     case E_OR:
         logic_to(c, e, dst);
+        return;
+    case E_SCHEMA:
+        schema_to(c, e, dst);
         return;
     }
 }

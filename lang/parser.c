@@ -508,10 +508,45 @@ static Stmt *simple_statement(Parser *p, const Token *t)
     return s;
 }
 
+static bool is_word(const Token *t, const char *w)
+{
+    return t->kind == T_NAME && t->len == strlen(w) && !memcmp(t->start, w, t->len);
+}
+
+/* schema: 'schema' NAME '{' schema text '}', a `let` of the schema the text
+ * declares. The text is the source between the braces, for the store's
+ * schema parser (store/schema.h), which reports errors at its line:col. */
+static Stmt *schema_decl(Parser *p, const Token *kw)
+{
+    Stmt *s = new_stmt(p, S_LET, kw);
+    s->u.let.name = name_of(p, advance(p));
+    const Token *open = advance(p);
+    int depth = 0;
+    while (!check(p, T_EOF) && !(check(p, T_RBRACE) && depth == 0)) {
+        depth += check(p, T_LBRACE) - check(p, T_RBRACE);
+        advance(p);
+    }
+    const Token *close = expect(p, T_RBRACE, "'}' to end the schema");
+    Expr *e = new_expr(p, E_SCHEMA, kw);
+    if (close) {
+        e->u.str.s = open->start + 1;
+        e->u.str.n = (size_t)(close->start - (open->start + 1));
+        e->u.str.line = open->line;
+        e->u.str.col = open->col + 1;
+    }
+    s->u.let.init = e;
+    return s;
+}
+
 static Stmt *statement(Parser *p)
 {
     const Token *t = peek(p);
     Stmt *s;
+    if (is_word(t, "schema") && p->t[p->pos + 1].kind == T_NAME &&
+        p->t[p->pos + 2].kind == T_LBRACE) {
+        advance(p);
+        return schema_decl(p, t);
+    }
     switch (t->kind) {
     case T_FN:
         if (p->t[p->pos + 1].kind != T_NAME)
