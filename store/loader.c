@@ -196,8 +196,21 @@ static void copy_fields(const st_schema *s, uint32_t from, uint32_t to, void *co
 {
     for (uint32_t f = from; f < to; f++) {
         const st_field *fd = &s->fields[f];
-        memcpy(dst + fd->offset, (const char *)cols[f] + (size_t)i * fd->width, fd->width);
+        if (cols[f])
+            memcpy(dst + fd->offset, (const char *)cols[f] + (size_t)i * fd->width, fd->width);
+        else
+            memset(dst + fd->offset, 0, fd->width);
     }
+}
+
+void st_batch_row(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *row)
+{
+    copy_fields(s, 0, s->nrow, b->cols, t, row);
+}
+
+void st_batch_tag(const st_schema *s, const st_batch *b, uint32_t i, unsigned char *tag)
+{
+    copy_fields(s, s->nrow, s->nfields, b->cols, i, tag);
 }
 
 static int old_next(void *self, const void **rec, st_err *err)

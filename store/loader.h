@@ -64,4 +64,9 @@ int st_loader_add(st_loader *l, const void *row, const void *tag, st_err *err);
 int st_loader_finish(st_loader *l, st_loader_stats *stats, st_err *err);
 void st_loader_free(st_loader *l);
 
+/* Gathers tagset t of a decoded batch into a tagset row, and tag i into a
+ * tag row; fields whose columns were not decoded are zero. */
+void st_batch_row(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *row);
+void st_batch_tag(const st_schema *s, const st_batch *b, uint32_t i, unsigned char *tag);
+
 #endif

@@ -580,6 +580,14 @@ static bool excluded(const st_reader *r, uint64_t i)
     return false;
 }
 
+uint64_t st_reader_blocks_kept(const st_reader *r)
+{
+    uint64_t n = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++)
+        n += !excluded(r, i);
+    return n;
+}
+
 /* Gathers tagset t's key from the key columns of a batch. */
 static void batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key)
 {

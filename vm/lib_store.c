@@ -407,6 +407,7 @@ static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
     iter_free(&src->it);
+    vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
     free_path(vm, src->path);
 }
@@ -432,7 +433,16 @@ static bool source_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
     if (!iter_step(vm, it, &batch, &t))
         return false;
     *cursor = it->pos;
-    *a = vm_tagset_value(vm, vschema(src->schema), batch, t);
+    const st_schema *s = vschema(src->schema)->s;
+    VRowBuf *rb = &src->rows;
+    uint32_t lo = s->tag_size ? batch->tag_start[t] : 0, n = s->tag_size ? batch->tag_start[t + 1] - lo : 0;
+    vm_grow(vm, &rb->row, &rb->row_cap, s->row_size);
+    vm_grow(vm, &rb->tags, &rb->tags_cap, (size_t)n * s->tag_size);
+    st_batch_row(s, batch, t, rb->row);
+    for (uint32_t i = 0; i < n; i++)
+        st_batch_tag(s, batch, lo + i, rb->tags + (size_t)i * s->tag_size);
+    *a = vm_record_value(vm, vschema(src->schema), rb->row, s->tag_size ? rb->tags : NULL, n, NULL,
+                         false);
     *b = *a;
     return true;
 }

@@ -20,6 +20,16 @@ typedef struct VSchema {
     VStr *tags_name;  /* "tags" */
 } VSchema;
 
+/* Scratch for encoding one tagset: its row and tag rows, grown as needed.
+ * Belongs to a handle (freed with vm_rowbuf_free), so a raise leaks nothing. */
+typedef struct VRowBuf {
+    unsigned char *row;
+    size_t row_cap;
+    unsigned char *tags;
+    size_t tags_cap;
+    uint32_t ntags;
+} VRowBuf;
+
 /* `for` over a source: its files, read in order by a reader of its own. */
 typedef struct VIter {
     char **paths;
@@ -39,6 +49,7 @@ typedef struct VSource {
     uint32_t partkey;  /* a store's partition-key field */
     st_file_info info; /* a file's facts */
     VIter it;
+    VRowBuf rows;     /* the tagset `for` is at */
 } VSource;
 
 extern const VHandleType vm_schema_type, vm_tagfile_type, vm_store_type, vm_writer_type,
@@ -65,24 +76,21 @@ Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p);
 /* Stores v into field f at dst, or raises "what: field 'x' ...". */
 void vm_field_store(VM *vm, const VSchema *vs, uint32_t f, Value v, void *dst, const char *what);
 
-/* Scratch for encoding one tagset: its row and tag rows, grown as needed.
- * Belongs to a handle (freed with vm_rowbuf_free), so a raise leaks nothing. */
-typedef struct VRowBuf {
-    unsigned char *row;
-    size_t row_cap;
-    unsigned char *tags;
-    size_t tags_cap;
-    uint32_t ntags;
-} VRowBuf;
-
 void vm_rowbuf_free(VM *vm, VRowBuf *b);
+/* Makes *p (of *cap bytes) hold at least need bytes; raises out of memory. */
+void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need);
 /* Encodes a tagset map {key fields, tagset fields, tags: [{tag fields}...]}
  * into b; missing non-key fields are zero, unknown ones an error. */
 void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const char *what);
-/* The map of tagset t of a decoded batch: the decoded key and tagset
- * fields, and `tags` (an array of maps) when tag columns were decoded. */
-Value vm_tagset_value(VM *vm, const VSchema *vs, const st_batch *b, uint32_t t);
+/* The map of a tagset row and its tag rows: the fields marked in fields
+ * (NULL: all), and `tags`, an array of maps, unless fields marks no tag
+ * field.
+ * flat: the row and one tag row as one map, as `| tags` shows a tag. */
+Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
+                      const unsigned char *tags, uint32_t ntags, const bool *fields, bool flat);
 
+/* The values an integer field (u8..i64, bool, time) can hold. */
+void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi);
 /* "u64", "char[16]", "enum"...: a field's type as the schema text writes it. */
 const char *vm_field_type_name(const st_field *f, char *buf, size_t n);
 

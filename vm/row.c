@@ -45,27 +45,38 @@ Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p)
     return v_nil();
 }
 
-Value vm_tagset_value(VM *vm, const VSchema *vs, const st_batch *b, uint32_t t)
+static void put_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uint32_t to,
+                       const unsigned char *row, const bool *fields)
+{
+    const st_schema *s = vs->s;
+    for (uint32_t f = from; f < to; f++)
+        if (!fields || fields[f])
+            vm_map_set(vm, m, v_obj(vs->names[f]),
+                       vm_field_value(vm, vs, f, row + s->fields[f].offset));
+}
+
+Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
+                      const unsigned char *tags, uint32_t ntags, const bool *fields, bool flat)
 {
     const st_schema *s = vs->s;
     VMap *m = vm_map_new(vm, s->nrow + 1);
     Value mv = v_obj(m);
-    for (uint32_t f = 0; f < s->nrow; f++)
-        if (b->cols[f])
-            vm_map_set(vm, m, v_obj(vs->names[f]),
-                       vm_field_value(vm, vs, f, (const char *)b->cols[f] + (size_t)t * s->fields[f].width));
-    if (!s->tag_size || !b->tag_start)
+    put_fields(vm, vs, m, 0, s->nrow, row, fields);
+    if (flat) {
+        put_fields(vm, vs, m, s->nrow, s->nfields, tags, fields);
         return mv;
-    uint32_t lo = b->tag_start[t], hi = b->tag_start[t + 1];
-    VArray *tags = vm_array_new(vm, hi - lo);
-    vm_map_set(vm, m, v_obj(vs->tags_name), v_obj(tags));
-    for (uint32_t i = lo; i < hi; i++) {
+    }
+    bool any = false;
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        any |= !fields || fields[f];
+    if (!any)
+        return mv;
+    VArray *a = vm_array_new(vm, ntags);
+    vm_map_set(vm, m, v_obj(vs->tags_name), v_obj(a));
+    for (uint32_t i = 0; i < ntags; i++) {
         VMap *tm = vm_map_new(vm, s->nfields - s->nrow);
-        vm_array_push(vm, tags, v_obj(tm));
-        for (uint32_t f = s->nrow; f < s->nfields; f++)
-            if (b->cols[f])
-                vm_map_set(vm, tm, v_obj(vs->names[f]),
-                           vm_field_value(vm, vs, f, (const char *)b->cols[f] + (size_t)i * s->fields[f].width));
+        vm_array_push(vm, a, v_obj(tm));
+        put_fields(vm, vs, tm, s->nrow, s->nfields, tags + (size_t)i * s->tag_size, fields);
     }
     return mv;
 }
@@ -99,6 +110,21 @@ _Noreturn static void bad_value(VM *vm, const char *what, const st_field *f, con
              v_type_name(v), s->len > 40 ? 40 : (int)s->len, s->data);
 }
 
+void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi)
+{
+    switch (f->type) {
+    case ST_U8: *lo = 0; *hi = UINT8_MAX; break;
+    case ST_BOOL: *lo = 0; *hi = 1; break;
+    case ST_U16: *lo = 0; *hi = UINT16_MAX; break;
+    case ST_U32: *lo = 0; *hi = UINT32_MAX; break;
+    case ST_U64: *lo = 0; *hi = INT64_MAX; break;
+    case ST_I8: *lo = INT8_MIN; *hi = INT8_MAX; break;
+    case ST_I16: *lo = INT16_MIN; *hi = INT16_MAX; break;
+    case ST_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
 static void put_int(VM *vm, const st_field *f, Value v, void *dst, const char *what)
 {
     int64_t lo, hi, x;
@@ -107,16 +133,7 @@ static void put_int(VM *vm, const st_field *f, Value v, void *dst, const char *w
     if (!IS_INT(v))
         bad_value(vm, what, f, "expected an int", v);
     x = v.as.i;
-    switch (f->type) {
-    case ST_U8: lo = 0; hi = UINT8_MAX; break;
-    case ST_U16: lo = 0; hi = UINT16_MAX; break;
-    case ST_U32: lo = 0; hi = UINT32_MAX; break;
-    case ST_U64: lo = 0; hi = INT64_MAX; break;
-    case ST_I8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case ST_I16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case ST_I32: lo = INT32_MIN; hi = INT32_MAX; break;
-    default: lo = INT64_MIN; hi = INT64_MAX; break;
-    }
+    vm_int_range(f, &lo, &hi);
     if (x < lo || x > hi)
         bad_value(vm, what, f, "out of range", v);
     /* Little-endian hosts: the low bytes of the i64 are the narrower value. */
@@ -201,7 +218,7 @@ void vm_rowbuf_free(VM *vm, VRowBuf *b)
     memset(b, 0, sizeof *b);
 }
 
-static void *grow(VM *vm, unsigned char **p, size_t *cap, size_t need)
+void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need)
 {
     if (need > *cap) {
         size_t n = need < 64 ? 64 : need * 2;
@@ -260,7 +277,7 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
     const st_schema *s = vs->s;
     if (!IS_MAP(ts))
         vm_error(vm, "%s: a tagset must be a map, got %s", what, v_type_name(ts));
-    grow(vm, &b->row, &b->row_cap, s->row_size);
+    vm_grow(vm, &b->row, &b->row_cap, s->row_size);
     memset(b->row, 0, s->row_size);
     Value tags = v_nil();
     encode_fields(vm, vs, AS_MAP(ts), 0, s->nrow, b->row, &tags, what);
@@ -272,7 +289,7 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
     VArray *a = AS_ARRAY(tags);
     if (a->len > UINT32_MAX / (s->tag_size ? s->tag_size : 1))
         vm_error(vm, "%s: too many tags", what);
-    grow(vm, &b->tags, &b->tags_cap, a->len * s->tag_size);
+    vm_grow(vm, &b->tags, &b->tags_cap, a->len * s->tag_size);
     memset(b->tags, 0, a->len * s->tag_size);
     for (size_t i = 0; i < a->len; i++) {
         char tw[96];

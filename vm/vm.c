@@ -213,6 +213,20 @@ _Noreturn void vm_error(VM *vm, const char *fmt, ...)
     vm_throw(vm, v_obj(vm_str_cstr(vm, msg)));
 }
 
+_Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg)
+{
+    vm->err = v_obj(vm_str_cstr(vm, msg));
+    vm->err_is_interrupt = false;
+    capture_trace(vm);
+    for (int i = 0; i < vm->ntrace; i++)
+        if (vm->trace[i].p) {
+            vm->trace[i].line = line;
+            vm->trace[i].col = col;
+            break;
+        }
+    raise_error(vm);
+}
+
 _Noreturn static void interrupt(VM *vm, const char *why)
 {
     vm->err = v_obj(vm_str_cstr(vm, why));
@@ -233,6 +247,14 @@ static void poll(VM *vm)
         if (vm->steps_left <= POLL_QUANTUM)
             interrupt(vm, "step limit exceeded");
         vm->steps_left -= POLL_QUANTUM;
+    }
+}
+
+void vm_check_interrupt(VM *vm)
+{
+    if (vm_interrupt_flag) {
+        vm_interrupt_flag = 0;
+        interrupt(vm, "interrupted");
     }
 }
 
