@@ -20,6 +20,7 @@ typedef struct CompileJob {
     Diag *d;
     Arena *a;
     VProto *main;
+    bool eval;          /* a final expression statement is returned */
 } CompileJob;
 
 static void compile_job(VM *vm, void *ud)
@@ -27,18 +28,20 @@ static void compile_job(VM *vm, void *ud)
     CompileJob *j = ud;
     TokenList toks = lex(j->a, j->src, j->len, j->d);
     Block prog = parse(j->a, &toks, j->d);
+    if (j->eval && prog.n && prog.items[prog.n - 1]->kind == S_EXPR)
+        prog.items[prog.n - 1]->kind = S_RETURN;
     if (j->d->nerrors == 0)
         j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
 }
 
-VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
-                          bool *at_eof)
+static VProto *compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                              bool *at_eof, bool eval)
 {
     Arena a;
     Diag d;
     arena_init(&a, vm);
     diag_init(&d, errout, mod->path->data);
-    CompileJob j = {mod, src, len, &d, &a, NULL};
+    CompileJob j = {mod, src, len, &d, &a, NULL, eval};
     if (vm_protect(vm, compile_job, &j)) {
         fprintf(errout, "%s: out of memory while compiling\n", mod->path->data);
         j.main = NULL;
@@ -47,6 +50,12 @@ VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FIL
     if (at_eof)
         *at_eof = d.at_eof;
     return j.main;
+}
+
+VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                          bool *at_eof)
+{
+    return compile_source(vm, mod, src, len, errout, at_eof, false);
 }
 
 static const char *base_name(const char *path, char *buf, size_t size)
@@ -84,7 +93,8 @@ static void register_job(VM *vm, void *m)
     register_module(vm, m);
 }
 
-VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+static VModule *load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout,
+                            bool eval)
 {
     NewModule nm = {path, NULL};
     if (vm_protect(vm, new_module, &nm)) {
@@ -92,11 +102,21 @@ VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, F
         return NULL;
     }
     vm_push_root(vm, v_obj(nm.m));
-    nm.m->main = lc_compile_source(vm, nm.m, src, len, errout, NULL);
+    nm.m->main = compile_source(vm, nm.m, src, len, errout, NULL, eval);
     vm_pop_root(vm, 1);
     if (!nm.m->main || vm_protect(vm, register_job, nm.m))
         return NULL;
     return nm.m;
+}
+
+VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, false);
+}
+
+VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, true);
 }
 
 /* The whole file, NUL-terminated, in a mem_alloc'd buffer of *size bytes

@@ -17,6 +17,9 @@ VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FIL
 /* A new module compiled from src (main set, not yet run), registered under
  * path so that importing the same file finds it; NULL after errors. */
 VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout);
+/* The same, but a final expression statement becomes the main function's
+ * result (comb -e 'ds | count' prints the count). */
+VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FILE *errout);
 /* The same from a file; a file that cannot be read is reported too. */
 VModule *lc_load_file(VM *vm, const char *path, FILE *errout);
 
