@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/schema.h"
 #include "vm/natives.h"
 #include "vm/query.h"
 
@@ -106,9 +107,20 @@ static void json(VM *vm, VStrBuf *sb, Value v, int depth)
     }
 }
 
-/* A cell's text: nil is empty, strings as they are, the rest as print. */
-static VStr *cell(VM *vm, Value v)
+/* The columns a query says hold times (ints shown as ISO-8601). */
+static VArray *times;
+
+/* A cell's text: nil is empty, strings as they are, times as ISO-8601,
+ * the rest as print. */
+static VStr *cell(VM *vm, Value col, Value v)
 {
+    if (IS_INT(v) && times && IS_STR(col))
+        for (size_t i = 0; i < times->len; i++)
+            if (str_equal(AS_STR(times->items[i]), AS_STR(col))) {
+                char buf[40];
+                st_time_format(v.as.i, buf, sizeof buf);
+                return vm_str_cstr(vm, buf);
+            }
     return IS_NIL(v) ? vm_str_cstr(vm, "") : vm_tostring(vm, v);
 }
 
@@ -137,7 +149,7 @@ static void delimited(VM *vm, VStrBuf *sb, VArray *rows, VArray *cols, bool csv)
     for (size_t r = 0; r <= rows->len; r++) {
         for (size_t c = 0; c < cols->len; c++) {
             Value v = r ? *(vm_map_ref(AS_MAP(rows->items[r - 1]), cols->items[c]) ?: &(Value){0}) : cols->items[c];
-            VStr *s = cell(vm, v);
+            VStr *s = r ? cell(vm, cols->items[c], v) : cell(vm, v_nil(), v);
             if (c)
                 vm_sb_addc(vm, sb, csv ? "," : "\t");
             (csv ? csv_field : tsv_field)(vm, sb, s);
@@ -161,7 +173,7 @@ static void aligned(VM *vm, VStrBuf *sb, VArray *rows, VArray *cols)
     for (size_t r = 0; r <= rows->len; r++)
         for (size_t c = 0; c < nc; c++) {
             Value v = r ? *(vm_map_ref(AS_MAP(rows->items[r - 1]), cols->items[c]) ?: &(Value){0}) : cols->items[c];
-            VStr *s = cell(vm, v);
+            VStr *s = r ? cell(vm, cols->items[c], v) : cell(vm, v_nil(), v);
             if (s->len > MAX_CELL) {
                 VStr *t = vm_str_new(vm, s->data, MAX_CELL - 3);
                 s = vm_str_concat(vm, t, vm_str_cstr(vm, "..."));
@@ -209,9 +221,16 @@ static void render(VM *vm, void *ud)
 {
     Job *j = ud;
     Value v = j->v;
-    if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type)
+    times = NULL;
+    if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type) {
+        times = vm_query_time_columns(vm, v);
+        vm_push_root(vm, v_obj(times));
         v = vm_query_run(vm, v);
+        vm_pop_root(vm, 1);
+    }
     vm_push_root(vm, v);
+    if (times)
+        vm_push_root(vm, v_obj(times));
     VStrBuf sb;
     vm_sb_init(vm, &sb, 256);
     vm_push_root(vm, v_obj(sb.s));
@@ -233,7 +252,8 @@ static void render(VM *vm, void *ud)
     }
     VStr *s = vm_sb_done(vm, &sb);
     fwrite(s->data, 1, s->len, j->out);
-    vm_pop_root(vm, 2);
+    vm_pop_root(vm, times ? 3 : 2);
+    times = NULL;
 }
 
 int out_print(VM *vm, Value v, int format, FILE *out)

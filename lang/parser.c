@@ -455,10 +455,18 @@ static void verb_args(Parser *p, Verb *v, const Token *t)
             break;
         }
         advance(p);
-        named_items(p, &l);
+        if (!check(p, T_LBRACE))
+            named_items(p, &l);
         v->nkeys = l.n;
-        if (match(p, T_LBRACE))
+        if (match(p, T_LBRACE)) {
             aggregates(p, &l);
+        } else {
+            /* no aggregates: { n: count() } */
+            Expr *call = new_expr(p, E_CALL, t), *fn = new_expr(p, E_NAME, t);
+            fn->u.name = (Name){"count", 5, t->line, t->col};
+            call->u.call.fn = fn;
+            add_item(p, &l, (Name){"n", 1, t->line, t->col}, call, false);
+        }
         break;
     }
     case QV_sort:

@@ -11,6 +11,7 @@
 
 #include "store/mem.h"
 #include "vm/natives.h"
+#include "vm/query.h"
 
 /* ---- schemas ---------------------------------------------------------- */
 
@@ -812,12 +813,15 @@ Value nat_verify(VM *vm, int argc, Value *argv)
     return av;
 }
 
-/* rows(x): every tagset of a tagset file or store, as an array of maps. */
+/* rows(x): every tagset of a tagset file or store, or a query's result,
+ * as an array of maps. */
 Value nat_rows(VM *vm, int argc, Value *argv)
 {
     (void)argc;
+    if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_query_type)
+        return vm_query_run(vm, argv[0]);
     if (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next)
-        vm_arg_error(vm, 0, "a tagset file or a store", argv[0]);
+        vm_arg_error(vm, 0, "a tagset file, a store or a query", argv[0]);
     VHandle *h = AS_HANDLE(argv[0]);
     VArray *a = vm_array_new(vm, 0);
     Value av = v_obj(a);

@@ -184,6 +184,7 @@ typedef struct Binder {
     int ncols;
     bool cols_known;
     int nslots;
+    bool indexed;           /* the call being bound has .field after it */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -809,8 +810,15 @@ static QExpr *bind_call(Binder *b, Value node)
         return bind_agg(b, node, fn, e);
     if (nargs < d->min_args || nargs > d->max_args)
         bind_error(b, e, "%s", d->help);
+    bool indexed = b->indexed;
+    b->indexed = false;
     switch (fn) {
-    case QF_any: case QF_all: case QF_count: case QF_first: case QF_last:
+    case QF_first: case QF_last:
+        if (!indexed)
+            bind_error(b, e, "%s(tags, PRED) needs .field after it: %s(tags, PRED).sys", d->name,
+                       d->name);
+        return bind_quant(b, node, fn, e);
+    case QF_any: case QF_all: case QF_count:
         return bind_quant(b, node, fn, e);
     case QF_sum: case QF_min: case QF_max: case QF_avg: case QF_distinct:
         return bind_agg(b, node, fn, e);
@@ -856,6 +864,7 @@ static QExpr *bind_index(Binder *b, Value node)
         VStr *fname = AS_STR(nval(objn, 3));
         int fn = vm_query_func_find(fname->data, fname->len);
         if (fn == QF_first || fn == QF_last) {
+            b->indexed = true;
             QExpr *q = bind(b, objn);
             if (nint(keyn, 0) != QOP_CONST || !IS_STR(nval(keyn, 3)))
                 bind_error(b, q, "%s(tags, PRED) needs .field after it", fname->data);
@@ -1341,6 +1350,70 @@ static void bind_plan(VM *vm, VQuery *q)
     p->scan.nslots = p->scan.nslots > b.nslots ? p->scan.nslots : b.nslots;
 }
 
+/* ---- which result columns hold times ------------------------------------ */
+
+static bool in_names(VArray *names, VStr *n)
+{
+    for (size_t i = 0; i < names->len; i++)
+        if (str_equal(AS_STR(names->items[i]), n))
+            return true;
+    return false;
+}
+
+/* Whether e's value is a time: a time field, day() of one, min or max of
+ * one, given the columns known to hold times. */
+static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
+{
+    if (!e)
+        return false;
+    if (e->op == QX_FIELD)
+        return p->scan.vs->s->fields[e->field].type == ST_TIME;
+    if (e->op == QX_MAPGET)
+        return in_names(times, e->name);
+    if ((e->op == QX_FUNC && e->fn == QF_day) ||
+        (e->op == QX_AGG && (e->fn == QF_min || e->fn == QF_max)))
+        return is_time(p, e->a, times);
+    return false;
+}
+
+VArray *vm_query_time_columns(VM *vm, Value qv)
+{
+    VQuery *q = handle_data(AS_HANDLE(qv));
+    QPlan *p = &q->plan;
+    VArray *times = vm_array_new(vm, 4);
+    if (!p->typed)
+        return times;
+    vm_push_root(vm, v_obj(times));
+    const QScan *sc = &p->scan;
+    if (sc->consumer == QC_GROUP) {
+        for (int i = 0; i < sc->nkeys; i++)
+            if (is_time(p, sc->keys[i], times))
+                vm_array_push(vm, times, v_obj(sc->key_names[i]));
+        for (int i = 0; i < sc->naggs; i++)
+            if (is_time(p, sc->aggs[i].e, times))
+                vm_array_push(vm, times, v_obj(sc->aggs[i].name));
+    } else if (sc->consumer == QC_COLLECT) {
+        for (uint32_t f = 0; f < sc->vs->s->nfields; f++)
+            if (sc->vs->s->fields[f].type == ST_TIME)
+                vm_array_push(vm, times, v_obj(sc->vs->names[f]));
+    }
+    for (int i = 0; i < p->nsteps; i++) {
+        const QStep *st = &p->steps[i];
+        if (st->verb != QV_select && st->verb != QV_group)
+            continue;
+        VArray *next = vm_array_new(vm, 4);
+        vm_push_root(vm, v_obj(next));
+        for (int j = 0; j < st->n; j++)
+            if (is_time(p, st->e[j], times))
+                vm_array_push(vm, next, v_obj(st->names[j]));
+        vm_pop_root(vm, 2);
+        times = next;
+        vm_push_root(vm, v_obj(times));
+    }
+    vm_pop_root(vm, 1);
+    return times;
+}
+
 /* ---- _pipe -------------------------------------------------------------- */
 
 static int last_verb(VQuery *q)
@@ -1392,8 +1465,12 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     } else if (vm_source_of(src) || IS_ARRAY(src)) {
         q->src = src;
     } else {
-        vm_error(vm, "a pipeline starts from a store, a tagset file, an array of maps or a query, not %s",
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "a pipeline starts from a store, a tagset file, an array of maps or a query, not %s",
                  v_type_name(src));
+        Value st = AS_ARRAY(argv[1])->len ? AS_ARRAY(argv[1])->items[0] : v_nil();
+        vm_error_at(vm, IS_ARRAY(st) ? (uint32_t)nint(st, 1) : 0, IS_ARRAY(st) ? (uint32_t)nint(st, 2) : 0, msg);
     }
     VArray *caps = vm_array_new(vm, (size_t)(argc - 2));
     for (int i = 2; i < argc; i++)

@@ -95,5 +95,8 @@ void vm_query_register_matcher(const VHandleType *type, vm_matcher_fn fn);
 /* Runs a query (a "query" handle) to its result: an array of maps, or the
  * value of its last verb. */
 Value vm_query_run(VM *vm, Value q);
+/* The names of the result's columns that hold times (ints of seconds), so
+ * that a table can show them as ISO-8601. */
+VArray *vm_query_time_columns(VM *vm, Value q);
 
 #endif

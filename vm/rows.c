@@ -566,7 +566,8 @@ static Value explain(VM *vm, const QPlan *p, VArray *in)
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
     vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "source")), v_obj(vm_str_cstr(vm, "array")));
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "rows")), v_int((int64_t)in->len));
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "rows")), v_int((int64_t)AS_ARRAY(p->array)->len));
+    (void)in;
     VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
     vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "then")), v_obj(steps));
     for (int i = 0; i < p->nsteps; i++)

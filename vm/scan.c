@@ -749,8 +749,10 @@ static void consume_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
         if (!sc->nsort && pr->n >= sc->limit)
             return;
         uint32_t r = sel->idx[j], t = tag ? w->k.owner[r] : r;
-        uint32_t lo = s->tag_size && !tag ? b->tag_start[t] : 0;
-        uint32_t nt = s->tag_size && !tag ? b->tag_start[t + 1] - lo : 0;
+        /* tags only when a tag column was decoded (a select may need none) */
+        bool with_tags = s->tag_size && !tag && b->tag_start;
+        uint32_t lo = with_tags ? b->tag_start[t] : 0;
+        uint32_t nt = with_tags ? b->tag_start[t + 1] - lo : 0;
         unsigned char *p = buf_room(&pr->b, record_size(sc, nt));
         if (!p) {
             fail(sh, oom);
