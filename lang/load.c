@@ -18,19 +18,18 @@ typedef struct CompileJob {
     const char *src;
     size_t len;
     int first_line;
-    bool value;         /* a lone expression statement returns its value */
+    bool value;         /* a final expression statement returns its value */
     Diag *d;
     Arena *a;
     VProto *main;
     size_t nvars;       /* the module's names before this compilation */
 } CompileJob;
 
-/* `expr` alone becomes `return expr`, so the prompt can show its value. */
-static void return_lone_expression(Block *prog)
+/* A final `expr` becomes `return expr`, so the prompt and -e can show it. */
+static void return_last_expression(Block *prog)
 {
-    if (prog->n != 1 || prog->items[0]->kind != S_EXPR)
-        return;
-    prog->items[0]->kind = S_RETURN;
+    if (prog->n && prog->items[prog->n - 1]->kind == S_EXPR)
+        prog->items[prog->n - 1]->kind = S_RETURN;
 }
 
 static void compile_job(VM *vm, void *ud)
@@ -39,7 +38,7 @@ static void compile_job(VM *vm, void *ud)
     TokenList toks = lex_at(j->a, j->src, j->len, j->first_line, j->d);
     Block prog = parse(j->a, &toks, j->d);
     if (j->value && !j->d->nerrors)
-        return_lone_expression(&prog);
+        return_last_expression(&prog);
     /* Compiled even after syntax errors, to report its errors too. */
     j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
     if (j->d->nerrors)
@@ -82,10 +81,10 @@ static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bo
     return j->main;
 }
 
-VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
-                          bool *at_eof)
+static VProto *compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                              bool *at_eof, bool eval)
 {
-    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = 1};
+    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = 1, .value = eval};
     return compile(vm, &j, mod->path->data, errout, at_eof);
 }
 
@@ -124,6 +123,12 @@ int lc_with_tokens(VM *vm, const char *src, size_t len,
     return rc ? -1 : 0;
 }
 
+VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                          bool *at_eof)
+{
+    return compile_source(vm, mod, src, len, errout, at_eof, false);
+}
+
 static const char *base_name(const char *path, char *buf, size_t size)
 {
     const char *b = strrchr(path, '/');
@@ -159,7 +164,8 @@ static void register_job(VM *vm, void *m)
     register_module(vm, m);
 }
 
-VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+static VModule *load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout,
+                            bool eval)
 {
     NewModule nm = {path, NULL};
     if (vm_protect(vm, new_module, &nm)) {
@@ -167,11 +173,21 @@ VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, F
         return NULL;
     }
     vm_push_root(vm, v_obj(nm.m));
-    nm.m->main = lc_compile_source(vm, nm.m, src, len, errout, NULL);
+    nm.m->main = compile_source(vm, nm.m, src, len, errout, NULL, eval);
     vm_pop_root(vm, 1);
     if (!nm.m->main || vm_protect(vm, register_job, nm.m))
         return NULL;
     return nm.m;
+}
+
+VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, false);
+}
+
+VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, true);
 }
 
 /* The whole file, NUL-terminated, in a mem_alloc'd buffer of *size bytes

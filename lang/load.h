@@ -32,6 +32,9 @@ int lc_with_tokens(VM *vm, const char *src, size_t len,
 /* A new module compiled from src (main set, not yet run), registered under
  * path so that importing the same file finds it; NULL after errors. */
 VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout);
+/* The same, but a final expression statement becomes the main function's
+ * result (comb -e 'ds | count' prints the count). */
+VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FILE *errout);
 /* The same from a file; a file that cannot be read is reported too. */
 VModule *lc_load_file(VM *vm, const char *path, FILE *errout);
 

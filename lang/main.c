@@ -9,6 +9,7 @@
 #include "lang/cmd_store.h"
 #include "lang/help.h"
 #include "lang/load.h"
+#include "lang/output.h"
 #include "lang/paths.h"
 #include "lang/repl.h"
 #include "store/mem.h"
@@ -29,13 +30,15 @@ static void usage(FILE *out)
             "                          as a batch, statement by statement, as if typed\n"
             "  comb DIR                the same, with the store in DIR bound to ds\n"
             "  comb FILE [ARGS...]     run the program in FILE\n"
-            "  comb -e CODE [ARGS...]  run CODE\n"
-            "  comb - [ARGS...]        run the program read from standard input, as a file\n"
+            "  comb -e CODE [ARGS...]  run CODE and print the value of its last expression\n"
+            "  comb - [ARGS...]        run the program read from standard input\n"
             "\n"
             "options:\n"
             "  --norc            do not run ~/.combrc before the prompt or batch\n"
             "  --dump            print the program's bytecode instead of running it\n"
             "  --reference       print the reference tables of docs/LANGUAGE.md (Markdown)\n"
+            "  --format F        how -e prints rows: table, tsv, csv or json\n"
+            "                    (default: a table on a terminal, else tsv)\n"
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
@@ -49,6 +52,7 @@ typedef struct Args {
     const char *code;       /* -e */
     bool dump;
     bool norc;
+    int format;             /* OUT_ */
     int nargs;              /* the program's own arguments */
     char **args;
 } Args;
@@ -75,6 +79,11 @@ static int parse_args(int argc, char **argv, Args *a)
             a->dump = true;
         } else if (!strcmp(s, "--norc")) {
             a->norc = true;
+        } else if (!strcmp(s, "--format")) {
+            if (++i == argc || (a->format = out_format_parse(argv[i])) < 0) {
+                fprintf(stderr, "comb: --format needs table, tsv, csv or json\n");
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(s, "-e")) {
             if (++i == argc) {
                 fprintf(stderr, "comb: -e needs CODE\n");
@@ -125,6 +134,25 @@ static bool is_dir(const char *path)
     return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
+static void new_main(VM *vm, void *ud)
+{
+    Value *fn = ud;
+    *fn = v_obj(vm_func_new(vm, AS_MODULE(*fn)->main));
+}
+
+/* -e: run the code and print the value of its last expression. */
+static int eval(VM *vm, VModule *m, const Args *a)
+{
+    Value fn = v_obj(m), result;
+    if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
+        out_print(vm, result, a->format, stdout)) {
+        fflush(stdout);
+        vm_print_error(vm, stderr);
+        return vm_error_status(vm);
+    }
+    return 0;
+}
+
 static int run(VM *vm, const Args *a)
 {
     if (!a->code && (!a->file || is_dir(a->file))) {
@@ -133,7 +161,7 @@ static int run(VM *vm, const Args *a)
     }
     VModule *m;
     if (a->code)
-        m = lc_load_source(vm, a->code, strlen(a->code), "<-e>", stderr);
+        m = lc_load_eval(vm, a->code, strlen(a->code), "<-e>", stderr);
     else if (!strcmp(a->file, "-"))
         m = load_stdin(vm);
     else
@@ -144,6 +172,8 @@ static int run(VM *vm, const Args *a)
         vm_disasm(m->main, stdout);
         return 0;
     }
+    if (a->code)
+        return eval(vm, m, a);
     int status = vm_run_module(vm, m);
     fflush(stdout);
     if (status) {

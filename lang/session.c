@@ -12,10 +12,48 @@
 #include "lang/multiline.h"
 #include "lang/term.h"
 #include "lang/text.h"
+#include "store/mem.h"
+#include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/progress.h"
 
-SessionStoreOps session_store_ops;
+static bool store_fields(VM *vm, Value v, session_name_fn add, void *acc)
+{
+    (void)vm;
+    VHandle *h = vm_schema_of(v);
+    if (!h)
+        return false;
+    const VSchema *vs = vschema(h);
+    for (uint32_t f = 0; f < vs->s->nfields; f++)
+        add(acc, vs->names[f]->data, vs->names[f]->len);
+    if (vs->s->tag_size)
+        add(acc, vs->tags_name->data, vs->tags_name->len);
+    return true;
+}
+
+static bool store_schema(VM *vm, Value v, FILE *out)
+{
+    (void)vm;
+    VHandle *h = vm_schema_of(v);
+    size_t len;
+    char *text = h ? st_schema_format(vschema(h)->s, &len) : NULL;
+    if (!text)
+        return false;
+    fwrite(text, 1, len, out);
+    mem_free(text, len + 1);
+    return true;
+}
+
+static Value store_open(VM *vm, const char *dir)
+{
+    Value v;
+    if (!vm_store_open(vm, vm_str_cstr(vm, dir), &v))
+        vm_error(vm, "%s: not a datastore or tagset file", dir);
+    return v;
+}
+
+/* The prompt's view of stores, through the store bindings; tests may swap it. */
+SessionStoreOps session_store_ops = {store_fields, store_schema, store_open};
 
 /* What the session keeps alive, in s->keep. */
 enum { KEEP_MODULE, KEEP_LAST, KEEP_PATH, KEEP_N };

@@ -14,6 +14,17 @@
 static const unsigned char head_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'S', '\n'};
 static const unsigned char tail_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'E', '\n'};
 static const unsigned char foot_magic[4] = {'C', 'F', 'T', 'R'};
+
+bool st_file_is_tagset(const char *path)
+{
+    unsigned char m[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    bool yes = fread(m, 1, 8, f) == 8 && !memcmp(m, head_magic, 8);
+    fclose(f);
+    return yes;
+}
 #define HEAD_FIXED 32u    /* header bytes before the schema text */
 #define FOOT_FIXED 40u    /* footer bytes before the block entries */
 #define ENTRY_FIXED 24u   /* entry bytes before the keys */
@@ -580,6 +591,14 @@ static bool excluded(const st_reader *r, uint64_t i)
             return true;
     }
     return false;
+}
+
+uint64_t st_reader_blocks_kept(const st_reader *r)
+{
+    uint64_t n = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++)
+        n += !excluded(r, i);
+    return n;
 }
 
 /* Gathers tagset t's key from the key columns of a batch. */

@@ -84,6 +84,9 @@ typedef struct st_read_stats {
 
 typedef struct st_reader st_reader;
 
+/* Whether path starts with a tagset file's magic (cheap: no checks beyond). */
+bool st_file_is_tagset(const char *path);
+
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err);
 const st_schema *st_reader_schema(const st_reader *r);
 const char *st_reader_label(const st_reader *r);
@@ -101,6 +104,9 @@ void st_reader_seek(st_reader *r, const void *key);
  * (the message names the file and block). */
 int st_reader_next(st_reader *r, const st_batch **out, st_err *err);
 void st_reader_stats(const st_reader *r, st_read_stats *out);
+/* Blocks from the current position on that the ranges of st_reader_where
+ * do not rule out: what a scan would read (explain), without reading. */
+uint64_t st_reader_blocks_kept(const st_reader *r);
 void st_reader_close(st_reader *r);
 
 /* Reads every block of a file and checks it against the footer: checksum,

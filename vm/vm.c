@@ -214,6 +214,20 @@ _Noreturn void vm_error(VM *vm, const char *fmt, ...)
     vm_throw(vm, v_obj(vm_str_cstr(vm, msg)));
 }
 
+_Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg)
+{
+    vm->err = v_obj(vm_str_cstr(vm, msg));
+    vm->err_is_interrupt = false;
+    capture_trace(vm);
+    for (int i = 0; i < vm->ntrace; i++)
+        if (vm->trace[i].p) {
+            vm->trace[i].line = line;
+            vm->trace[i].col = col;
+            break;
+        }
+    raise_error(vm);
+}
+
 _Noreturn static void interrupt(VM *vm, const char *why)
 {
     vm->err = v_obj(vm_str_cstr(vm, why));
@@ -225,10 +239,7 @@ _Noreturn static void interrupt(VM *vm, const char *why)
 /* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
-    if (vm_poll_flag & POLL_SIGINT) {
-        vm_poll_flag &= ~POLL_SIGINT;
-        interrupt(vm, "interrupted");
-    }
+    vm_check_interrupt(vm);
     if (vm->step_limited && vm->steps_left-- == 0)
         interrupt(vm, "step limit exceeded");
 }
@@ -236,6 +247,14 @@ static void poll(VM *vm)
 static void error_text(VM *vm, void *msg)
 {
     *(VStr **)msg = vm_tostring(vm, vm->err);
+}
+
+void vm_check_interrupt(VM *vm)
+{
+    if (vm_poll_flag & POLL_SIGINT) {
+        vm_poll_flag &= ~POLL_SIGINT;
+        interrupt(vm, "interrupted");
+    }
 }
 
 void vm_print_error(VM *vm, FILE *out)

@@ -141,6 +141,10 @@ int vm_protect(VM *vm, void (*fn)(VM *vm, void *ud), void *ud);
 /* Raise a runtime error: a message string (printf-style) or any value. */
 _Noreturn void vm_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 _Noreturn void vm_throw(VM *vm, Value err);
+/* Raises msg, reported at line:col of the comb function calling the
+ * running native: for errors in code a native binds, such as a query's
+ * fields. */
+_Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg);
 /* The uncaught error as `file:line:col: message`, then the traceback. */
 void vm_print_error(VM *vm, FILE *out);
 /* Exit status for the uncaught error: 1, or 130 after an interrupt. */
@@ -157,6 +161,9 @@ extern volatile sig_atomic_t vm_poll_flag;
 #define POLL_SIGINT 1
 #define POLL_STEPS 2
 void vm_install_sigint(void);
+/* Raises "interrupted" (not catchable) if SIGINT came: for long natives,
+ * such as scans, that do not return to the loop for a while. */
+void vm_check_interrupt(VM *vm);
 
 /* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
  * and counted for the collector. */
