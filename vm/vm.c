@@ -1176,7 +1176,8 @@ next:
             ra[0].as.i = n;
             ra[2].type = VT_INT;
             ra[2].as.i = n;
-            POLL();
+            if (UNLIKELY((n & 1023) == 0))  /* a range ends: polling now and then is enough */
+                POLL();
             pc -= GsBx(i);
         }
         NEXT();
