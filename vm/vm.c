@@ -540,7 +540,7 @@ static VModule *import(VM *vm, VStr *name, VModule *from)
 static Value module_get(VM *vm, VModule *m, Value key)
 {
     if (!IS_STR(key))
-        vm_error(vm, "module '%s' has no export %s", m->name->data, v_type_name(key));
+        vm_error(vm, "module '%s' is read by name, not by %s", m->name->data, v_type_name(key));
     Value *slot = vm_map_ref(m->symbols, key);
     if (!slot || !m->exported[slot->as.i])
         vm_error(vm, "module '%s' has no export '%.*s'", m->name->data, (int)AS_STR(key)->len,
