@@ -22,9 +22,10 @@ typedef struct VmFrame {
     const uint32_t *pc;     /* comb: next instruction (saved on calls and raises) */
     Value *base;            /* R[0] (comb) or argv[0] (native) */
     Value *top;             /* end of the slots this frame uses */
+    const Value *k;         /* comb: fn's constants and module variables, */
+    Value *mvars;           /* kept here for the return to the frame */
     uint32_t nhandlers;     /* try handlers open when the frame was entered */
     uint16_t flags;
-    int16_t argc;
 } VmFrame;
 
 #define FRAME_ENTRY 1       /* returning from it leaves the run loop */
@@ -58,6 +59,9 @@ typedef struct VmOptions {
     uint32_t max_frames;    /* call depth limit; 0: default (200000) */
     uint64_t step_limit;    /* raise after about this many loop/call steps; 0: none */
 } VmOptions;
+
+/* A module's variables (vars[]) may grow only while none of its code runs
+ * (compiling into it: the prompt), as frames keep a pointer to them. */
 
 /* The module loader `import` calls: resolve name relative to the importing
  * module's path and return the module, compiling it (state MOD_COMPILED, its
