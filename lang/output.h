@@ -15,5 +15,8 @@ int out_format_parse(const char *name);
  * nothing; anything else as print() writes it. 0, or -1 with the error in
  * the VM. */
 int out_print(VM *vm, Value v, int format, FILE *out);
+/* The value to show for v: a query's rows (run now, time columns as
+ * ISO-8601 text), else v itself. Raises: call it protected. */
+Value out_present(VM *vm, Value v);
 
 #endif
