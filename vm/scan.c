@@ -1053,7 +1053,8 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
 {
     pthread_mutex_lock(&sort_mu);
     sorted_keyw = sc->keyw;
-    qsort(t->g, t->n, sizeof *t->g, cmp_groups);
+    if (t->n)   /* qsort of NULL, 0 is undefined */
+        qsort(t->g, t->n, sizeof *t->g, cmp_groups);
     pthread_mutex_unlock(&sort_mu);
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
