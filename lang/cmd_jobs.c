@@ -16,6 +16,7 @@
 #include "store/mem.h"
 #include "vm/jobs.h"
 #include "vm/jobserver.h"
+#include "vm/jobspawn.h"
 
 #define MAX_TOKENS 256
 
@@ -397,7 +398,7 @@ static int cmd_run(const char *rundir, int argc, char **argv)
         specs_free(&sp);
         return 1;
     }
-    job_options opt = {stderr, NULL};
+    job_options opt = {stderr, NULL, 0};
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     int rc = js ? 0 : complain("%s", err);
     if (rc == 0 && sp.n && job_submit_many(js, sp.v, sp.n) < 0)
@@ -470,7 +471,7 @@ static int cmd_serve(const char *rundir, int argc, char **argv)
         close(lfd);
     }
     char err[1200];
-    job_options opt = {stderr, NULL};
+    job_options opt = {stderr, NULL, 0};
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     int rc = js ? apply_limits(js, &o) : 1;
     if (rc == 0)
@@ -497,6 +498,8 @@ int cmd_jobs(int argc, char **argv)
         return usage();
     }
     const char *verb = argv[1], *rundir = argv[2];
+    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (vm/jobspawn.h) */
+        return jsp_serve(atoi(argv[2]));
     if (!strcmp(verb, "serve"))
         return cmd_serve(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "run"))

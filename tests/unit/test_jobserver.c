@@ -37,7 +37,8 @@ static int setup(void **state)
     if (server == 0) {
         close(p[0]);
         char err[512];
-        jobs *js = job_open(rundir, NULL, err, sizeof err);
+        job_options opt = {NULL, COMB_BUILD_DIR "/comb", 0}; /* the spawner */
+        jobs *js = job_open(rundir, &opt, err, sizeof err);
         int rc = js ? jobsrv_serve(js, NULL, p[1]) : -1;
         job_close(js);
         _exit(rc ? 1 : 0);
