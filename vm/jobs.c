@@ -1752,10 +1752,12 @@ static int mkdirs(char *path)
     }
 }
 
-/* The run directory's lock is a POSIX record lock on RUNDIR/pid: unlike
- * flock, a forked wrapper does not inherit it, so a dispatcher that closes
- * can be followed at once by another. (The owner is the process: a second
- * job_open of the same directory in one process is the caller's error.) */
+/* The run directory's lock is an open-file-description lock on RUNDIR/pid,
+ * which holds the owner's pid as text. Unlike a POSIX record lock it is
+ * refused to a second job_open in the same process too (a comb program that
+ * opens a run directory twice); unlike flock it is taken or refused at once
+ * on every file system. Children do not keep it: the spawner and the jobs
+ * are exec'd with it closed, the monitor closes it before it runs. */
 static int take_lock(jobs *js)
 {
     char path[PATH_MAX], buf[32];
@@ -1764,10 +1766,12 @@ static int take_lock(jobs *js)
     if (js->lockfd < 0)
         return job_fail(js, "%s: %s", path, strerror(errno));
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(js->lockfd, F_SETLK, &fl) < 0) {
-        long holder = fcntl(js->lockfd, F_GETLK, &fl) == 0 ? (long)fl.l_pid : 0;
-        return job_fail(js, "run directory %s is in use by another dispatcher (pid %ld)",
-                        js->rundir, holder);
+    if (fcntl(js->lockfd, F_OFD_SETLK, &fl) < 0) {
+        ssize_t n = pread(js->lockfd, buf, sizeof buf - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        return job_fail(js, "run directory %s is in use by another dispatcher (pid %ld%s)",
+                        js->rundir, atol(buf),
+                        atol(buf) == (long)getpid() ? ", this process" : "");
     }
     int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
     if (ftruncate(js->lockfd, 0) < 0 || pwrite(js->lockfd, buf, (size_t)n, 0) != n)

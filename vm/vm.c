@@ -222,13 +222,17 @@ _Noreturn static void interrupt(VM *vm, const char *why)
     raise_error(vm);
 }
 
+_Noreturn void vm_interrupted(VM *vm)
+{
+    vm_poll_flag &= ~POLL_SIGINT;
+    interrupt(vm, "interrupted");
+}
+
 /* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
-    if (vm_poll_flag & POLL_SIGINT) {
-        vm_poll_flag &= ~POLL_SIGINT;
-        interrupt(vm, "interrupted");
-    }
+    if (vm_poll_flag & POLL_SIGINT)
+        vm_interrupted(vm);
     if (vm->step_limited && vm->steps_left-- == 0)
         interrupt(vm, "step limit exceeded");
 }

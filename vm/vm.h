@@ -149,6 +149,9 @@ extern volatile sig_atomic_t vm_poll_flag;
 #define POLL_SIGINT 1
 #define POLL_STEPS 2
 void vm_install_sigint(void);
+/* Raises the ^C that set POLL_SIGINT as the loop's poll would ("interrupted",
+ * exit 130, not caught by try): for natives that wait and notice it first. */
+_Noreturn void vm_interrupted(VM *vm);
 
 /* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
  * and counted for the collector. */
