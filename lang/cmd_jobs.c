@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lang/paths.h"
 #include "store/mem.h"
 #include "vm/jobs.h"
 #include "vm/jobserver.h"
@@ -24,7 +25,8 @@ static const char usage_text[] =
     "usage: comb jobs COMMAND RUNDIR [ARGS...]\n"
     "\n"
     "  serve RUNDIR [-f] [-j N] [-m MONITOR] [-k SECONDS]\n"
-    "        run the dispatcher as a daemon (-f: in the foreground)\n"
+    "        run the dispatcher as a daemon (-f: in the foreground); MONITOR: a\n"
+    "        comb file, a shell command, or a stdlib monitor (balance, tagcache)\n"
     "  run RUNDIR [-f FILE] [-l NAME=VALUE]... [-j N] [-m MONITOR] [-k SECONDS]\n"
     "        dispatch without a daemon until every job is settled\n"
     "  submit RUNDIR SPEC | -f FILE     add jobs (FILE: one SPEC a line, - for stdin)\n"
@@ -333,10 +335,21 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
 
 struct runopts {
     jobsrv_monitor mon;
+    char monitor[PATH_MAX]; /* -m NAME found in the stdlib */
     const char *file, *jobs;
     char **limits; /* NAME=VALUE */
     int nlimits, foreground;
 };
+
+/* -m NAME, a plain name that is no file here, is a monitor of the stdlib
+ * (stdlib/monitors/NAME.comb) if there is one; else m as given. */
+static const char *find_monitor(const char *m, char *buf, size_t n)
+{
+    if (strchr(m, '/') || access(m, F_OK) == 0)
+        return m;
+    snprintf(buf, n, "%s/monitors/%s.comb", paths_stdlib(), m);
+    return access(buf, R_OK) == 0 ? buf : m;
+}
 
 static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
 {
@@ -355,7 +368,7 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
         switch (a[1]) {
         case 'f': o->file = v; break;
         case 'j': o->jobs = v; break;
-        case 'm': o->mon.command = v; break;
+        case 'm': o->mon.command = find_monitor(v, o->monitor, sizeof o->monitor); break;
         case 'k':
             o->mon.every = atof(v);
             if (o->mon.every <= 0)
