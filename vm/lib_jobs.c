@@ -447,9 +447,9 @@ static Value job_value(VM *vm, Jobs *d, char **f, int n)
     return v_obj(m);
 }
 
-/* Reads the lines of d->text: each job line's map to jobs (if not NULL),
+/* Reads the lines of d->text: each job line's map to list (if not NULL),
  * the counts, resources and limits to summary (if not NULL). */
-static void read_info(VM *vm, Jobs *d, VArray *jobs, VMap *summary)
+static void read_info(VM *vm, Jobs *d, VArray *list, VMap *summary)
 {
     int64_t count[JOB_DELETED + 1] = {0}, total = 0;
     VMap *res = vm_map_new(vm, 8), *lim = vm_map_new(vm, 2);
@@ -464,8 +464,8 @@ static void read_info(VM *vm, Jobs *d, VArray *jobs, VMap *summary)
             for (int s = 0; s <= JOB_DELETED; s++)
                 count[s] += !strcmp(state, job_state_name((enum job_state)s));
             total++;
-            if (jobs)
-                vm_array_push(vm, jobs, job_value(vm, d, f + 1, n - 1));
+            if (list)
+                vm_array_push(vm, list, job_value(vm, d, f + 1, n - 1));
         } else if (n == 7 && !strcmp(f[0], "resource")) {
             VMap *r = vm_map_new(vm, 5);
             put(vm, r, "limit", limit_value(f[2]));

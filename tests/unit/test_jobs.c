@@ -346,15 +346,17 @@ static void delete_kills_the_process_group(void **state)
     job_close(js);
 }
 
+static int slow_has_a_wrapper(jobs *js) { return info(js, "slow").pid > 0; }
+
 /* Adds "slow", which writes its line to out after a while, and "then" after
- * it; returns once slow runs. */
+ * it; returns once slow runs (the spawner said its wrapper started). */
 static void start_slow(jobs *js, const char *line)
 {
     char text[256];
     snprintf(text, sizeof text, "sleep 0.4; echo %s >> %s", line, out);
     assert_int_equal(add(js, "slow", 0, "", "", text), 0);
     assert_int_equal(add(js, "then", 0, "slow", "", append_cmd("then")), 0);
-    assert_true(drive(js, one_running, 5));
+    assert_true(drive(js, slow_has_a_wrapper, 5));
 }
 
 static void restart_adopts_a_running_job(void **state)
