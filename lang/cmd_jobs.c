@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lang/paths.h"
 #include "store/mem.h"
 #include "vm/jobs.h"
 #include "vm/jobserver.h"
+#include "vm/jobspawn.h"
 
 #define MAX_TOKENS 256
 
@@ -23,7 +25,8 @@ static const char usage_text[] =
     "usage: comb jobs COMMAND RUNDIR [ARGS...]\n"
     "\n"
     "  serve RUNDIR [-f] [-j N] [-m MONITOR] [-k SECONDS]\n"
-    "        run the dispatcher as a daemon (-f: in the foreground)\n"
+    "        run the dispatcher as a daemon (-f: in the foreground); MONITOR: a\n"
+    "        comb file, a shell command, or a stdlib monitor (balance, tagcache)\n"
     "  run RUNDIR [-f FILE] [-l NAME=VALUE]... [-j N] [-m MONITOR] [-k SECONDS]\n"
     "        dispatch without a daemon until every job is settled\n"
     "  submit RUNDIR SPEC | -f FILE     add jobs (FILE: one SPEC a line, - for stdin)\n"
@@ -332,10 +335,21 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
 
 struct runopts {
     jobsrv_monitor mon;
+    char monitor[PATH_MAX]; /* -m NAME found in the stdlib */
     const char *file, *jobs;
     char **limits; /* NAME=VALUE */
     int nlimits, foreground;
 };
+
+/* -m NAME, a plain name that is no file here, is a monitor of the stdlib
+ * (stdlib/monitors/NAME.comb) if there is one; else m as given. */
+static const char *find_monitor(const char *m, char *buf, size_t n)
+{
+    if (strchr(m, '/') || access(m, F_OK) == 0)
+        return m;
+    snprintf(buf, n, "%s/monitors/%s.comb", paths_stdlib(), m);
+    return access(buf, R_OK) == 0 ? buf : m;
+}
 
 static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
 {
@@ -354,7 +368,7 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
         switch (a[1]) {
         case 'f': o->file = v; break;
         case 'j': o->jobs = v; break;
-        case 'm': o->mon.command = v; break;
+        case 'm': o->mon.command = find_monitor(v, o->monitor, sizeof o->monitor); break;
         case 'k':
             o->mon.every = atof(v);
             if (o->mon.every <= 0)
@@ -397,7 +411,7 @@ static int cmd_run(const char *rundir, int argc, char **argv)
         specs_free(&sp);
         return 1;
     }
-    job_options opt = {stderr, NULL};
+    job_options opt = {stderr, NULL, 0};
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     int rc = js ? 0 : complain("%s", err);
     if (rc == 0 && sp.n && job_submit_many(js, sp.v, sp.n) < 0)
@@ -470,7 +484,7 @@ static int cmd_serve(const char *rundir, int argc, char **argv)
         close(lfd);
     }
     char err[1200];
-    job_options opt = {stderr, NULL};
+    job_options opt = {stderr, NULL, 0};
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     int rc = js ? apply_limits(js, &o) : 1;
     if (rc == 0)
@@ -497,6 +511,8 @@ int cmd_jobs(int argc, char **argv)
         return usage();
     }
     const char *verb = argv[1], *rundir = argv[2];
+    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (vm/jobspawn.h) */
+        return jsp_serve(atoi(argv[2]));
     if (!strcmp(verb, "serve"))
         return cmd_serve(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "run"))

@@ -1,4 +1,5 @@
-/* jobexec: the wrapper that runs a job and records its exit; plain children. */
+/* jobexec: the wrapper that runs a job, keeps its output and records its
+ * exit; plain children. */
 #include "config.h"
 #include "vm/jobexec.h"
 
@@ -8,10 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "vm/journal.h"
 
 static void put(int fd, const char *s)
 {
@@ -57,19 +59,19 @@ static void describe_safe(int status, char *buf, size_t n)
 
 void jobexec_describe(int status, char *buf, size_t n) { describe_safe(status, buf, n); }
 
-/* Gives the child stdin /dev/null, stdout and stderr logfd, keepfd (if >= 0)
- * as descriptor 3, and closes the rest: nothing of the dispatcher (its
- * journal, socket, clients) may outlive it in a child. */
-static int setup_fds(int logfd, int keepfd)
+/* Moves the descriptors want[0..n) to 0..n-1, in that order, and closes the
+ * rest: nothing of the dispatcher (its journal, socket, clients) may outlive
+ * it in a child. Those from 3 on are close-on-exec. */
+static int place_fds(const int *want, int n)
 {
-    int nul = open("/dev/null", O_RDONLY);
-    int l = fcntl(logfd, F_DUPFD, 10);
-    int k = keepfd >= 0 ? fcntl(keepfd, F_DUPFD, 10) : -1;
-    if (nul < 0 || l < 0 || (keepfd >= 0 && k < 0))
-        return -1;
-    if (dup2(nul, 0) < 0 || dup2(l, 1) < 0 || dup2(l, 2) < 0 || (k >= 0 && dup2(k, 3) < 0))
-        return -1;
-    close_range(k >= 0 ? 4 : 3, ~0U, 0);
+    int high[8];
+    for (int i = 0; i < n; i++) /* out of the way first: a want may sit on a target */
+        if ((high[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            return -1;
+    for (int i = 0; i < n; i++)
+        if (dup3(high[i], i, i >= 3 ? O_CLOEXEC : 0) < 0)
+            return -1;
+    close_range((unsigned)n, ~0U, 0);
     return 0;
 }
 
@@ -91,20 +93,75 @@ static void exec_child(const char *const *argv, char *const *envp, const char *d
     _exit(127);
 }
 
-/* The wrapper: runs in the forked child and never returns. It opens the
- * log itself, off the dispatcher's path (exit 126 if it cannot). */
-static void wrapper(const jobexec_run *r, int tmpfd)
+static void child_signals(void)
 {
-    setpgid(0, 0);
-    int logfd = open(r->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int nolog = logfd < 0;
-    if (nolog)
-        logfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    int status = (nolog ? 126 : 127) << 8; /* unless the job runs */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGPIPE, &dfl, NULL); /* the dispatcher ignores it; jobs must not */
+}
+
+/* The wrapper's descriptors. */
+enum { W_LOCK = 3, W_EXIT, W_OUT, W_OUTW, W_NFDS };
+
+static int open_log(const jobexec_run *r)
+{
+    int fd = open(r->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        put(fd, r->header);
+    return fd;
+}
+
+/* Copies the job's output to its log until every writer has closed the
+ * pipe. Returns the log (or -1 if nothing came); *bad when it could not be
+ * written, after which the output is read and dropped so the job goes on. */
+static int copy_output(const jobexec_run *r, int *bad)
+{
+    char buf[16384];
+    int logfd = -1;
+    *bad = 0;
+    for (;;) {
+        ssize_t n = read(W_OUT, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return logfd;
+        if (!*bad && logfd < 0 && (logfd = open_log(r)) < 0)
+            *bad = 1;
+        for (char *p = buf; !*bad && n > 0;) {
+            ssize_t w = write(logfd, p, (size_t)n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                *bad = 1;
+            } else {
+                p += w;
+                n -= w;
+            }
+        }
+    }
+}
+
+/* The exit record "NAME RUN STATUS", framed; its length, 0 if too long. */
+static size_t format_record(char *buf, size_t cap, const char *prefix, int status)
+{
+    char num[24];
+    const char *d = itoa_safe(status, num, sizeof num);
+    size_t lp = strlen(prefix), ld = strlen(d);
+    if (lp + 1 + ld + JNL_SEAL_LEN > cap)
+        return 0;
+    memcpy(buf, prefix, lp);
+    buf[lp] = ' ';
+    memcpy(buf + lp + 1, d, ld);
+    jnl_seal(buf, lp + 1 + ld, buf + lp + 1 + ld);
+    return lp + 1 + ld + JNL_SEAL_LEN;
+}
+
+/* The wrapper: runs in the forked child and never returns. */
+static void wrapper(const jobexec_run *r, int lockfd)
+{
+    setpgid(0, 0);
+    child_signals();
     sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -112,27 +169,39 @@ static void wrapper(const jobexec_run *r, int tmpfd)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGQUIT);
     sigprocmask(SIG_SETMASK, &block, NULL);
-    if (setup_fds(logfd, tmpfd) < 0)
+    int p[2], nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int xfd = open(r->exitpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (nul < 0 || xfd < 0 || pipe2(p, O_CLOEXEC) < 0)
         _exit(127);
-    fcntl(3, F_SETFD, FD_CLOEXEC); /* the lock stays with the wrapper, not the job */
-    put(1, r->header);
-    pid_t c = nolog ? -1 : vfork();
-    if (c == 0)
+    int fds[W_NFDS] = {nul, nul, nul, lockfd, xfd, p[0], p[1]};
+    if (place_fds(fds, W_NFDS) < 0)
+        _exit(127);
+    int status = 127 << 8; /* unless the job runs */
+    pid_t c = vfork();
+    if (c == 0) {
+        dup2(W_OUTW, 1);
+        dup2(W_OUTW, 2);
         exec_child(r->argv, r->envp, r->dir);
+    }
+    close(W_OUTW);
+    int bad, logfd = copy_output(r, &bad);
     if (c > 0)
         while (waitpid(c, &status, 0) < 0 && errno == EINTR)
             ;
-    char num[24], line[48];
-    char *d = itoa_safe(status, num, sizeof num);
-    size_t ld = strlen(d);
-    memcpy(line, d, ld);
-    line[ld] = '\n';
-    if (pwrite(3, line, ld + 1, 0) == (ssize_t)(ld + 1) && (!r->durable || fsync(3) == 0))
-        rename(r->tmppath, r->exitpath);
-    describe_safe(status, line, sizeof line);
-    put(1, r->footer);
-    put(1, line);
-    put(1, "\n");
+    if (bad && status == 0)
+        status = 126 << 8;
+    if (logfd < 0 && !bad && status != 0) /* a failure leaves its mark in the log */
+        logfd = open_log(r);
+    char line[512]; /* a record: a name of at most 200 bytes, two numbers */
+    if (logfd >= 0) {
+        describe_safe(status, line, sizeof line);
+        put(logfd, r->footer);
+        put(logfd, line);
+        put(logfd, "\n");
+    }
+    size_t n = format_record(line, sizeof line, r->record, status);
+    if (n && write(W_EXIT, line, n) == (ssize_t)n && r->durable)
+        fdatasync(W_EXIT);
     _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
 }
 
@@ -141,28 +210,28 @@ static int open_pidfd(pid_t pid)
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-int jobexec_start(const jobexec_run *r, pid_t *pid, int *pidfd, char *err, size_t errlen)
+int jobexec_start(const jobexec_run *r, pid_t *pid, char *err, size_t errlen)
 {
-    int tmpfd = open(r->tmppath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (tmpfd < 0 || flock(tmpfd, LOCK_EX | LOCK_NB) < 0) {
-        snprintf(err, errlen, "%s: %s", r->tmppath, strerror(errno));
-        if (tmpfd >= 0)
-            close(tmpfd);
+    int lockfd = open(r->lockpath, O_RDWR | O_CLOEXEC);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = r->slot, .l_len = 1};
+    if (lockfd < 0 || fcntl(lockfd, F_OFD_SETLK, &fl) < 0) {
+        snprintf(err, errlen, "%s (byte %lld): %s", r->lockpath, (long long)r->slot,
+                 strerror(errno));
+        if (lockfd >= 0)
+            close(lockfd);
         return -1;
     }
     pid_t p = fork();
     if (p == 0)
-        wrapper(r, tmpfd);
+        wrapper(r, lockfd);
     int e = errno;
-    close(tmpfd);
+    close(lockfd); /* the lock lives on in the wrapper, or dies here with the fork */
     if (p < 0) {
         snprintf(err, errlen, "fork: %s", strerror(e));
-        unlink(r->tmppath);
         return -1;
     }
     setpgid(p, p); /* also here, so a kill of the group right away finds it */
     *pid = p;
-    *pidfd = open_pidfd(p);
     return 0;
 }
 
@@ -177,11 +246,10 @@ int jobexec_spawn(const char *const *argv, char *const *envp, const char *logpat
     pid_t p = fork();
     if (p == 0) {
         setpgid(0, 0);
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        sigaction(SIGPIPE, &dfl, NULL);
-        if (setup_fds(logfd, -1) < 0)
+        child_signals();
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int fds[3] = {nul, logfd, logfd};
+        if (nul < 0 || place_fds(fds, 3) < 0)
             _exit(127);
         exec_child(argv, envp, NULL);
     }
@@ -205,31 +273,8 @@ int jobexec_reap(pid_t pid, int *status)
     return r > 0 ? 1 : r == 0 ? 0 : -1;
 }
 
-int jobexec_read_exit(const char *exitpath, int *status)
+int jobexec_alive(int fd, off_t slot)
 {
-    int fd = open(exitpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -1;
-    char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *end;
-    long v = strtol(buf, &end, 10);
-    if (end == buf || *end != '\n')
-        return -1;
-    *status = (int)v;
-    return 1;
-}
-
-int jobexec_alive(const char *tmppath)
-{
-    int fd = open(tmppath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    int held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd);
-    return held;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = slot, .l_len = 1};
+    return fcntl(fd, F_OFD_GETLK, &fl) < 0 || fl.l_type != F_UNLCK;
 }

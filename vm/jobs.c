@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,7 +31,9 @@
 #include <xxhash.h>
 
 #include "store/mem.h"
+#include "vm/exitlog.h"
 #include "vm/jobexec.h"
+#include "vm/jobspawn.h"
 #include "vm/journal.h"
 
 #define KILL_GRACE 5.0     /* seconds between TERM and KILL for delete */
@@ -42,8 +43,7 @@
 #define NAME_MAX_LEN 200
 #define RES_MAX_LEN 64
 #define MAX_FIELDS 16
-
-extern char **environ;
+#define EXITLOG_ROTATE (1u << 20) /* bytes of exit records before a new generation */
 
 enum phase { P_PENDING, P_RUNNING, P_DONE, P_FAILED };
 
@@ -78,8 +78,11 @@ struct job {
     unsigned char rerun, held, forced, deleted, inheap, parked, adopted, crashheld;
     int unsat;
     int runs, status;
-    pid_t pid;
-    int pidfd;
+    pid_t pid;             /* its wrapper, once the spawner said; 0 before */
+    int xgen;              /* the exit log generation its run holds; 0 none */
+    unsigned char gone;    /* its wrapper has exited */
+    unsigned char xhave;   /* the exit record of its run was read: xstatus */
+    int xstatus, wst;      /* wst: the wrapper's own wait status */
     size_t runidx;
     double started, ended, kill_at;
     /* derived by refresh() */
@@ -102,15 +105,15 @@ struct table {
     size_t cap, n;
 };
 
-struct ended {
-    job *j;
-    int run;
-};
-
 struct jobs {
     char *rundir;
     journal *jnl;
+    exitlog *xl;
+    jobspawn *sp; /* started at the first run, again if it dies */
     int lockfd;
+    int ownlog; /* log is RUNDIR/dispatcher.log, opened here */
+    char *runlock; /* RUNDIR/exit/lock: a byte per job, locked by its wrapper */
+    int runlockfd; /* for looking at those locks; it holds none */
     FILE *log;
     char *comb;
     job **v;
@@ -124,16 +127,12 @@ struct jobs {
     size_t nheap, capheap;
     job **run;
     size_t nrun, caprun;
-    struct ended *ended; /* exit files to remove once their end is synced */
-    size_t nended, capended;
     long maxjobs;
     double maxload, load_next, adopt_next;
     double sync_by; /* when the journal must next be synced, 0 if clean */
     int load_blocked, replaying;
     unsigned long gen, dgen;
     jw_buf rec;
-    char **envp;
-    size_t capenv;
     char err[1024];
 };
 
@@ -548,8 +547,7 @@ static job *prepare(jobs *js, const job_spec *s)
     size_t need = js->n + 1;
     if (treserve(&js->jt, need) < 0 || grow(&js->v, &js->cap, need, sizeof *js->v) < 0 ||
         grow(&js->heap, &js->capheap, need, sizeof *js->heap) < 0 ||
-        grow(&js->run, &js->caprun, need, sizeof *js->run) < 0 ||
-        grow(&js->ended, &js->capended, need, sizeof *js->ended) < 0)
+        grow(&js->run, &js->caprun, need, sizeof *js->run) < 0)
         goto fail;
     return j;
 fail:
@@ -566,7 +564,6 @@ static void link_job(jobs *js, job *j, const job_spec *s)
     j->rerun = s->rerun != 0;
     j->held = s->held != 0;
     j->status = -1;
-    j->pidfd = -1;
     size_t k = 0;
     for (size_t i = 0; i < s->nafter; i++) {
         res *r = is_res_name(s->after[i]) ? tget(&js->rt, s->after[i]) : NULL;
@@ -603,9 +600,6 @@ static void release(jobs *js, job *j)
     job *last = js->run[--js->nrun];
     js->run[j->runidx] = last;
     last->runidx = j->runidx;
-    if (j->pidfd >= 0)
-        close(j->pidfd);
-    j->pidfd = -1;
     j->pid = 0;
     j->adopted = 0;
     j->kill_at = 0;
@@ -617,6 +611,7 @@ static void do_start(jobs *js, job *j, int run, double t)
     snap(j, s);
     j->phase = P_RUNNING;
     j->runs = run;
+    j->gone = j->xhave = 0;
     j->started = t;
     j->ended = 0;
     take(js, j);
@@ -1083,22 +1078,14 @@ static int compact(jobs *js)
 
 /* ---- running ------------------------------------------------------------ */
 
-static void run_path(const jobs *js, char *buf, const job *j, int run, const char *suffix)
-{
-    snprintf(buf, PATH_MAX, "%s/exit/%s.%d%s", js->rundir, j->name, run, suffix);
-}
-
 static int sync_journal(jobs *js)
 {
     if (jnl_sync(js->jnl) < 0)
         return job_fail(js, "%s", jnl_error(js->jnl));
     js->sync_by = 0;
-    char path[PATH_MAX];
-    for (size_t i = 0; i < js->nended; i++) {
-        run_path(js, path, js->ended[i].j, js->ended[i].run, "");
-        unlink(path);
-    }
-    js->nended = 0;
+    /* the ends are durable now: the exit records of ended runs may go */
+    if (xl_trim(js->xl) < 0)
+        job_note(js, "%s", xl_error(js->xl));
     if (jnl_records(js->jnl) > 1024 + 4 * js->n)
         return compact(js);
     return 0;
@@ -1121,14 +1108,23 @@ static int flush_journal(jobs *js)
     return 0;
 }
 
+/* Once the end of j's run is in the journal, its exit record may go with
+ * its generation; if the journal could not take it, the record stays. */
+static void unhold(jobs *js, job *j)
+{
+    if (j->xgen)
+        xl_release(js->xl, j->xgen);
+    j->xgen = 0;
+}
+
 static void finish(jobs *js, job *j, int status)
 {
     char rb[24], sb[24], tb[32], d[32];
     double t = now();
     int run = j->runs;
     if (rec(js, "end", j->name, num(rb, run), num(sb, status), tnum(tb, t), NULL) == 0 &&
-        commit(js) == 0 && js->nended < js->capended)
-        js->ended[js->nended++] = (struct ended){j, run};
+        commit(js) == 0)
+        unhold(js, j);
     if (status != 0) {
         jobexec_describe(status, d, sizeof d);
         job_note(js, "job %s run %d failed: %s", j->name, run, d);
@@ -1138,51 +1134,43 @@ static void finish(jobs *js, job *j, int status)
 
 static void lose(jobs *js, job *j)
 {
-    char rb[24], path[PATH_MAX];
-    if (rec(js, "lost", j->name, num(rb, j->runs), NULL) == 0)
-        commit(js);
+    char rb[24];
+    if (rec(js, "lost", j->name, num(rb, j->runs), NULL) == 0 && commit(js) == 0)
+        unhold(js, j);
     job_note(js, "job %s run %d was lost (its wrapper left no exit status): %s", j->name, j->runs,
           j->rerun ? "queued again" : "held, not rerunnable");
-    run_path(js, path, j, j->runs, ".tmp");
-    unlink(path);
     do_lost(js, j);
 }
 
-/* The environment of a job: the dispatcher's, with its name, run and the run
- * directory set (any inherited values replaced). */
-static char **job_env(jobs *js, const job *j, char *buf, size_t n)
+/* The spawner died or could not be reached: the runs it started, or may
+ * have, are looked after through their locks from now on, as after a
+ * restart. */
+static void lose_spawner(jobs *js, const char *why)
 {
-    static const char *const ours[] = {"COMB_JOB=", "COMB_JOB_RUN=", "COMB_JOBS_RUNDIR="};
-    size_t count = 0;
-    while (environ[count])
-        count++;
-    if (grow(&js->envp, &js->capenv, count + 4, sizeof *js->envp) < 0)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < count; i++) {
-        int skip = 0;
-        for (int o = 0; o < 3; o++)
-            skip |= !strncmp(environ[i], ours[o], strlen(ours[o]));
-        if (!skip)
-            js->envp[k++] = environ[i];
-    }
-    int a = snprintf(buf, n, "COMB_JOB=%s", j->name) + 1;
-    int b = snprintf(buf + a, n - (size_t)a, "COMB_JOB_RUN=%d", j->runs) + 1;
-    snprintf(buf + a + b, n - (size_t)(a + b), "COMB_JOBS_RUNDIR=%s", js->rundir);
-    js->envp[k++] = buf;
-    js->envp[k++] = buf + a;
-    js->envp[k++] = buf + a + b;
-    js->envp[k] = NULL;
-    return js->envp;
+    job_note(js, "%s: its runs are adopted", why);
+    for (size_t i = 0; i < js->nrun; i++)
+        js->run[i]->adopted |= !js->run[i]->gone;
+    jsp_close(js->sp);
+    js->sp = NULL;
+}
+
+/* Asks the spawner for j's run (starting a spawner if there is none). */
+static int request_run(jobs *js, job *j, const jobexec_run *r, char *e, size_t elen)
+{
+    if (!js->sp && !(js->sp = jsp_open(js->comb, e, elen)))
+        return -1;
+    if (jsp_start(js->sp, (long)j->seq, r, e, elen) == 0)
+        return 0;
+    lose_spawner(js, e);
+    return -1;
 }
 
 static void spawn(jobs *js, job *j)
 {
-    char logp[PATH_MAX], tmpp[PATH_MAX], exitp[PATH_MAX], env[PATH_MAX + 512];
+    char logp[PATH_MAX], env[PATH_MAX + 512], xrec[NAME_MAX_LEN + 32];
     char hdr[NAME_MAX_LEN + 128], ftr[NAME_MAX_LEN + 64], when[32], e[PATH_MAX + 64];
     snprintf(logp, sizeof logp, "%s/log/%s.log", js->rundir, j->name);
-    run_path(js, tmpp, j, j->runs, ".tmp");
-    run_path(js, exitp, j, j->runs, "");
+    snprintf(xrec, sizeof xrec, "%s %d", j->name, j->runs);
     time_t t = (time_t)j->started;
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
@@ -1190,21 +1178,23 @@ static void spawn(jobs *js, job *j)
     snprintf(ftr, sizeof ftr, "--- comb jobs: %s run %d ", j->name, j->runs);
     const char *argv[] = {j->kind == JOB_COMB ? js->comb : "/bin/sh",
                           j->kind == JOB_COMB ? "-e" : "-c", j->text, NULL};
-    char **envp = job_env(js, j, env, sizeof env);
-    jobexec_run r = {argv, envp, j->dir, logp, tmpp, exitp, hdr, ftr, !j->rerun};
-    pid_t pid;
-    int pidfd;
-    if (!envp || jobexec_start(&r, &pid, &pidfd, e, sizeof e) < 0) {
-        job_note(js, "job %s run %d could not start: %s", j->name, j->runs,
-              envp ? e : "out of memory");
+    /* the job's own variables; the rest of its environment is the spawner's */
+    int a = snprintf(env, sizeof env, "COMB_JOB=%s", j->name) + 1;
+    int b = snprintf(env + a, sizeof env - (size_t)a, "COMB_JOB_RUN=%d", j->runs) + 1;
+    snprintf(env + a + b, sizeof env - (size_t)(a + b), "COMB_JOBS_RUNDIR=%s", js->rundir);
+    char *envp[] = {env, env + a, env + a + b, NULL};
+    jobexec_run r = {argv, envp, j->dir, logp, hdr,           ftr,
+                     xrec, js->runlock, (off_t)j->seq, xl_path(js->xl), !j->rerun};
+    /* a spawner that died is started again, once */
+    if (request_run(js, j, &r, e, sizeof e) < 0 && request_run(js, j, &r, e, sizeof e) < 0) {
+        job_note(js, "job %s run %d could not start: %s", j->name, j->runs, e);
+        j->adopted = 0;
         finish(js, j, 127 << 8);
         return;
     }
-    j->pid = pid;
-    j->pidfd = pidfd;
-    char rb[24], pb[24];
-    if (rec(js, "pid", j->name, num(rb, j->runs), num(pb, pid), NULL) == 0)
-        commit(js);
+    j->adopted = 0; /* lose_spawner may have taken it for one of the spawner's */
+    j->xgen = xl_gen(js->xl);
+    xl_hold(js->xl, j->xgen);
 }
 
 static int load_ok(jobs *js)
@@ -1267,31 +1257,100 @@ static int dispatch(jobs *js)
     return 0;
 }
 
-/* Ends the runs whose wrappers exited; checks adopted runs now and then. */
+static void on_record(void *ctx, const char *name, int run, int status)
+{
+    jobs *js = ctx;
+    job *j = tget(&js->jt, name);
+    if (j && j->phase == P_RUNNING && j->runs == run) {
+        j->xhave = 1;
+        j->xstatus = status;
+    }
+}
+
+/* Takes in the new exit records. 0, or -1 if the log could not be read. */
+static int read_exits(jobs *js)
+{
+    long bad = xl_read(js->xl, on_record, js);
+    if (bad < 0)
+        job_note(js, "%s", xl_error(js->xl));
+    else if (bad > 0)
+        job_note(js, "exit log: %ld damaged record%s skipped", bad, bad == 1 ? "" : "s");
+    return bad < 0 ? -1 : 0;
+}
+
+static int alive(const jobs *js, const job *j)
+{
+    return jobexec_alive(js->runlockfd, (off_t)j->seq);
+}
+
+/* What the spawner says: a wrapper started (its pid is journaled), could not
+ * start, or ended. */
+static void on_event(void *ctx, enum jsp_event e, long a, long b, const char *text)
+{
+    jobs *js = ctx;
+    job *j = NULL;
+    if (e != JSP_ENDED && a >= 0 && (size_t)a < js->n)
+        j = js->v[a];
+    for (size_t i = 0; e == JSP_ENDED && i < js->nrun; i++)
+        if (js->run[i]->pid == (pid_t)a)
+            j = js->run[i];
+    if (!j || j->phase != P_RUNNING || j->gone || j->adopted)
+        return;
+    char rb[24], pb[24];
+    switch (e) {
+    case JSP_STARTED:
+        j->pid = (pid_t)b;
+        if (rec(js, "pid", j->name, num(rb, j->runs), num(pb, b), NULL) == 0)
+            commit(js);
+        break;
+    case JSP_FAILED:
+        job_note(js, "job %s run %d could not start: %s", j->name, j->runs, text);
+        j->gone = 1;
+        j->wst = 127 << 8;
+        break;
+    case JSP_ENDED:
+        j->gone = 1;
+        j->wst = (int)b;
+        break;
+    }
+}
+
+static void read_spawner(jobs *js)
+{
+    char err[256];
+    if (js->sp && jsp_read(js->sp, on_event, js, err, sizeof err) < 0)
+        lose_spawner(js, err);
+}
+
+/* Ends the runs whose wrappers exited; checks adopted runs now and then. A
+ * wrapper writes its record before it exits, so once it is gone the record
+ * is there to read, or will never be. */
 static void reap(jobs *js)
 {
     double t = now();
-    int check_adopted = t >= js->adopt_next;
+    int check_adopted = t >= js->adopt_next, any = 0;
     if (check_adopted)
         js->adopt_next = t + ADOPT_POLL_MS / 1000.0;
-    char tmpp[PATH_MAX], exitp[PATH_MAX];
+    read_spawner(js);
+    for (size_t i = 0; i < js->nrun; i++) {
+        job *j = js->run[i];
+        if (!j->gone && j->adopted)
+            j->gone = check_adopted && !alive(js, j);
+        any |= j->gone;
+    }
+    if (!any)
+        return;
+    int ok = read_exits(js) == 0;
     for (size_t i = js->nrun; i-- > 0;) {
         job *j = js->run[i];
-        int wst, st;
-        if (j->adopted) {
-            run_path(js, tmpp, j, j->runs, ".tmp");
-            if (!check_adopted || jobexec_alive(tmpp))
-                continue;
-        } else if (j->pid <= 0 || jobexec_reap(j->pid, &wst) != 1) {
+        if (!j->gone)
             continue;
-        }
-        run_path(js, exitp, j, j->runs, "");
-        if (jobexec_read_exit(exitp, &st) == 1)
-            finish(js, j, st);
-        else if (j->adopted)
+        if (j->xhave)
+            finish(js, j, j->xstatus);
+        else if (!j->adopted)
+            finish(js, j, j->wst); /* the wrapper itself was killed */
+        else if (ok)
             lose(js, j);
-        else
-            finish(js, j, wst); /* the wrapper itself was killed */
     }
 }
 
@@ -1299,16 +1358,12 @@ static void reap(jobs *js)
 static void kill_deleted(jobs *js)
 {
     double t = now();
-    char tmpp[PATH_MAX];
     for (size_t i = 0; i < js->nrun; i++) {
         job *j = js->run[i];
-        if (!j->deleted || j->pid <= 0 || isinf(j->kill_at))
+        if (!j->deleted || j->pid <= 0 || isinf(j->kill_at) || j->gone)
             continue;
-        if (j->adopted) { /* not our child: make sure the group is still its */
-            run_path(js, tmpp, j, j->runs, ".tmp");
-            if (!jobexec_alive(tmpp))
-                continue;
-        }
+        if (!alive(js, j)) /* not our child: make sure the group is still its */
+            continue;
         if (j->kill_at == 0) {
             kill(-j->pid, SIGTERM);
             j->kill_at = t + KILL_GRACE;
@@ -1330,11 +1385,10 @@ int job_step(jobs *js)
 
 size_t job_pollfds(const jobs *js, struct pollfd *fds, size_t max)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < js->nrun && k < max; i++)
-        if (js->run[i]->pidfd >= 0)
-            fds[k++] = (struct pollfd){js->run[i]->pidfd, POLLIN, 0};
-    return k;
+    if (!js->sp || max == 0)
+        return 0;
+    fds[0] = (struct pollfd){jsp_fd(js->sp), POLLIN, 0};
+    return 1;
 }
 
 static int min_ms(int a, int b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
@@ -1347,37 +1401,41 @@ int job_timeout_ms(jobs *js)
         ms = min_ms(ms, js->sync_by <= t ? 0 : (int)((js->sync_by - t) * 1000) + 1);
     for (size_t i = 0; i < js->nrun; i++) {
         job *j = js->run[i];
-        if (j->adopted || (j->pid > 0 && j->pidfd < 0))
+        if (j->adopted)
             ms = min_ms(ms, ADOPT_POLL_MS);
         if (j->deleted && j->kill_at > 0 && !isinf(j->kill_at))
             ms = min_ms(ms, j->kill_at <= t ? 0 : (int)((j->kill_at - t) * 1000) + 1);
-        else if (j->deleted && j->kill_at == 0)
+        else if (j->deleted && j->kill_at == 0 && j->pid > 0)
             ms = 0;
     }
     return ms;
 }
 
-/* After a replay: each run the journal says is going finished, goes on
- * (adopted), or was lost. */
-static void recover(jobs *js)
+/* After a replay: each run the journal says is going goes on (its wrapper
+ * holds its lock: adopted), finished (its exit record is there) or was lost.
+ * The locks are looked at before the records, which a wrapper writes before
+ * it lets go of its lock. */
+static int recover(jobs *js)
 {
-    char tmpp[PATH_MAX], exitp[PATH_MAX];
+    for (size_t i = 0; i < js->nrun; i++)
+        js->run[i]->adopted = (unsigned char)alive(js, js->run[i]);
+    if (read_exits(js) < 0)
+        return job_fail(js, "%s", xl_error(js->xl));
     for (size_t i = js->nrun; i-- > 0;) {
         job *j = js->run[i];
-        int st;
-        run_path(js, tmpp, j, j->runs, ".tmp");
-        run_path(js, exitp, j, j->runs, "");
-        if (jobexec_alive(tmpp)) {
-            j->adopted = 1;
+        if (j->adopted) {
+            j->xgen = XL_UNKNOWN;
+            xl_hold(js->xl, XL_UNKNOWN);
             job_note(js, "job %s run %d is still running (pid %ld): adopted", j->name, j->runs,
-                  (long)j->pid);
-        } else if (jobexec_read_exit(exitp, &st) == 1) {
+                     (long)j->pid);
+        } else if (j->xhave) {
             job_note(js, "job %s run %d ended while no dispatcher ran", j->name, j->runs);
-            finish(js, j, st);
+            finish(js, j, j->xstatus);
         } else {
             lose(js, j);
         }
     }
+    return 0;
 }
 
 /* ---- looking ------------------------------------------------------------ */
@@ -1461,7 +1519,7 @@ const char *job_state_name(enum job_state s)
     return names[s];
 }
 
-static int state_text(jw_buf *b, const job_info *in)
+int job_state_text(const job_info *in, jw_buf *b)
 {
     char d[32];
     int rc = jw_puts(b, job_state_name(in->state));
@@ -1488,6 +1546,30 @@ static int limit_text(jw_buf *b, long v)
     return v == JOB_UNLIMITED || v == LONG_MAX ? jw_puts(b, "none") : jw_printf(b, "%ld", v);
 }
 
+/* The limits line and a line per resource: with the status text's words
+ * (words), or as bare fields for the info text. */
+static int limits_text(jobs *js, jw_buf *out, int words)
+{
+    int rc = jw_puts(out, words ? "limits jobs " : "limits ");
+    rc |= limit_text(out, js->maxjobs);
+    rc |= jw_puts(out, words ? " load " : " ");
+    rc |= js->maxload > 0 ? jw_printf(out, "%g\n", js->maxload) : jw_puts(out, "none\n");
+    for (size_t i = 0; i < js->nres; i++) {
+        res *r = js->rv[i];
+        size_t done = 0, failed = 0;
+        for (size_t u = 0; u < r->nusers; u++) {
+            done += r->users[u]->phase == P_DONE;
+            failed += r->users[u]->phase == P_FAILED;
+        }
+        rc |= jw_printf(out, words ? "resource %s limit " : "resource %s ", r->name);
+        rc |= limit_text(out, r->limit);
+        rc |= jw_printf(out, words ? " running %ld done %zu failed %zu total %zu\n"
+                                   : " %ld %zu %zu %zu\n",
+                        r->running, done, failed, r->nusers);
+    }
+    return rc;
+}
+
 int job_status_text(jobs *js, const char *const *names, size_t n, int brief, jw_buf *out)
 {
     size_t count[JOB_DELETED + 1] = {0};
@@ -1497,19 +1579,8 @@ int job_status_text(jobs *js, const char *const *names, size_t n, int brief, jw_
     int rc = jw_printf(out, "jobs total %zu", js->n);
     for (int s = 0; s <= JOB_DELETED; s++)
         rc |= jw_printf(out, " %s %zu", job_state_name((enum job_state)s), count[s]);
-    rc |= jw_puts(out, "\nlimits jobs ") | limit_text(out, js->maxjobs);
-    rc |= js->maxload > 0 ? jw_printf(out, " load %g\n", js->maxload) : jw_puts(out, " load none\n");
-    for (size_t i = 0; i < js->nres; i++) {
-        res *r = js->rv[i];
-        size_t done = 0, failed = 0;
-        for (size_t u = 0; u < r->nusers; u++) {
-            done += r->users[u]->phase == P_DONE;
-            failed += r->users[u]->phase == P_FAILED;
-        }
-        rc |= jw_printf(out, "resource %s limit ", r->name) | limit_text(out, r->limit);
-        rc |= jw_printf(out, " running %ld done %zu failed %zu total %zu\n", r->running, done,
-                        failed, r->nusers);
-    }
+    rc |= jw_puts(out, "\n");
+    rc |= limits_text(js, out, 1);
     for (size_t i = 0; i < (n ? n : brief ? 0 : js->n) && rc == 0; i++) {
         long k = n ? job_find(js, names[i]) : (long)i;
         if (k < 0)
@@ -1523,7 +1594,7 @@ int job_line_text(jobs *js, size_t i, jw_buf *out)
 {
     job_info in;
     job_get(js, i, &in);
-    if (jw_printf(out, "job %s ", in.spec.name) < 0 || state_text(out, &in) < 0 ||
+    if (jw_printf(out, "job %s ", in.spec.name) < 0 || job_state_text(&in, out) < 0 ||
         jw_puts(out, "\n") < 0)
         return oom(js);
     return 0;
@@ -1548,12 +1619,78 @@ int job_dump_text(jobs *js, jw_buf *out)
         const job_spec *s = &in.spec;
         rc |= jw_printf(out, "job %s prio %d kind %s rerun %s", s->name, s->prio,
                         s->kind == JOB_COMB ? "comb" : "sh", s->rerun ? "yes" : "no");
-        rc |= list_text(out, "after", s->after, s->nafter) | list_text(out, "uses", s->uses, s->nuses);
+        rc |= list_text(out, "after", s->after, s->nafter);
+        rc |= list_text(out, "uses", s->uses, s->nuses);
         rc |= jw_printf(out, " runs %d started %.3f ended %.3f dir", in.runs, in.started, in.ended);
-        rc |= jw_field(out, s->dir ? s->dir : "-") | jw_puts(out, " state ") | state_text(out, &in);
+        rc |= jw_field(out, s->dir ? s->dir : "-");
+        rc |= jw_puts(out, " state ");
+        rc |= job_state_text(&in, out);
         rc |= jw_printf(out, " -- %s\n", s->text);
     }
     return rc ? oom(js) : 0;
+}
+
+/* ---- the info text: the status in fields, for programs ------------------- */
+
+static int info_job(jobs *js, size_t i, jw_buf *out)
+{
+    job_info in;
+    char b[6][32];
+    job_get(js, i, &in);
+    snprintf(b[0], sizeof b[0], "%d", in.cause_deleted);
+    snprintf(b[1], sizeof b[1], "%d", in.runs);
+    snprintf(b[2], sizeof b[2], "%d", in.status);
+    snprintf(b[3], sizeof b[3], "%ld", in.pid);
+    snprintf(b[4], sizeof b[4], "%.6f", in.started);
+    snprintf(b[5], sizeof b[5], "%.6f", in.ended);
+    int rc = jw_field(out, "job");
+    rc |= job_spec_encode(&in.spec, out);
+    rc |= jw_field(out, job_state_name(in.state));
+    rc |= jw_field(out, in.cause ? in.cause : "");
+    for (int k = 0; k < 6; k++)
+        rc |= jw_field(out, b[k]);
+    return rc | jw_puts(out, "\n");
+}
+
+int job_info_text(jobs *js, const char *const *names, size_t n, jw_buf *out)
+{
+    int rc = limits_text(js, out, 0);
+    for (size_t i = 0; i < (n ? n : js->n) && rc == 0; i++) {
+        long k = n ? job_find(js, names[i]) : (long)i;
+        if (k < 0)
+            return job_fail(js, "no job named '%s'", names[i]);
+        rc = info_job(js, (size_t)k, out);
+    }
+    return rc ? oom(js) : 0;
+}
+
+int job_info_decode(char **f, int n, job_info *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (n != JOB_INFO_FIELDS) {
+        snprintf(err, errlen, "bad job line: %d fields, expected %d", n, JOB_INFO_FIELDS);
+        return -1;
+    }
+    char **g = f + JOB_SPEC_FIELDS;
+    int state = -1;
+    for (int s = 0; s <= JOB_DELETED; s++)
+        if (!strcmp(g[0], job_state_name((enum job_state)s)))
+            state = s;
+    if (state < 0) {
+        snprintf(err, errlen, "bad job state '%s'", g[0]);
+        return -1;
+    }
+    if (job_spec_decode(f, &out->spec, err, errlen) < 0)
+        return -1;
+    out->state = (enum job_state)state;
+    out->cause = *g[1] ? g[1] : NULL;
+    out->cause_deleted = atoi(g[2]);
+    out->runs = atoi(g[3]);
+    out->status = atoi(g[4]);
+    out->pid = atol(g[5]);
+    out->started = atof(g[6]);
+    out->ended = atof(g[7]);
+    return 0;
 }
 
 size_t job_running(const jobs *js) { return js->nrun; }
@@ -1615,10 +1752,12 @@ static int mkdirs(char *path)
     }
 }
 
-/* The run directory's lock is a POSIX record lock on RUNDIR/pid: unlike
- * flock, a forked wrapper does not inherit it, so a dispatcher that closes
- * can be followed at once by another. (The owner is the process: a second
- * job_open of the same directory in one process is the caller's error.) */
+/* The run directory's lock is an open-file-description lock on RUNDIR/pid,
+ * which holds the owner's pid as text. Unlike a POSIX record lock it is
+ * refused to a second job_open in the same process too (a comb program that
+ * opens a run directory twice); unlike flock it is taken or refused at once
+ * on every file system. Children do not keep it: the spawner and the jobs
+ * are exec'd with it closed, the monitor closes it before it runs. */
 static int take_lock(jobs *js)
 {
     char path[PATH_MAX], buf[32];
@@ -1627,10 +1766,12 @@ static int take_lock(jobs *js)
     if (js->lockfd < 0)
         return job_fail(js, "%s: %s", path, strerror(errno));
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(js->lockfd, F_SETLK, &fl) < 0) {
-        long holder = fcntl(js->lockfd, F_GETLK, &fl) == 0 ? (long)fl.l_pid : 0;
-        return job_fail(js, "run directory %s is in use by another dispatcher (pid %ld)",
-                        js->rundir, holder);
+    if (fcntl(js->lockfd, F_OFD_SETLK, &fl) < 0) {
+        ssize_t n = pread(js->lockfd, buf, sizeof buf - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        return job_fail(js, "run directory %s is in use by another dispatcher (pid %ld%s)",
+                        js->rundir, atol(buf),
+                        atol(buf) == (long)getpid() ? ", this process" : "");
     }
     int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
     if (ftruncate(js->lockfd, 0) < 0 || pwrite(js->lockfd, buf, (size_t)n, 0) != n)
@@ -1648,13 +1789,21 @@ static int setup_dir(jobs *js, const char *rundir)
         return job_fail(js, "run directory %s: %s", rundir, strerror(errno));
     if (!(js->rundir = mem_strdup(path)))
         return oom(js);
-    static const char *const subs[] = {"log", "exit"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", js->rundir, subs[i]);
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-            return job_fail(js, "%s: %s", path, strerror(errno));
-    }
-    return take_lock(js);
+    snprintf(path, sizeof path, "%s/log", js->rundir);
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return job_fail(js, "%s: %s", path, strerror(errno));
+    if (take_lock(js) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/exit", js->rundir);
+    if (!(js->xl = xl_open(path, EXITLOG_ROTATE, js->err, sizeof js->err)))
+        return -1;
+    snprintf(path, sizeof path, "%s/exit/lock", js->rundir);
+    if (!(js->runlock = mem_strdup(path)))
+        return oom(js);
+    js->runlockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (js->runlockfd < 0)
+        return job_fail(js, "%s: %s", path, strerror(errno));
+    return 0;
 }
 
 static char *self_exe(void)
@@ -1674,13 +1823,21 @@ jobs *job_open(const char *rundir, const job_options *opt, char *err, size_t err
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    js->lockfd = -1;
+    js->lockfd = js->runlockfd = -1;
     js->log = opt ? opt->log : NULL;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     js->maxjobs = cpus > 0 ? cpus : 1;
     char note[PATH_MAX + 128], path[PATH_MAX];
     if (setup_dir(js, rundir) < 0)
         goto fail;
+    if (!js->log && opt && opt->logfile) {
+        snprintf(path, sizeof path, "%s/dispatcher.log", js->rundir);
+        if (!(js->log = fopen(path, "ae"))) {
+            job_fail(js, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+        js->ownlog = 1;
+    }
     js->comb = opt && opt->comb ? mem_strdup(opt->comb) : self_exe();
     if (!js->comb) {
         job_fail(js, "cannot find the comb binary: %s", strerror(errno));
@@ -1694,8 +1851,7 @@ jobs *job_open(const char *rundir, const job_options *opt, char *err, size_t err
         goto fail;
     if (note[0])
         job_note(js, "%s", note);
-    recover(js);
-    if (compact(js) < 0 || sync_journal(js) < 0)
+    if (recover(js) < 0 || compact(js) < 0 || sync_journal(js) < 0)
         goto fail;
     return js;
 fail:
@@ -1711,13 +1867,17 @@ void job_close(jobs *js)
     if (js->jnl)
         sync_journal(js);
     jnl_close(js->jnl);
+    xl_close(js->xl);
     if (js->lockfd >= 0)
         close(js->lockfd);
-    for (size_t i = 0; i < js->n; i++) {
-        if (js->v[i]->pidfd >= 0)
-            close(js->v[i]->pidfd);
+    if (js->runlockfd >= 0)
+        close(js->runlockfd);
+    if (js->ownlog)
+        fclose(js->log);
+    free_str(js->runlock);
+    jsp_close(js->sp);
+    for (size_t i = 0; i < js->n; i++)
         free_job(js->v[i]);
-    }
     for (size_t i = 0; i < js->nres; i++) {
         res *r = js->rv[i];
         free_str(r->name);
@@ -1731,8 +1891,6 @@ void job_close(jobs *js)
     mem_free(js->rt.slot, js->rt.cap * sizeof(void *));
     mem_free(js->heap, js->capheap * sizeof *js->heap);
     mem_free(js->run, js->caprun * sizeof *js->run);
-    mem_free(js->ended, js->capended * sizeof *js->ended);
-    mem_free(js->envp, js->capenv * sizeof *js->envp);
     jw_free(&js->rec);
     free_str(js->comb);
     free_str(js->rundir);

@@ -88,8 +88,9 @@ typedef struct job_info {
 } job_info;
 
 typedef struct job_options {
-    FILE *log;           /* dispatcher events (recovery, starts, ends); NULL: none */
+    FILE *log;           /* dispatcher events (recovery, failures); NULL: none */
     const char *comb;    /* binary for comb jobs and monitors; NULL: this executable */
+    int logfile;         /* with log NULL: the events go to RUNDIR/dispatcher.log */
 } job_options;
 
 /* Opens RUNDIR (created if absent), replays its journal and recovers: runs
@@ -143,6 +144,20 @@ int job_status_text(jobs *js, const char *const *names, size_t n, int brief, jw_
 int job_dump_text(jobs *js, jw_buf *out);
 /* One job's status line: "job NAME STATE[: CAUSE...]". */
 int job_line_text(jobs *js, size_t i, jw_buf *out);
+/* A job's state as the status line shows it: "failed (run 1, exit 3)". */
+int job_state_text(const job_info *in, jw_buf *out);
+
+/* The status in escaped fields, a line each, for programs (the comb
+ * bindings; the control protocol's info verb):
+ *   limits JOBS LOAD                                (a number or none)
+ *   resource NAME LIMIT RUNNING DONE FAILED TOTAL
+ *   job SPEC... STATE CAUSE CAUSE_DELETED RUNS STATUS PID STARTED ENDED
+ * (SPEC: the 8 fields of job_spec_encode), every job or only the named.
+ * job_info_decode reads the fields after "job" (split in place) back, spec
+ * included: release it with job_spec_free; cause points into f. */
+#define JOB_INFO_FIELDS (JOB_SPEC_FIELDS + 8)
+int job_info_text(jobs *js, const char *const *names, size_t n, jw_buf *out);
+int job_info_decode(char **f, int n, job_info *out, char *err, size_t errlen);
 
 /* Driving (an event loop calls these; vm/jobserver.c has one). job_step reaps
  * finished runs, checks adopted ones, kills what delete asked to, then starts

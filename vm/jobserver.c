@@ -40,6 +40,7 @@ struct srv {
     jobs *js;
     const jobsrv_monitor *mon;
     int daemon, lfd, sigfd, stop;
+    int stopped; /* embedded, by mon->stop */
     struct conn *c;
     size_t nc, capc;
     pid_t mon_pid;
@@ -230,6 +231,10 @@ static void handle(struct srv *s, struct conn *c, char *line, size_t len)
     else if (!strcmp(verb, "status") && na >= 1)
         rc = job_status_text(js, (const char *const *)a + 1, (size_t)na - 1, !strcmp(a[0], "1"),
                              &body) < 0
+                 ? (snprintf(err, sizeof err, "%s", job_error(js)), -1)
+                 : 0;
+    else if (!strcmp(verb, "info"))
+        rc = job_info_text(js, (const char *const *)a, (size_t)na, &body) < 0
                  ? (snprintf(err, sizeof err, "%s", job_error(js)), -1)
                  : 0;
     else if (!strcmp(verb, "dump") && na == 0)
@@ -427,11 +432,13 @@ static int wait_events(struct srv *s)
     struct pollfd *fds = mem_alloc(max * sizeof *fds);
     if (!fds)
         return -1;
-    size_t k = 0;
+    size_t k = 0, lfd_at = 0;
     if (s->sigfd >= 0)
         fds[k++] = (struct pollfd){s->sigfd, POLLIN, 0};
-    if (s->lfd >= 0)
+    if (s->lfd >= 0) {
+        lfd_at = k;
         fds[k++] = (struct pollfd){s->lfd, POLLIN, 0};
+    }
     if (s->mon_pid > 0 && s->mon_pidfd >= 0)
         fds[k++] = (struct pollfd){s->mon_pidfd, POLLIN, 0};
     size_t first_conn = k;
@@ -456,7 +463,7 @@ static int wait_events(struct srv *s)
         if (n > 0 && (rev & (POLLIN | POLLHUP | POLLERR)) && read_conn(s, c) < 0)
             drop(s, i);
     }
-    if (s->lfd >= 0)
+    if (n > 0 && s->lfd >= 0 && fds[lfd_at].revents)
         accept_all(s);
     mem_free(fds, max * sizeof *fds);
     return 0;
@@ -480,6 +487,8 @@ static int flush_replies(struct srv *s)
 
 static int done_embedded(struct srv *s)
 {
+    if (!s->daemon && s->mon && s->mon->stop && s->mon->stop(s->mon->stop_ctx))
+        return s->stopped = 1;
     if (s->daemon || job_running(s->js) || s->mon_pid > 0)
         return 0;
     return job_settled(s->js, NULL, 0) ||
@@ -522,6 +531,8 @@ int job_run(jobs *js, const jobsrv_monitor *mon)
         return -1; /* a monitor has no other way to talk to us */
     if (loop(&s) < 0)
         return -1;
+    if (s.stopped)
+        return 2;
     for (size_t i = 0; i < job_count(js); i++) {
         job_info in;
         job_get(js, i, &in);

@@ -12,6 +12,7 @@
  *     submit SPEC...            8 fields per job (see job_spec_encode)
  *     status BRIEF NAME...      BRIEF 1: no job lines
  *     dump
+ *     info NAME...              the status in fields (job_info_text)
  *     delete|force|retry|hold|release NAME...
  *     limit NAME VALUE...       NAME a resource, jobs or load; VALUE n or none
  *     wait NAME...              replies once they are settled (all if none)
@@ -33,15 +34,19 @@
 #define JOBSRV_MAGIC "comb-jobs"
 #define JOBSRV_VERSION 1
 
+/* How the loop runs: the monitor, and (embedded) when to give up early. */
 typedef struct jobsrv_monitor {
     const char *command; /* NULL: no monitor */
     double every;        /* seconds */
+    int (*stop)(void *ctx); /* embedded: nonzero stops the loop (a ^C); may be NULL */
+    void *stop_ctx;
 } jobsrv_monitor;
 
 /* Embedded dispatch: runs the jobs of js, serving the control socket
  * meanwhile, until every job is settled (done, failed, blocked, held) or,
  * with no monitor to raise a limit, nothing can start. Returns 0 if every
- * job is done (or deleted), 1 if not, -1 on error (job_error). */
+ * job is done (or deleted), 1 if not, 2 if stop said so (running jobs go on
+ * under their wrappers), -1 on error (job_error). */
 int job_run(jobs *js, const jobsrv_monitor *mon);
 
 /* The daemon's loop: serves until SIGTERM, SIGINT or SIGHUP, then returns 0

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 #include "vm/jobwire.h"
 
 #define HEADER "comb-jobs-journal 1"
-#define SUMLEN 18 /* " #" + 16 hex digits */
+#define SUMLEN (JNL_SEAL_LEN - 1) /* " #" + 16 hex digits */
 
 struct journal {
     char *path, *tmp, *dir;
@@ -33,11 +33,22 @@ static void seterr(journal *j, const char *what, const char *file)
     snprintf(j->err, sizeof j->err, "journal %s: %s: %s", file, what, strerror(errno));
 }
 
+void jnl_seal(const char *rec, size_t len, char *out)
+{
+    uint64_t sum = (uint64_t)XXH3_64bits(rec, len);
+    *out++ = ' ';
+    *out++ = '#';
+    for (int shift = 60; shift >= 0; shift -= 4)
+        *out++ = "0123456789abcdef"[(sum >> shift) & 15];
+    *out = '\n';
+}
+
 static int frame(jw_buf *b, const char *rec, size_t len)
 {
+    char seal[JNL_SEAL_LEN];
     size_t old = b->len;
-    if (jw_put(b, rec, len) < 0 ||
-        jw_printf(b, " #%016" PRIx64 "\n", (uint64_t)XXH3_64bits(rec, len)) < 0) {
+    jnl_seal(rec, len, seal);
+    if (jw_put(b, rec, len) < 0 || jw_put(b, seal, sizeof seal) < 0) {
         b->len = old;
         return -1;
     }
@@ -161,14 +172,13 @@ size_t jnl_records(const journal *j) { return j->records; }
 int jnl_dirty(const journal *j) { return j->unsynced || j->pend.len > 0; }
 const char *jnl_error(const journal *j) { return j->err; }
 
-/* Checks one line's checksum; on success cuts the line to its payload. */
-static int line_ok(char *line, size_t len)
+int jnl_line_ok(char *line, size_t len)
 {
-    if (len < SUMLEN || line[len - SUMLEN] != ' ' || line[len - SUMLEN + 1] != '#')
+    char seal[JNL_SEAL_LEN];
+    if (len < SUMLEN)
         return 0;
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016" PRIx64, (uint64_t)XXH3_64bits(line, len - SUMLEN));
-    if (memcmp(hex, line + len - 16, 16) != 0)
+    jnl_seal(line, len - SUMLEN, seal);
+    if (memcmp(seal, line + len - SUMLEN, SUMLEN) != 0)
         return 0;
     line[len - SUMLEN] = '\0';
     return 1;
@@ -193,7 +203,7 @@ static int replay(journal *j, char *buf, size_t size, size_t *good, jnl_apply_fn
         char *line = buf + off;
         char *nl = memchr(line, '\n', size - off);
         size_t len = nl ? (size_t)(nl - line) : size - off;
-        int ok = nl && line_ok(line, len);
+        int ok = nl && jnl_line_ok(line, len);
         if (n == 0 && !(ok ? !strcmp(line, HEADER) : is_torn_header(buf, size))) {
             snprintf(err, errlen, "journal %s: not a comb jobs journal", j->path);
             return -1;

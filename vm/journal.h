@@ -45,6 +45,14 @@ int jnl_snapshot_begin(journal *j);
 int jnl_snapshot_commit(journal *j);
 void jnl_snapshot_abort(journal *j);
 
+/* The framing, for other files of such records (the exit log, vm/exitlog.h):
+ * jnl_seal writes the JNL_SEAL_LEN bytes that follow a record's len bytes
+ * (" #", the checksum, "\n"); it only computes, so a forked child may call
+ * it. jnl_line_ok checks a line (without its "\n") and cuts it to the record. */
+#define JNL_SEAL_LEN 19
+void jnl_seal(const char *rec, size_t len, char *out);
+int jnl_line_ok(char *line, size_t len);
+
 /* True while something appended is not yet durable. */
 int jnl_dirty(const journal *j);
 

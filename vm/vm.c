@@ -236,6 +236,12 @@ _Noreturn static void interrupt(VM *vm, const char *why)
     raise_error(vm);
 }
 
+_Noreturn void vm_interrupted(VM *vm)
+{
+    vm_poll_flag &= ~POLL_SIGINT;
+    interrupt(vm, "interrupted");
+}
+
 /* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
@@ -251,10 +257,8 @@ static void error_text(VM *vm, void *msg)
 
 void vm_check_interrupt(VM *vm)
 {
-    if (vm_poll_flag & POLL_SIGINT) {
-        vm_poll_flag &= ~POLL_SIGINT;
-        interrupt(vm, "interrupted");
-    }
+    if (vm_poll_flag & POLL_SIGINT)
+        vm_interrupted(vm);
 }
 
 void vm_print_error(VM *vm, FILE *out)

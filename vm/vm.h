@@ -168,6 +168,9 @@ void vm_install_sigint(void);
 /* Raises "interrupted" (not catchable) if SIGINT came: for long natives,
  * such as scans, that do not return to the loop for a while. */
 void vm_check_interrupt(VM *vm);
+/* Raises the ^C that set POLL_SIGINT as the loop's poll would ("interrupted",
+ * exit 130, not caught by try): for natives that wait and notice it first. */
+_Noreturn void vm_interrupted(VM *vm);
 
 /* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
  * and counted for the collector. */

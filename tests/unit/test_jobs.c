@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@
 #include "vm/jobserver.h"
 #include "vm/journal.h"
 
-static char dir[64], rundir[96], out[96], fakecomb[96];
+static char dir[64], rundir[96], out[96];
 static FILE *evlog;
 
 static int setup(void **state)
@@ -32,7 +33,6 @@ static int setup(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(rundir, sizeof rundir, "%s/run", dir);
     snprintf(out, sizeof out, "%s/out", dir);
-    snprintf(fakecomb, sizeof fakecomb, "%s/fakecomb", dir);
     evlog = tmpfile();
     return 0;
 }
@@ -49,7 +49,7 @@ static int teardown(void **state)
 static jobs *open_js(void)
 {
     char err[512];
-    job_options opt = {evlog, fakecomb};
+    job_options opt = {evlog, COMB_BUILD_DIR "/comb", 0}; /* comb jobs, and the spawner */
     jobs *js = job_open(rundir, &opt, err, sizeof err);
     if (!js)
         fail_msg("job_open: %s", err);
@@ -346,15 +346,24 @@ static void delete_kills_the_process_group(void **state)
     job_close(js);
 }
 
+static int slow_has_a_wrapper(jobs *js) { return info(js, "slow").pid > 0; }
+
+/* Adds "slow", which writes its line to out after a while, and "then" after
+ * it; returns once slow runs (the spawner said its wrapper started). */
+static void start_slow(jobs *js, const char *line)
+{
+    char text[256];
+    snprintf(text, sizeof text, "sleep 0.4; echo %s >> %s", line, out);
+    assert_int_equal(add(js, "slow", 0, "", "", text), 0);
+    assert_int_equal(add(js, "then", 0, "slow", "", append_cmd("then")), 0);
+    assert_true(drive(js, slow_has_a_wrapper, 5));
+}
+
 static void restart_adopts_a_running_job(void **state)
 {
     (void)state;
     jobs *js = open_js();
-    char text[256];
-    snprintf(text, sizeof text, "sleep 0.4; echo once >> %s", out);
-    assert_int_equal(add(js, "slow", 0, "", "", text), 0);
-    assert_int_equal(add(js, "then", 0, "slow", "", append_cmd("then")), 0);
-    assert_true(drive(js, one_running, 5));
+    start_slow(js, "once");
     job_close(js); /* the dispatcher goes away; the wrapper does not */
     js = open_js();
     job_info in = info(js, "slow");
@@ -363,6 +372,63 @@ static void restart_adopts_a_running_job(void **state)
     assert_int_equal(info(js, "slow").runs, 1);
     assert_string_equal(slurp(out), "once\nthen\n");
     job_close(js);
+    /* the old exit log went once the adopted run's end was journaled */
+    char ls[256];
+    snprintf(ls, sizeof ls, "ls %s/exit > %s/ls", rundir, dir);
+    assert_int_equal(system(ls), 0);
+    snprintf(ls, sizeof ls, "%s/ls", dir);
+    assert_string_equal(slurp(ls), "2\nlock\n");
+}
+
+/* The pid of this process's child running `comb jobs __spawner`, or 0. */
+static pid_t find_spawner(void)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char path[300], buf[512];
+        long pid = atol(e->d_name), ppid = 0;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        int ok = fscanf(f, "%*d %*s %*c %ld", &ppid) == 1 && ppid == (long)getpid();
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        f = ok ? fopen(path, "r") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        for (size_t i = 0; i < n; i++) /* the arguments, NUL-separated */
+            buf[i] = buf[i] ? buf[i] : ' ';
+        buf[n] = '\0';
+        if (strstr(buf, " jobs __spawner "))
+            found = (pid_t)pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static void a_dead_spawner_is_replaced(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    start_slow(js, "slow");
+    pid_t sp = find_spawner();
+    assert_true(sp > 0);
+    assert_int_equal(kill(sp, SIGKILL), 0);
+    assert_int_equal(job_run(js, NULL), 0); /* slow goes on, adopted; then needs a new spawner */
+    assert_string_equal(slurp(out), "slow\nthen\n");
+    assert_int_equal(info(js, "slow").runs, 1);
+    assert_true(find_spawner() > 0 && find_spawner() != sp);
+    char notes[4096] = "";
+    fflush(evlog);
+    rewind(evlog);
+    notes[fread(notes, 1, sizeof notes - 1, evlog)] = '\0';
+    assert_non_null(strstr(notes, "the spawner exited: its runs are adopted"));
+    job_close(js);
+    assert_int_equal(find_spawner(), 0); /* closing ends it */
 }
 
 /* Makes the journal say a run started that no wrapper ever ran. */
@@ -422,34 +488,63 @@ static void lost_rerunnable_run_is_queued(void **state)
     job_close(js);
 }
 
-static void comb_jobs_run_comb_e(void **state)
+static void comb_jobs_run_comb_code(void **state)
 {
     (void)state;
-    FILE *f = fopen(fakecomb, "w");
-    fprintf(f, "#!/bin/sh\necho \"$1|$2|$COMB_JOB|$COMB_JOB_RUN\" >> %s\n", out);
-    fclose(f);
-    chmod(fakecomb, 0755);
     jobs *js = open_js();
-    assert_string_equal(job_comb_path(js), fakecomb);
-    assert_int_equal(add_full(js, "call", 0, "", "", "pu(\"gb\", 17)", 0, JOB_COMB), 0);
-    assert_int_equal(job_run(js, NULL), 0);
-    assert_string_equal(slurp(out), "-e|pu(\"gb\", 17)|call|1\n");
+    char code[256];
+    snprintf(code, sizeof code,
+             "let f = open(\"%s\", \"a\"); write(f, args(), \"|\", env(\"COMB_JOB\"), "
+             "\"|\", env(\"COMB_JOB_RUN\"), \"\\n\"); close(f)",
+             out);
+    assert_int_equal(add_full(js, "call", 0, "", "", code, 0, JOB_COMB), 0);
+    assert_int_equal(add_full(js, "bad", 0, "", "", "error(\"no\")", 0, JOB_COMB), 0);
+    assert_int_equal(job_run(js, NULL), 1);
+    assert_string_equal(slurp(out), "[]|call|1\n");
+    assert_int_equal(info(js, "bad").status, 1 << 8); /* an uncaught error: exit 1 */
+    char path[160];
+    snprintf(path, sizeof path, "%s/log/bad.log", rundir);
+    assert_non_null(strstr(slurp(path), "<-e>:1:1: no\n"));
     job_close(js);
 }
 
-static void unopenable_log_fails_the_run_with_126(void **state)
+static void unwritable_log_fails_the_run_with_126(void **state)
 {
     (void)state;
     jobs *js = open_js();
-    char path[160];
+    char path[160], text[600];
     snprintf(path, sizeof path, "%s/log/nolog.log", rundir);
     assert_int_equal(mkdir(path, 0700), 0); /* a directory: cannot be opened for writing */
-    assert_int_equal(add(js, "nolog", 0, "", "", append_cmd("ran")), 0);
+    snprintf(text, sizeof text, "echo said; %s", append_cmd("ran"));
+    assert_int_equal(add(js, "nolog", 0, "", "", text), 0);
+    assert_int_equal(add(js, "quiet", 0, "", "", "true"), 0); /* no output, no log needed */
     assert_int_equal(job_run(js, NULL), 1);
     job_info in = info(js, "nolog");
     assert_int_equal(in.state, JOB_FAILED);
     assert_int_equal(in.status, 126 << 8);
-    assert_int_equal(access(out, F_OK), -1); /* the job itself never ran */
+    assert_string_equal(slurp(out), "ran\n"); /* the job itself ran to its end */
+    assert_int_equal(st_of(js, "quiet"), JOB_DONE);
+    job_close(js);
+}
+
+/* Logs are made only for runs that wrote something or failed. */
+static void logs_hold_output_and_failures(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    assert_int_equal(add(js, "quiet", 0, "", "", "true"), 0);
+    assert_int_equal(add(js, "talks", 0, "", "", "echo out; echo err >&2"), 0);
+    assert_int_equal(add(js, "fails", 0, "", "", "exit 4"), 0);
+    assert_int_equal(job_run(js, NULL), 1);
+    char path[160];
+    snprintf(path, sizeof path, "%s/log/quiet.log", rundir);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "%s/log/talks.log", rundir);
+    const char *t = slurp(path);
+    assert_true(!strncmp(t, "--- comb jobs: talks run 1 started ", 35));
+    assert_non_null(strstr(t, "\nout\nerr\n--- comb jobs: talks run 1 exit 0\n"));
+    snprintf(path, sizeof path, "%s/log/fails.log", rundir);
+    assert_non_null(strstr(slurp(path), "\n--- comb jobs: fails run 1 exit 4\n"));
     job_close(js);
 }
 
@@ -556,10 +651,12 @@ int main(void)
         T(limit_zero_pauses_until_raised),
         T(delete_kills_the_process_group),
         T(restart_adopts_a_running_job),
+        T(a_dead_spawner_is_replaced),
         T(lost_runs_rerun_or_hold),
         T(lost_rerunnable_run_is_queued),
-        T(comb_jobs_run_comb_e),
-        T(unopenable_log_fails_the_run_with_126),
+        T(comb_jobs_run_comb_code),
+        T(unwritable_log_fails_the_run_with_126),
+        T(logs_hold_output_and_failures),
         T(replay_restores_states),
         T(compaction_keeps_a_retried_jobs_runs),
         T(second_dispatcher_is_refused),

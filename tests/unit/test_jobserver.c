@@ -37,7 +37,8 @@ static int setup(void **state)
     if (server == 0) {
         close(p[0]);
         char err[512];
-        jobs *js = job_open(rundir, NULL, err, sizeof err);
+        job_options opt = {NULL, COMB_BUILD_DIR "/comb", 0}; /* the spawner */
+        jobs *js = job_open(rundir, &opt, err, sizeof err);
         int rc = js ? jobsrv_serve(js, NULL, p[1]) : -1;
         job_close(js);
         _exit(rc ? 1 : 0);
@@ -185,8 +186,30 @@ static void submit_then_wait(void **state)
     assert_non_null(f);
     fclose(f);
     jw_free(&r);
-    jw_free(&reply);
+    jw_clear(&reply);
     assert_int_equal(req("wait nosuch", &reply, err), 1);
+    /* info: the same state in fields, which decode back */
+    assert_int_equal(req("info w1", &reply, err), 0);
+    assert_true(!strncmp(reply.p, "limits ", 7));
+    char *jl = strstr(reply.p, "\njob w1 ");
+    assert_non_null(jl);
+    jl[strcspn(jl + 1, "\n") + 1] = '\0';
+    char *fs[JOB_INFO_FIELDS + 2];
+    assert_int_equal(jw_split(jl + 1, fs, JOB_INFO_FIELDS + 2), JOB_INFO_FIELDS + 1);
+    job_info in;
+    assert_int_equal(job_info_decode(fs + 1, JOB_INFO_FIELDS, &in, err, sizeof err), 0);
+    assert_string_equal(in.spec.name, "w1");
+    assert_string_equal(in.spec.dir, dir);
+    assert_int_equal(in.state, JOB_DONE);
+    assert_int_equal(in.runs, 1);
+    assert_int_equal(in.status, 0);
+    assert_true(in.started > 0 && in.ended >= in.started);
+    job_spec_free(&in.spec);
+    assert_int_equal(job_info_decode(fs + 1, JOB_INFO_FIELDS - 1, &in, err, sizeof err), -1);
+    jw_clear(&reply);
+    assert_int_equal(req("info nosuch", &reply, err), 1);
+    assert_non_null(strstr(err, "no job named 'nosuch'"));
+    jw_free(&reply);
 }
 
 int main(void)

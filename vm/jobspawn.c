@@ -1,0 +1,357 @@
+/* jobspawn: the spawner process that forks the wrappers, and its client. */
+#include "config.h"
+#include "vm/jobspawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/mem.h"
+#include "vm/jobwire.h"
+
+#define START_FIELDS 12 /* "start" to NENV; then the variables, then argv */
+
+extern char **environ;
+
+struct jobspawn {
+    int fd;
+    pid_t pid;
+    jw_buf in, line;
+};
+
+/* ---- the dispatcher's side -------------------------------------------- */
+
+jobspawn *jsp_open(const char *exe, char *err, size_t errlen)
+{
+    jobspawn *p = mem_calloc(1, sizeof *p);
+    int sv[2] = {-1, -1};
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->fd = -1;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(err, errlen, "socketpair: %s", strerror(errno));
+        goto fail;
+    }
+    char num[16];
+    snprintf(num, sizeof num, "%d", sv[1]);
+    char *argv[] = {(char *)exe, "jobs", "__spawner", num, NULL};
+    posix_spawnattr_t attr;
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setsigmask(&attr, &none);
+    /* its end of the socket, and only that, must survive the exec */
+    int rc = fcntl(sv[1], F_SETFD, 0) < 0 ? errno
+                                          : posix_spawn(&p->pid, exe, NULL, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    close(sv[1]);
+    if (rc) {
+        snprintf(err, errlen, "cannot start the spawner %s: %s", exe, strerror(rc));
+        close(sv[0]);
+        goto fail;
+    }
+    p->fd = sv[0];
+    return p;
+fail:
+    mem_free(p, sizeof *p);
+    return NULL;
+}
+
+void jsp_close(jobspawn *p)
+{
+    if (!p)
+        return;
+    if (p->fd >= 0)
+        close(p->fd);
+    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) /* it exits on the EOF */
+        ;
+    jw_free(&p->in);
+    jw_free(&p->line);
+    mem_free(p, sizeof *p);
+}
+
+int jsp_fd(const jobspawn *p) { return p->fd; }
+
+static int put_num(jw_buf *b, long v)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%ld", v);
+    return jw_field(b, num);
+}
+
+int jsp_start(jobspawn *p, long id, const jobexec_run *r, char *err, size_t errlen)
+{
+    jw_buf *b = &p->line;
+    size_t nenv = 0;
+    while (r->envp[nenv])
+        nenv++;
+    jw_clear(b);
+    int rc = jw_field(b, "start");
+    rc |= put_num(b, id);
+    rc |= put_num(b, (long)r->slot);
+    rc |= put_num(b, r->durable);
+    const char *strs[] = {r->lockpath, r->exitpath, r->dir ? r->dir : "", r->logpath,
+                          r->header,   r->footer,   r->record};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        rc |= jw_field(b, strs[i]);
+    rc |= put_num(b, (long)nenv);
+    for (size_t i = 0; i < nenv; i++)
+        rc |= jw_field(b, r->envp[i]);
+    for (size_t i = 0; r->argv[i]; i++)
+        rc |= jw_field(b, r->argv[i]);
+    rc |= jw_puts(b, "\n");
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (jw_write_all(p->fd, b->p, b->len) < 0) {
+        snprintf(err, errlen, "the spawner is gone: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* One event line (split in place). 0, or -1 if it is not one. */
+static int event(char *line, jsp_event_fn fn, void *ctx)
+{
+    char *f[4];
+    int n = jw_split(line, f, 4);
+    if (n == 3 && !strcmp(f[0], "started"))
+        fn(ctx, JSP_STARTED, atol(f[1]), atol(f[2]), NULL);
+    else if (n == 3 && !strcmp(f[0], "failed"))
+        fn(ctx, JSP_FAILED, atol(f[1]), 0, f[2]);
+    else if (n == 3 && !strcmp(f[0], "ended"))
+        fn(ctx, JSP_ENDED, atol(f[1]), atol(f[2]), NULL);
+    else
+        return -1;
+    return 0;
+}
+
+/* Calls line_fn for each complete line of b (NUL-terminated in place) and
+ * keeps the incomplete rest. Stops at the first line line_fn refuses. */
+static int each_line(jw_buf *b, int (*line_fn)(void *ctx, char *line), void *ctx)
+{
+    size_t used = 0;
+    int rc = 0;
+    for (char *nl; rc == 0 && (nl = memchr(b->p + used, '\n', b->len - used));) {
+        *nl = '\0';
+        rc = line_fn(ctx, b->p + used);
+        used = (size_t)(nl - b->p) + 1;
+    }
+    memmove(b->p, b->p + used, b->len - used);
+    b->len -= used;
+    b->p[b->len] = '\0';
+    return rc;
+}
+
+/* Reads what the socket has into b, without waiting: 1 at its end, -1 on
+ * an error, else 0. */
+static int take_input(int fd, jw_buf *b)
+{
+    char buf[16384];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0 && jw_put(b, buf, (size_t)n) == 0)
+            continue;
+        if (n == 0)
+            return 1;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+    }
+}
+
+struct reading {
+    jsp_event_fn fn;
+    void *ctx;
+};
+
+static int event_line(void *ctx, char *line)
+{
+    struct reading *rd = ctx;
+    return event(line, rd->fn, rd->ctx);
+}
+
+int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen)
+{
+    int end = take_input(p->fd, &p->in);
+    struct reading rd = {fn, ctx};
+    if (p->in.len && each_line(&p->in, event_line, &rd) < 0) {
+        snprintf(err, errlen, "the spawner said something unexpected");
+        return -1;
+    }
+    if (end) {
+        snprintf(err, errlen, end > 0 ? "the spawner exited" : "the spawner: %s",
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the spawner's side ------------------------------------------------- */
+
+struct server {
+    int fd;
+    jw_buf in, out;
+    char **env; /* the spawner's environment less the job variables, then room */
+    size_t nenv, capenv;
+};
+
+static int is_job_var(const char *v)
+{
+    static const char *const ours[] = {"COMB_JOB=", "COMB_JOB_RUN=", "COMB_JOBS_RUNDIR="};
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++)
+        if (!strncmp(v, ours[i], strlen(ours[i])))
+            return 1;
+    return 0;
+}
+
+/* The environment of a run: the base, then the run's own variables. */
+static char **run_env(struct server *s, char **extra, size_t n)
+{
+    size_t need = s->nenv + n + 1;
+    if (need > s->capenv) {
+        char **e = mem_realloc(s->env, s->capenv * sizeof *e, need * sizeof *e);
+        if (!e)
+            return NULL;
+        s->env = e;
+        s->capenv = need;
+    }
+    memcpy(s->env + s->nenv, extra, n * sizeof *extra);
+    s->env[s->nenv + n] = NULL;
+    return s->env;
+}
+
+static void reply(struct server *s, const char *what, long a, const char *b)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%ld", a);
+    if (jw_field(&s->out, what) < 0 || jw_field(&s->out, num) < 0 || jw_field(&s->out, b) < 0 ||
+        jw_puts(&s->out, "\n") < 0)
+        jw_clear(&s->out); /* out of memory: the dispatcher learns it from the locks */
+}
+
+static int start_line(void *ctx, char *line)
+{
+    struct server *s = ctx;
+    size_t max = 1;
+    for (char *q = line; *q; q++)
+        max += *q == ' ';
+    char **f = mem_alloc((max + 1) * sizeof *f); /* + 1: NULL after argv */
+    int n = f ? jw_split(line, f, (int)max) : -1;
+    long id = n > 1 ? atol(f[1]) : -1;
+    long nenv = n >= START_FIELDS ? atol(f[START_FIELDS - 1]) : -1;
+    if (n < 0 || nenv < 0 || n < START_FIELDS + nenv + 1 || strcmp(f[0], "start")) {
+        reply(s, "failed", id, f ? "malformed request" : "out of memory");
+        mem_free(f, (max + 1) * sizeof *f);
+        return 0;
+    }
+    char **envp = run_env(s, f + START_FIELDS, (size_t)nenv);
+    jobexec_run r = {(const char *const *)f + START_FIELDS + nenv, envp, *f[6] ? f[6] : NULL,
+                     f[7], f[8], f[9], f[10], f[4], (off_t)atoll(f[2]), f[5], atoi(f[3])};
+    char err[512];
+    pid_t pid;
+    f[n] = NULL; /* argv ends the line */
+    if (!envp)
+        reply(s, "failed", id, "out of memory");
+    else if (jobexec_start(&r, &pid, err, sizeof err) < 0)
+        reply(s, "failed", id, err);
+    else {
+        snprintf(err, sizeof err, "%ld", (long)pid);
+        reply(s, "started", id, err);
+    }
+    mem_free(f, (max + 1) * sizeof *f);
+    return 0;
+}
+
+static void reap_all(struct server *s)
+{
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        char num[24];
+        snprintf(num, sizeof num, "%d", st);
+        reply(s, "ended", pid, num);
+    }
+}
+
+/* Sends what it can of the replies. -1 once the dispatcher is gone. */
+static int send_out(struct server *s)
+{
+    while (s->out.len) {
+        ssize_t w = send(s->fd, s->out.p, s->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        memmove(s->out.p, s->out.p + w, s->out.len - (size_t)w);
+        s->out.len -= (size_t)w;
+    }
+    return 0;
+}
+
+static int base_env(struct server *s)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    s->capenv = n + 8;
+    s->env = mem_alloc(s->capenv * sizeof *s->env);
+    if (!s->env)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!is_job_var(environ[i]))
+            s->env[s->nenv++] = environ[i];
+    return 0;
+}
+
+int jsp_serve(int fd)
+{
+    struct server s = {.fd = fd};
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    int sfd = -1;
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+        (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || base_env(&s) < 0) {
+        perror("comb jobs __spawner");
+        return 1;
+    }
+    for (;;) {
+        struct pollfd pf[2] = {{fd, (short)(POLLIN | (s.out.len ? POLLOUT : 0)), 0},
+                               {sfd, POLLIN, 0}};
+        if (poll(pf, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0)
+                ;
+            reap_all(&s);
+        }
+        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            int end = take_input(fd, &s.in);
+            if (s.in.len)
+                each_line(&s.in, start_line, &s);
+            if (end)
+                break; /* the dispatcher is gone: so are we; the wrappers go on */
+        }
+        if (send_out(&s) < 0)
+            break;
+    }
+    close(sfd);
+    jw_free(&s.in);
+    jw_free(&s.out);
+    mem_free(s.env, s.capenv * sizeof *s.env);
+    return 0;
+}

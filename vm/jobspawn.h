@@ -1,0 +1,56 @@
+/* jobspawn: the spawner, a small process that forks the jobs' wrappers for
+ * the dispatcher.
+ *
+ * Why: fork() costs in proportion to the memory of the process that forks,
+ * page tables copied and pages faulted back afterwards. A dispatcher holding
+ * 10,000 jobs, or a comb program with a large heap that dispatches embedded,
+ * spent most of its time per job in fork. The spawner is the comb binary run
+ * afresh (`comb jobs __spawner`, posix_spawn: no copy of the dispatcher), so
+ * it stays small, and forking from it stays cheap whatever the dispatcher
+ * holds.
+ *
+ * The two talk over a stream socket in lines of escaped fields (jobwire):
+ *   dispatcher -> spawner   start ID SLOT DURABLE LOCKPATH EXITPATH DIR LOGPATH
+ *                                 HEADER FOOTER RECORD NENV ENV... ARGV...
+ *   spawner -> dispatcher   started ID PID | failed ID MESSAGE | ended PID STATUS
+ * A start request becomes a wrapper (vm/jobexec.h) with the spawner's own
+ * environment plus the NENV variables given. The spawner reaps its wrappers
+ * and reports each end with the raw wait status. It runs in its own process
+ * group (a ^C at the terminal is for the dispatcher, not for it) and exits
+ * when the dispatcher's end of the socket closes; the wrappers go on, as
+ * they do when a dispatcher dies. A dispatcher that loses its spawner treats
+ * the runs it started as adopted after a restart: their locks tell. */
+#ifndef COMB_JOBSPAWN_H
+#define COMB_JOBSPAWN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "vm/jobexec.h"
+
+typedef struct jobspawn jobspawn;
+
+/* Starts `exe jobs __spawner`. NULL with err on failure. */
+jobspawn *jsp_open(const char *exe, char *err, size_t errlen);
+/* Closes the socket; the spawner exits, its running wrappers go on. */
+void jsp_close(jobspawn *p);
+/* The socket, to poll for input. */
+int jsp_fd(const jobspawn *p);
+
+/* Asks for run r (its envp: only the variables to add) under the caller's
+ * id. 0, or -1 with err when the spawner is gone. */
+int jsp_start(jobspawn *p, long id, const jobexec_run *r, char *err, size_t errlen);
+
+enum jsp_event { JSP_STARTED, JSP_FAILED, JSP_ENDED };
+/* STARTED: a = id, b = pid; FAILED: a = id, text the reason; ENDED: a =
+ * pid, b = wait status. */
+typedef void (*jsp_event_fn)(void *ctx, enum jsp_event e, long a, long b, const char *text);
+/* Hands over the events that have arrived, without waiting. 0, or -1 when
+ * the spawner is gone (EOF or an error; err says which). */
+int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The spawner's side: serves the socket at fd until it closes. Returns the
+ * process's exit status. */
+int jsp_serve(int fd);
+
+#endif
