@@ -165,8 +165,12 @@ Value nat_int(VM *vm, int argc, Value *argv)
     char buf[64], *end;
     if (!number_text(AS_STR(v), buf, sizeof buf))
         return v_nil();
+    /* decimal, or hex after 0x: never octal, so "010" is 10 */
+    const char *digits = buf + strspn(buf, " \t\n\r");
+    digits += *digits == '-' || *digits == '+';
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
     errno = 0;
-    long long n = strtoll(buf, &end, 0);
+    long long n = strtoll(buf, &end, base);
     if (errno || end == buf || !only_space(end))
         return v_nil();
     return v_int(n);

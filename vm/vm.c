@@ -39,6 +39,7 @@ VM *vm_new(const VmOptions *opt)
     size_t slots = o.stack_slots ? o.stack_slots : DEFAULT_SLOTS;
     vm->max_frames = o.max_frames ? o.max_frames : DEFAULT_FRAMES;
     vm->stack = mem_alloc(slots * sizeof(Value));
+    vm->stack_end = vm->stack ? vm->stack + slots : NULL;
     vm->frames = mem_alloc(vm->max_frames * sizeof(VmFrame));
     vm->oom = mem_alloc(sizeof(VStr) + 14);
     vm->step_limited = o.step_limit != 0;
@@ -51,7 +52,6 @@ VM *vm_new(const VmOptions *opt)
         vm_free(vm);
         return NULL;
     }
-    vm->stack_end = vm->stack + slots;
     /* The out-of-memory message is made by hand: raising needs it. */
     memset(vm->oom, 0, sizeof(VStr));
     vm->oom->hdr.type = VT_STR;
