@@ -42,7 +42,25 @@ typedef enum {
     E_BINARY,   /* op: the operator's token kind */
     E_AND,
     E_OR,
+    E_SCHEMA,   /* schema NAME { text }: str holds the text, line/col where it starts */
+    E_PIPE,     /* src | verb | verb ... */
 } ExprKind;
+
+/* One item of a verb: `name: e`, a bare expression, a sort key with desc. */
+typedef struct VerbItem {
+    Name name;      /* absent for where, take, write and sort items */
+    Expr *e;
+    bool desc;
+} VerbItem;
+
+/* One verb of a pipeline: verb is its index in vm/verbs.def. group's items
+ * are its nkeys keys, then its aggregates. */
+typedef struct Verb {
+    int verb;
+    int line, col;
+    VerbItem *items;
+    int n, nkeys;
+} Verb;
 
 struct Expr {
     ExprKind kind;
@@ -55,6 +73,7 @@ struct Expr {
             const char *s;
             size_t n;
             const char *flags;  /* E_REGEX */
+            int line, col;      /* E_SCHEMA: where the text starts */
         } str;
         Name name;
         struct {
@@ -74,6 +93,11 @@ struct Expr {
             int op;
             Expr *a, *b;    /* b: binary only */
         } op;
+        struct {
+            Expr *src;
+            Verb *verbs;
+            int n;
+        } pipe;
     } u;
 };
 

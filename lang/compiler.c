@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/opcodes.h"
+#include "vm/query.h"
 #include "vm/regex.h"
 
 #define NO_JUMP (-1)
@@ -456,6 +458,16 @@ static int expr_any(Compiler *c, Expr *e)
     return r;
 }
 
+/* A register holding e's value, computed into dst if dst is a temporary
+ * (its old value is dead), so a chain a + b + c needs no register per link. */
+static int expr_in(Compiler *c, Expr *e, int dst)
+{
+    if (dst < c->fs->nactive || (e->kind == E_NAME && find_local(c->fs, &e->u.name) >= 0))
+        return expr_any(c, e);
+    expr_to(c, e, dst);
+    return dst;
+}
+
 static void load_const(Compiler *c, Expr *e, Value v, int dst)
 {
     if (IS_INT(v) && v.as.i >= MIN_sBx && v.as.i <= MAX_sBx)
@@ -488,13 +500,13 @@ static void arith_to(Compiler *c, Expr *e, int aop, Expr *a, Expr *b, int dst)
     static const VmOpcode rk[] = {OP_ADDK, OP_SUBK, OP_MULK, OP_DIVK, OP_MODK};
     int save = c->fs->freereg, imm, k;
     if (aop == ARITH_ADD && small_int(b, &imm)) {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         EMIT(e, mk_abc(OP_ADDI, dst, ra, imm + 127));
     } else if (num_const(c, b, &k)) {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         EMIT(e, mk_abc(rk[aop], dst, ra, k));
     } else {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         int rb = expr_any(c, b);
         EMIT(e, mk_abc(rr[aop], dst, ra, rb));
     }
@@ -711,7 +723,7 @@ static void index_to(Compiler *c, Expr *e, int dst)
 {
     Expr *key = e->u.index.key;
     int save = c->fs->freereg, k;
-    int ro = expr_any(c, e->u.index.obj);
+    int ro = expr_in(c, e->u.index.obj, dst);
     fold(c, key);
     if (str_key(c, key, &k))
         EMIT(e, mk_abc(OP_GETINDEXK, dst, ro, k));
@@ -755,6 +767,24 @@ static void regex_to(Compiler *c, Expr *e, int dst)
     EMIT(e, mk_abx(OP_LOADK, dst, add_const(c, v_obj(re), e->line, e->col)));
 }
 
+/* A schema declaration's schema, made now: its errors are the program's. */
+static void schema_to(Compiler *c, Expr *e, int dst)
+{
+    st_err err;
+    int line, col, n = 0;
+    if (!e->u.str.s)
+        return;     /* the parser has reported the missing '}' */
+    VHandle *h = vm_schema_parse(c->vm, e->u.str.s, e->u.str.n, e->u.str.line, e->u.str.col, &err);
+    if (h) {
+        EMIT(e, mk_abx(OP_LOADK, dst, add_const(c, v_obj(h), e->line, e->col)));
+        return;
+    }
+    if (sscanf(err.msg, "%d:%d: %n", &line, &col, &n) == 2 && n > 0)
+        error(c, line, col, "%s", err.msg + n);
+    else
+        error(c, e->line, e->col, "%s", err.msg);
+}
+
 static void match_to(Compiler *c, Expr *e, int dst)
 {
     int save = c->fs->freereg, k = 256;
@@ -791,6 +821,239 @@ static void binary_to(Compiler *c, Expr *e, int dst)
     } else {
         arith_to(c, e, arith_of(op), e->u.op.a, e->u.op.b, dst);
     }
+}
+
+
+/* ---- pipelines ---------------------------------------------------------- */
+
+/* `src | verb ...` becomes _pipe(src, plan, captures...), the plan a
+ * constant array of stages and expression nodes (vm/query.h). Values the
+ * query needs from the program are computed here, into the registers after
+ * the plan, and referred to by capture number. */
+typedef struct PipeC {
+    int ncap;
+    VArray *used;   /* the variable names a hoisted expression used */
+} PipeC;
+
+static VArray *qarr(Compiler *c, int op, const Expr *at, size_t room)
+{
+    VArray *a = vm_array_new(c->vm, room + 3);
+    vm_array_push(c->vm, a, v_int(op));
+    vm_array_push(c->vm, a, v_int(at->line));
+    vm_array_push(c->vm, a, v_int(at->col));
+    return a;
+}
+
+static bool is_query_func(const Expr *fn)
+{
+    return fn->kind == E_NAME && vm_query_func_find(fn->u.name.s, fn->u.name.n) >= 0;
+}
+
+/* Whether e uses no field (every name is a variable or a native) and no
+ * query function, so it can be computed where the pipeline is written. */
+static bool hoistable(Compiler *c, Expr *e, VArray *used)
+{
+    int i;
+    switch (e->kind) {
+    case E_NAME:
+        if (find_local(c->fs, &e->u.name) < 0 && find_upval(c, c->fs, &e->u.name) < 0 &&
+            !vm_map_ref(c->mod->symbols, str_const(c, e->u.name.s, e->u.name.n)))
+            return false;
+        if (used)
+            vm_array_push(c->vm, used, str_const(c, e->u.name.s, e->u.name.n));
+        return true;
+    case E_CALL:
+        if (is_query_func(e->u.call.fn))
+            return false;
+        if (e->u.call.fn->kind != E_NAME || vm_native_find(e->u.call.fn->u.name.s, e->u.call.fn->u.name.n) < 0 ||
+            find_local(c->fs, &e->u.call.fn->u.name) >= 0)
+            if (!hoistable(c, e->u.call.fn, used))
+                return false;
+        for (i = 0; i < e->u.call.n; i++)
+            if (!hoistable(c, e->u.call.args[i], used))
+                return false;
+        return true;
+    case E_ARRAY:
+    case E_MAP:
+        for (i = 0; i < e->u.list.n; i++)
+            if (!hoistable(c, e->u.list.items[i], used))
+                return false;
+        return true;
+    case E_INDEX:
+        return hoistable(c, e->u.index.obj, used) && hoistable(c, e->u.index.key, used);
+    case E_UNARY:
+        return hoistable(c, e->u.op.a, used);
+    case E_BINARY:
+        if (e->u.op.op == T_IN || e->u.op.op == T_DOTDOT)
+            return false;
+        /* fall through */
+    case E_AND:
+    case E_OR:
+        return hoistable(c, e->u.op.a, used) && hoistable(c, e->u.op.b, used);
+    case E_PIPE:
+        if (!hoistable(c, e->u.pipe.src, used))
+            return false;
+        for (i = 0; i < e->u.pipe.n; i++)
+            for (int j = 0; j < e->u.pipe.verbs[i].n; j++)
+                if (!hoistable(c, e->u.pipe.verbs[i].items[j].e, used))
+                    return false;
+        return true;
+    default:
+        return true;    /* literals, fn literals (their names are their own) */
+    }
+}
+
+/* Computes e into the next capture register: [CAPTURE, l, c, i, name, used]. */
+static Value capture(Compiler *c, PipeC *pc, Expr *e, Value name, VArray *used)
+{
+    int r = push_reg(c, e->line, e->col);
+    expr_to(c, e, r);
+    VArray *a = qarr(c, QOP_CAPTURE, e, 3);
+    vm_array_push(c->vm, a, v_int(pc->ncap++));
+    vm_array_push(c->vm, a, name);
+    vm_array_push(c->vm, a, used ? v_obj(used) : v_nil());
+    return v_obj(a);
+}
+
+static Value qnode(Compiler *c, PipeC *pc, Expr *e);
+
+static Value qop(Compiler *c, PipeC *pc, int op, Expr *e, Expr *a, Expr *b)
+{
+    VArray *n = qarr(c, op, e, 2);
+    vm_array_push(c->vm, n, qnode(c, pc, a));
+    if (b)
+        vm_array_push(c->vm, n, qnode(c, pc, b));
+    return v_obj(n);
+}
+
+static int qbinary_op(int tok)
+{
+    switch (tok) {
+    case T_PLUS: return QOP_ADD;
+    case T_MINUS: return QOP_SUB;
+    case T_STAR: return QOP_MUL;
+    case T_SLASH: return QOP_DIV;
+    case T_PERCENT: return QOP_MOD;
+    case T_EQ: return QOP_EQ;
+    case T_NE: return QOP_NE;
+    case T_LT: return QOP_LT;
+    case T_LE: return QOP_LE;
+    case T_GT: return QOP_GT;
+    case T_GE: return QOP_GE;
+    case T_MATCH: return QOP_MATCH;
+    case T_NOMATCH: return QOP_NOMATCH;
+    default: return QOP_IN;
+    }
+}
+
+static Value qname(Compiler *c, PipeC *pc, Expr *e)
+{
+    Value name = str_const(c, e->u.name.s, e->u.name.n);
+    Value *slot;
+    if (find_local(c->fs, &e->u.name) >= 0 || find_upval(c, c->fs, &e->u.name) >= 0)
+        return capture(c, pc, e, name, NULL);
+    VArray *a = qarr(c, QOP_FIELD, e, 2);
+    if ((slot = vm_map_ref(c->mod->symbols, name))) {
+        a->items[0] = v_int(QOP_MODVAR);
+        vm_array_push(c->vm, a, *slot);
+    }
+    vm_array_push(c->vm, a, name);
+    return v_obj(a);
+}
+
+static Value qnode(Compiler *c, PipeC *pc, Expr *e)
+{
+    Value v;
+    fold(c, e);
+    if (e->kind == E_NAME)
+        return qname(c, pc, e);
+    if (literal_value(c, e, &v) || e->kind == E_REGEX) {
+        if (e->kind == E_REGEX) {
+            char err[200];
+            VHandle *re = vm_regex_new(c->vm, e->u.str.s, e->u.str.n, e->u.str.flags, err, sizeof err);
+            if (!re)
+                error(c, e->line, e->col, "%s", err);
+            v = re ? v_obj(re) : v_nil();
+        }
+        VArray *a = qarr(c, QOP_CONST, e, 1);
+        vm_array_push(c->vm, a, v);
+        return v_obj(a);
+    }
+    VArray *used = vm_array_new(c->vm, 0);
+    if (hoistable(c, e, used))
+        return capture(c, pc, e, v_nil(), used);
+    switch (e->kind) {
+    case E_UNARY:
+        return qop(c, pc, e->u.op.op == T_NOT ? QOP_NOT : QOP_NEG, e, e->u.op.a, NULL);
+    case E_AND:
+    case E_OR:
+        return qop(c, pc, e->kind == E_AND ? QOP_AND : QOP_OR, e, e->u.op.a, e->u.op.b);
+    case E_BINARY:
+        if (e->u.op.op == T_IN && e->u.op.b->kind == E_BINARY && e->u.op.b->u.op.op == T_DOTDOT) {
+            VArray *a = qarr(c, QOP_INRANGE, e, 3);
+            vm_array_push(c->vm, a, qnode(c, pc, e->u.op.a));
+            vm_array_push(c->vm, a, qnode(c, pc, e->u.op.b->u.op.a));
+            vm_array_push(c->vm, a, qnode(c, pc, e->u.op.b->u.op.b));
+            return v_obj(a);
+        }
+        return qop(c, pc, qbinary_op(e->u.op.op), e, e->u.op.a, e->u.op.b);
+    case E_CALL: {
+        Expr *fn = e->u.call.fn;
+        if (!is_query_func(fn)) {
+            error(c, e->line, e->col,
+                  "only query functions (any, all, count, first, last, sum, min, max, avg, "
+                  "distinct, between, day, hour) can take fields as arguments");
+            return v_nil();
+        }
+        VArray *a = qarr(c, QOP_CALL, e, (size_t)e->u.call.n + 1);
+        vm_array_push(c->vm, a, str_const(c, fn->u.name.s, fn->u.name.n));
+        for (int i = 0; i < e->u.call.n; i++)
+            vm_array_push(c->vm, a, qnode(c, pc, e->u.call.args[i]));
+        return v_obj(a);
+    }
+    case E_INDEX:
+        return qop(c, pc, QOP_INDEX, e, e->u.index.obj, e->u.index.key);
+    default:
+        error(c, e->line, e->col, "a field cannot be used inside %s in a query",
+              e->kind == E_FN ? "a function" : e->kind == E_PIPE ? "another pipeline" : "a literal");
+        return v_nil();
+    }
+}
+
+static Value qstage(Compiler *c, PipeC *pc, Verb *v)
+{
+    Expr at = {.line = v->line, .col = v->col};
+    VArray *a = qarr(c, v->verb, &at, (size_t)v->n * 2 + 1);
+    if (v->verb == QV_group)
+        vm_array_push(c->vm, a, v_int(v->nkeys));
+    for (int i = 0; i < v->n; i++) {
+        VerbItem *it = &v->items[i];
+        if (it->name.s)
+            vm_array_push(c->vm, a, str_const(c, it->name.s, it->name.n));
+        vm_array_push(c->vm, a, qnode(c, pc, it->e));
+        if (v->verb == QV_sort)
+            vm_array_push(c->vm, a, v_bool(it->desc));
+    }
+    return v_obj(a);
+}
+
+static void pipe_to(Compiler *c, Expr *e, int dst)
+{
+    PipeC pc = {0};
+    int base = top_target(c, e, dst);
+    EMIT(e, mk_abx(OP_GETNATIVE, base, vm_native_find("_pipe", 5)));
+    expr_to(c, e->u.pipe.src, push_reg(c, e->line, e->col));
+    int rplan = push_reg(c, e->line, e->col);
+    VArray *plan = vm_array_new(c->vm, (size_t)e->u.pipe.n);
+    Value pv = v_obj(plan);
+    for (int i = 0; i < e->u.pipe.n; i++)
+        vm_array_push(c->vm, plan, qstage(c, &pc, &e->u.pipe.verbs[i]));
+    EMIT(e, mk_abx(OP_LOADK, rplan, add_const(c, pv, e->line, e->col)));
+    if (pc.ncap > 253)
+        error(c, e->line, e->col, "too many values from the program in one pipeline");
+    EMIT(e, mk_abc(OP_CALL, base, 2 + (pc.ncap > 253 ? 253 : pc.ncap), 0));
+    free_to(c, base + 1);
+    finish_top(c, e, base, dst);
 }
 
 /* e's value into register dst. */
@@ -835,7 +1098,7 @@ static void expr_to(Compiler *c, Expr *e, int dst)
         return;
     case E_UNARY: {
         int save = c->fs->freereg;
-        int ra = expr_any(c, e->u.op.a);
+        int ra = expr_in(c, e->u.op.a, dst);
         EMIT(e, mk_abc(e->u.op.op == T_NOT ? OP_NOT : OP_UNM, dst, ra, 0));
         free_to(c, save);
         return;
@@ -846,6 +1109,12 @@ static void expr_to(Compiler *c, Expr *e, int dst)
     case E_AND:
     case E_OR:
         logic_to(c, e, dst);
+        return;
+    case E_SCHEMA:
+        schema_to(c, e, dst);
+        return;
+    case E_PIPE:
+        pipe_to(c, e, dst);
         return;
     }
 }

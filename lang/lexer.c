@@ -9,6 +9,8 @@
 #include "config.h"
 #include "lang/lexer.h"
 
+#include "vm/lib_store.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -185,9 +187,47 @@ static size_t digits(Lexer *lx, int base, char *buf, size_t n, size_t size)
     return n;
 }
 
+static bool digits_at(const char *s, size_t from, size_t n)
+{
+    for (size_t i = from; i < from + n; i++)
+        if (!is_digit_of((unsigned char)s[i], 10))
+            return false;
+    return true;
+}
+
+/* A time literal, 2026-12-02 or 2026-12-02T13:05[:00][Z]: an int, the
+ * seconds since 1970 UTC (what time fields hold). */
+static bool lex_time(Lexer *lx)
+{
+    const char *s = lx->p;
+    size_t len = (size_t)(lx->end - s), n = 10;
+    if (len < 10 || !digits_at(s, 0, 4) || s[4] != '-' || !digits_at(s, 5, 2) || s[7] != '-' ||
+        !digits_at(s, 8, 2))
+        return false;
+    if (len >= 16 && s[10] == 'T' && digits_at(s, 11, 2) && s[13] == ':' && digits_at(s, 14, 2)) {
+        n = 16;
+        if (len >= 19 && s[16] == ':' && digits_at(s, 17, 2))
+            n = 19;
+    }
+    n += n < len && s[n] == 'Z';
+    if (n < len && (is_ident((unsigned char)s[n]) || s[n] == '.'))
+        return false;
+    int64_t t;
+    lx->p += n;
+    if (!vm_time_parse(s, n, &t)) {
+        error_at(lx, s, "bad time '%.*s'", (int)n, s);
+        add(lx, T_ERROR, s, col_of(lx, s));
+        return true;
+    }
+    add(lx, T_INT, s, col_of(lx, s))->v.i = t;
+    return true;
+}
+
 static void lex_number(Lexer *lx)
 {
     const char *s = lx->p;
+    if (lex_time(lx))
+        return;
     char buf[128];
     size_t n = 0;
     int base = 10;
@@ -436,8 +476,13 @@ static void lex_op(Lexer *lx)
 
 TokenList lex(Arena *a, const char *src, size_t len, Diag *diag)
 {
+    return lex_at(a, src, len, 1, diag);
+}
+
+TokenList lex_at(Arena *a, const char *src, size_t len, int first_line, Diag *diag)
+{
     Lexer lx = {.arena = a, .diag = diag, .src = src, .p = src, .end = src + len,
-                .line_start = src, .line = 1};
+                .line_start = src, .line = first_line};
     while (lx.p < lx.end) {
         char c = *lx.p;
         if (c == '\n') {

@@ -17,39 +17,116 @@ typedef struct CompileJob {
     VModule *mod;
     const char *src;
     size_t len;
+    int first_line;
+    bool value;         /* a final expression statement returns its value */
     Diag *d;
     Arena *a;
     VProto *main;
+    size_t nvars;       /* the module's names before this compilation */
 } CompileJob;
+
+/* A final `expr` becomes `return expr`, so the prompt and -e can show it. */
+static void return_last_expression(Block *prog)
+{
+    if (prog->n && prog->items[prog->n - 1]->kind == S_EXPR)
+        prog->items[prog->n - 1]->kind = S_RETURN;
+}
 
 static void compile_job(VM *vm, void *ud)
 {
     CompileJob *j = ud;
-    TokenList toks = lex(j->a, j->src, j->len, j->d);
+    TokenList toks = lex_at(j->a, j->src, j->len, j->first_line, j->d);
     Block prog = parse(j->a, &toks, j->d);
+    if (j->value && !j->d->nerrors)
+        return_last_expression(&prog);
     /* Compiled even after syntax errors, to report its errors too. */
     j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
     if (j->d->nerrors)
         j->main = NULL;
 }
 
-VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
-                          bool *at_eof)
+/* Forgets the top-level names a failed compilation declared, so that a
+ * statement retyped at the prompt does not meet its own half-made names. */
+static void forget_names(VM *vm, VModule *mod, size_t nvars)
+{
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(mod->symbols, &pos, &k, &v))
+        if ((size_t)v.as.i >= nvars)
+            vm_map_del(vm, mod->symbols, k);
+    mod->nvars = nvars;
+}
+
+static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bool *at_eof)
 {
     Arena a;
     Diag d;
     arena_init(&a, vm);
-    diag_init(&d, errout, mod->path->data);
-    CompileJob j = {mod, src, len, &d, &a, NULL};
-    if (vm_protect(vm, compile_job, &j)) {
-        fprintf(errout, "%s: out of memory while compiling\n", mod->path->data);
-        j.main = NULL;
+    diag_init(&d, errout, file);
+    j->d = &d;
+    j->a = &a;
+    j->main = NULL;
+    j->nvars = j->mod->nvars;
+    if (vm_protect(vm, compile_job, j)) {
+        if (errout)
+            fprintf(errout, "%s: out of memory while compiling\n", file);
+        j->main = NULL;
     }
     arena_free(&a);
     diag_flush(&d);
+    if (!j->main && j->value)
+        forget_names(vm, j->mod, j->nvars);
     if (at_eof)
         *at_eof = d.at_eof;
-    return j.main;
+    return j->main;
+}
+
+static VProto *compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                              bool *at_eof, bool eval)
+{
+    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = 1, .value = eval};
+    return compile(vm, &j, mod->path->data, errout, at_eof);
+}
+
+VProto *lc_compile_statement(VM *vm, VModule *mod, const char *src, size_t len,
+                             const char *file, int first_line, FILE *errout, bool *at_eof)
+{
+    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = first_line, .value = true};
+    return compile(vm, &j, file, errout, at_eof);
+}
+
+typedef struct TokensJob {
+    const char *src;
+    size_t len;
+    Arena a;
+    void (*use)(const TokenList *toks, bool at_eof, void *ud);
+    void *ud;
+} TokensJob;
+
+static void tokens_job(VM *vm, void *ud)
+{
+    (void)vm;
+    TokensJob *j = ud;
+    Diag d;
+    diag_init(&d, NULL, "");
+    TokenList toks = lex(&j->a, j->src, j->len, &d);
+    j->use(&toks, d.at_eof, j->ud);
+}
+
+int lc_with_tokens(VM *vm, const char *src, size_t len,
+                   void (*use)(const TokenList *toks, bool at_eof, void *ud), void *ud)
+{
+    TokensJob j = {.src = src, .len = len, .use = use, .ud = ud};
+    arena_init(&j.a, vm);
+    int rc = vm_protect(vm, tokens_job, &j);
+    arena_free(&j.a);
+    return rc ? -1 : 0;
+}
+
+VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
+                          bool *at_eof)
+{
+    return compile_source(vm, mod, src, len, errout, at_eof, false);
 }
 
 static const char *base_name(const char *path, char *buf, size_t size)
@@ -87,7 +164,8 @@ static void register_job(VM *vm, void *m)
     register_module(vm, m);
 }
 
-VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+static VModule *load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout,
+                            bool eval)
 {
     NewModule nm = {path, NULL};
     if (vm_protect(vm, new_module, &nm)) {
@@ -95,11 +173,21 @@ VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, F
         return NULL;
     }
     vm_push_root(vm, v_obj(nm.m));
-    nm.m->main = lc_compile_source(vm, nm.m, src, len, errout, NULL);
+    nm.m->main = compile_source(vm, nm.m, src, len, errout, NULL, eval);
     vm_pop_root(vm, 1);
     if (!nm.m->main || vm_protect(vm, register_job, nm.m))
         return NULL;
     return nm.m;
+}
+
+VModule *lc_load_source(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, false);
+}
+
+VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FILE *errout)
+{
+    return load_source(vm, src, len, path, errout, true);
 }
 
 /* The whole file, NUL-terminated, in a mem_alloc'd buffer of *size bytes

@@ -3,9 +3,15 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "lang/cmd_jobs.h"
+#include "lang/cmd_store.h"
+#include "lang/help.h"
 #include "lang/load.h"
+#include "lang/output.h"
 #include "lang/paths.h"
+#include "lang/repl.h"
 #include "store/mem.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
@@ -20,12 +26,19 @@ static void usage(FILE *out)
             "\n"
             "comb is a query language, bytecode VM and prompt for stores of tagsets.\n"
             "\n"
+            "  comb                    the prompt on a terminal; else run standard input\n"
+            "                          as a batch, statement by statement, as if typed\n"
+            "  comb DIR                the same, with the store in DIR bound to ds\n"
             "  comb FILE [ARGS...]     run the program in FILE\n"
-            "  comb -e CODE [ARGS...]  run CODE\n"
+            "  comb -e CODE [ARGS...]  run CODE and print the value of its last expression\n"
             "  comb - [ARGS...]        run the program read from standard input\n"
             "\n"
             "options:\n"
+            "  --norc            do not run ~/.combrc before the prompt or batch\n"
             "  --dump            print the program's bytecode instead of running it\n"
+            "  --reference       print the reference tables of docs/LANGUAGE.md (Markdown)\n"
+            "  --format F        how -e prints rows: table, tsv, csv or json\n"
+            "                    (default: a table on a terminal, else tsv)\n"
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
@@ -35,9 +48,11 @@ static void usage(FILE *out)
 
 /* What the command line asks for. */
 typedef struct Args {
-    const char *file;       /* a path, "-" for stdin; NULL with code */
+    const char *file;       /* a path, "-" for stdin, a store DIR; NULL: the prompt */
     const char *code;       /* -e */
     bool dump;
+    bool norc;
+    int format;             /* OUT_ */
     int nargs;              /* the program's own arguments */
     char **args;
 } Args;
@@ -63,8 +78,19 @@ static int parse_args(int argc, char **argv, Args *a)
             printf("comb %s\n", PACKAGE_VERSION);
             return 0;
         }
+        if (!strcmp(s, "--reference")) {
+            help_reference(stdout);
+            return 0;
+        }
         if (!strcmp(s, "--dump")) {
             a->dump = true;
+        } else if (!strcmp(s, "--norc")) {
+            a->norc = true;
+        } else if (!strcmp(s, "--format")) {
+            if (++i == argc || (a->format = out_format_parse(argv[i])) < 0) {
+                fprintf(stderr, "comb: --format needs table, tsv, csv or json\n");
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(s, "-e")) {
             if (++i == argc) {
                 fprintf(stderr, "comb: -e needs CODE\n");
@@ -80,10 +106,6 @@ static int parse_args(int argc, char **argv, Args *a)
             usage(stderr);
             return EXIT_USAGE;
         }
-    }
-    if (!a->file && !a->code) {
-        usage(stderr);
-        return EXIT_USAGE;
     }
     a->nargs = argc - i;
     a->args = argv + i;
@@ -113,11 +135,40 @@ static VModule *load_stdin(VM *vm)
     return m;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+static void new_main(VM *vm, void *ud)
+{
+    Value *fn = ud;
+    *fn = v_obj(vm_func_new(vm, AS_MODULE(*fn)->main));
+}
+
+/* -e: run the code and print the value of its last expression. */
+static int eval(VM *vm, VModule *m, const Args *a)
+{
+    Value fn = v_obj(m), result;
+    if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
+        out_print(vm, result, a->format, stdout)) {
+        fflush(stdout);
+        vm_print_error(vm, stderr);
+        return vm_error_status(vm);
+    }
+    return 0;
+}
+
 static int run(VM *vm, const Args *a)
 {
+    if (!a->code && (!a->file || is_dir(a->file))) {
+        ReplOptions o = {.norc = a->norc, .store_dir = a->file};
+        return repl_main(vm, &o);
+    }
     VModule *m;
     if (a->code)
-        m = lc_load_source(vm, a->code, strlen(a->code), "<-e>", stderr);
+        m = lc_load_eval(vm, a->code, strlen(a->code), "<-e>", stderr);
     else if (!strcmp(a->file, "-"))
         m = load_stdin(vm);
     else
@@ -128,6 +179,8 @@ static int run(VM *vm, const Args *a)
         vm_disasm(m->main, stdout);
         return 0;
     }
+    if (a->code)
+        return eval(vm, m, a);
     int status = vm_run_module(vm, m);
     fflush(stdout);
     if (status) {
@@ -137,8 +190,20 @@ static int run(VM *vm, const Args *a)
     return 0;
 }
 
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} subcommands[] = {
+    {"jobs", cmd_jobs},
+    {"store", cmd_store},
+};
+
 int main(int argc, char **argv)
 {
+    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(argv[1], subcommands[i].name))
+            return subcommands[i].run(argc - 1, argv + 1);
     Args a = {0};
     int status = parse_args(argc, argv, &a);
     if (status >= 0)

@@ -7,7 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_DEPTH 200   /* nesting of expressions and blocks */
+#include "vm/verbs.h"
+#include "vm/suggest.h"
+
+/* Nesting of expressions and blocks, counting each operator of a chain
+ * like a + b + c as a level too: the compiler recurses that deep. */
+#define MAX_DEPTH 400
 
 typedef struct Parser {
     Arena *a;
@@ -16,6 +21,7 @@ typedef struct Parser {
     size_t pos;
     bool panic;         /* in an error: say nothing until the next statement */
     int depth;
+    int query;          /* > 0 inside a verb: `in` is an operator */
 } Parser;
 
 static Expr *expr(Parser *p);
@@ -47,6 +53,11 @@ static bool match(Parser *p, TokKind k)
         return false;
     advance(p);
     return true;
+}
+
+static bool is_word(const Token *t, const char *w)
+{
+    return t->kind == T_NAME && t->len == strlen(w) && !memcmp(t->start, w, t->len);
 }
 
 static void skip_newlines(Parser *p)
@@ -327,6 +338,7 @@ static int precedence(TokKind k)
     case T_AND: return 2;
     case T_EQ: case T_NE: case T_MATCH: case T_NOMATCH: return 3;
     case T_LT: case T_LE: case T_GT: case T_GE: return 4;
+    case T_IN: return 3;    /* only inside a verb (binary checks) */
     case T_PLUS: case T_MINUS: return 5;
     case T_STAR: case T_SLASH: case T_PERCENT: return 6;
     default: return 0;
@@ -334,17 +346,29 @@ static int precedence(TokKind k)
 }
 
 /* binary: unary {op unary}, by precedence, all left-associative:
- * || < && < == != ~ !~ < < <= > >= < + - < * / % */
+ * || < && < == != ~ !~ in < < <= > >= < + - < * / %
+ * (in a verb, `a in set` and `a in lo..hi` are comparisons too) */
 static Expr *binary(Parser *p, int min)
 {
     Expr *l = unary(p);
+    int depth = p->depth;
     for (;;) {
         const Token *t = peek(p);
         int prec = precedence(t->kind);
-        if (prec <= min)
+        if (prec <= min || (t->kind == T_IN && !p->query) || !enter(p)) {
+            p->depth = depth;
             return l;
+        }
         advance(p);
         Expr *r = binary(p, prec);
+        if (t->kind == T_IN && check(p, T_DOTDOT)) {
+            const Token *dd = advance(p);
+            Expr *range = new_expr(p, E_BINARY, dd);
+            range->u.op.op = T_DOTDOT;
+            range->u.op.a = r;
+            range->u.op.b = binary(p, prec);
+            r = range;
+        }
         Expr *e = new_expr(p, t->kind == T_AND ? E_AND : t->kind == T_OR ? E_OR : E_BINARY, t);
         e->u.op.op = t->kind;
         e->u.op.a = l;
@@ -353,9 +377,215 @@ static Expr *binary(Parser *p, int min)
     }
 }
 
+/* ---- pipelines --------------------------------------------------------- */
+
+static Expr *verb_expr(Parser *p)
+{
+    p->query++;
+    Expr *e = binary(p, 0);
+    p->query--;
+    return e;
+}
+
+static void add_item(Parser *p, List *l, Name name, Expr *e, bool desc)
+{
+    VerbItem *it = arena_alloc(p->a, sizeof *it);
+    it->name = name;
+    it->e = e;
+    it->desc = desc;
+    list_add(p, l, it);
+}
+
+/* A column's name: `name: e`, or the field an expression names (f, x.f). */
+static Name column_name(Parser *p, Expr *e)
+{
+    if (e->kind == E_NAME)
+        return e->u.name;
+    if (e->kind == E_INDEX && e->u.index.key->kind == E_STRING)
+        return (Name){e->u.index.key->u.str.s, e->u.index.key->u.str.n, e->line, e->col};
+    error_at(p, &(Token){.kind = T_NAME, .line = e->line, .col = e->col},
+             "name this column: write NAME: expression");
+    return (Name){"?", 1, e->line, e->col};
+}
+
+/* items: item {',' item}; item: NAME ':' expr | expr */
+static void named_items(Parser *p, List *l)
+{
+    do {
+        skip_newlines(p);
+        if (check(p, T_NAME) && p->t[p->pos + 1].kind == T_COLON) {
+            Name n = name_of(p, advance(p));
+            advance(p);
+            add_item(p, l, n, verb_expr(p), false);
+        } else {
+            Expr *e = verb_expr(p);
+            add_item(p, l, column_name(p, e), e, false);
+        }
+    } while (match(p, T_COMMA) && !p->panic);
+}
+
+/* aggs: '{' [NAME ':' expr {',' NAME ':' expr}] '}' */
+static void aggregates(Parser *p, List *l)
+{
+    skip_newlines(p);
+    while (!check(p, T_RBRACE) && !check(p, T_EOF) && !p->panic) {
+        Name n = name_of(p, expect(p, T_NAME, "an aggregate's name"));
+        expect(p, T_COLON, NULL);
+        add_item(p, l, n, verb_expr(p), false);
+        skip_newlines(p);
+        if (!match(p, T_COMMA))
+            break;
+        skip_newlines(p);
+    }
+    expect(p, T_RBRACE, NULL);
+}
+
+/* verb: where expr | take expr | select items | group 'by' items [aggs]
+ *     | sort expr ['desc'|'asc'] {',' ...} | write '(' args ')' | NAME */
+static void verb_args(Parser *p, Verb *v, const Token *t)
+{
+    List l = {0};
+    switch (v->verb) {
+    case QV_where:
+    case QV_take:
+        add_item(p, &l, (Name){0}, verb_expr(p), false);
+        break;
+    case QV_select:
+        named_items(p, &l);
+        break;
+    case QV_group: {
+        const Token *by = peek(p);
+        if (!is_word(by, "by")) {
+            char buf[64];
+            error_at(p, by, "expected 'by' after 'group', got %s", tok_describe(by, buf, sizeof buf));
+            break;
+        }
+        advance(p);
+        if (!check(p, T_LBRACE))
+            named_items(p, &l);
+        v->nkeys = l.n;
+        if (match(p, T_LBRACE)) {
+            aggregates(p, &l);
+        } else {
+            /* no aggregates: { n: count() } */
+            Expr *call = new_expr(p, E_CALL, t), *fn = new_expr(p, E_NAME, t);
+            fn->u.name = (Name){"count", 5, t->line, t->col};
+            call->u.call.fn = fn;
+            add_item(p, &l, (Name){"n", 1, t->line, t->col}, call, false);
+        }
+        break;
+    }
+    case QV_sort:
+        do {
+            skip_newlines(p);
+            Expr *e = verb_expr(p);
+            bool desc = is_word(peek(p), "desc");
+            if (desc || is_word(peek(p), "asc"))
+                advance(p);
+            add_item(p, &l, (Name){0}, e, desc);
+        } while (match(p, T_COMMA) && !p->panic);
+        break;
+    case QV_write:
+        expect(p, T_LPAREN, "'(' after write");
+        while (!check(p, T_RPAREN) && !check(p, T_EOF) && !p->panic) {
+            add_item(p, &l, (Name){0}, expr(p), false);
+            if (!match(p, T_COMMA))
+                break;
+        }
+        expect(p, T_RPAREN, NULL);
+        break;
+    default:
+        (void)t;
+        break;
+    }
+    v->items = (VerbItem *)arena_alloc(p->a, (size_t)l.n * sizeof(VerbItem));
+    for (int i = 0; i < l.n; i++)
+        v->items[i] = *(VerbItem *)l.items[i];
+    v->n = l.n;
+}
+
+/* The verb named by the next token, or -1 after reporting it. */
+static int verb_name(Parser *p, const Token **at)
+{
+    const Token *t = peek(p);
+    char buf[64];
+    *at = t;
+    if (t->kind != T_NAME) {
+        error_at(p, t, "expected a verb after '|', got %s", tok_describe(t, buf, sizeof buf));
+        return -1;
+    }
+    advance(p);
+    int k = vm_verb_find(t->start, t->len);
+    if (k >= 0)
+        return k;
+    const char *names[QV__COUNT];
+    for (int i = 0; i < QV__COUNT; i++)
+        names[i] = vm_verbs[i].name;
+    const char *hint = vm_suggest(t->start, t->len, names, QV__COUNT);
+    error_at(p, t, "unknown verb '%.*s'%s%s%s", (int)t->len, t->start,
+             hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    return -1;
+}
+
+/* Is the next token a '|', perhaps on a later line? Then skip to it. */
+static bool pipe_follows(Parser *p)
+{
+    size_t i = p->pos;
+    while (p->t[i].kind == T_NEWLINE)
+        i++;
+    if (p->t[i].kind != T_PIPE)
+        return false;
+    p->pos = i + 1;
+    skip_newlines(p);
+    return true;
+}
+
+/* pipe: binary {'|' verb}; `| explain VERB ...` explains the rest. */
+static Expr *pipeline(Parser *p, Expr *src)
+{
+    Expr *e = new_expr(p, E_PIPE, &p->t[p->pos - 1]);
+    e->line = src->line;
+    e->col = src->col;
+    List l = {0};
+    const Verb *explain = NULL, *prev = NULL;
+    for (;;) {
+        const Token *t;
+        int k = verb_name(p, &t);
+        if (k < 0)
+            break;
+        if (prev && vm_verbs[prev->verb].last) {
+            error_at(p, t, "'%s' cannot follow '%s', which ends the pipeline", vm_verbs[k].name,
+                     vm_verbs[prev->verb].name);
+            break;
+        }
+        Verb *v = arena_alloc(p->a, sizeof *v);
+        v->verb = k;
+        v->line = t->line;
+        v->col = t->col;
+        verb_args(p, v, t);
+        if (k == QV_explain && !explain && check(p, T_NAME)) {
+            explain = v;    /* the prefix form: it goes last */
+            continue;
+        }
+        list_add(p, &l, v);
+        prev = v;
+        if (p->panic || !pipe_follows(p))
+            break;
+    }
+    if (explain)
+        list_add(p, &l, (void *)explain);
+    e->u.pipe.src = src;
+    e->u.pipe.n = l.n;
+    e->u.pipe.verbs = arena_alloc(p->a, (size_t)l.n * sizeof(Verb));
+    for (int i = 0; i < l.n; i++)
+        e->u.pipe.verbs[i] = *(Verb *)l.items[i];
+    return e;
+}
+
 static Expr *expr(Parser *p)
 {
-    return binary(p, 0);
+    Expr *e = binary(p, 0);
+    return pipe_follows(p) ? pipeline(p, e) : e;
 }
 
 /* ---- statements ------------------------------------------------------- */
@@ -509,10 +739,40 @@ static Stmt *simple_statement(Parser *p, const Token *t)
     return s;
 }
 
+/* schema: 'schema' NAME '{' schema text '}', a `let` of the schema the text
+ * declares. The text is the source between the braces, for the store's
+ * schema parser (store/schema.h), which reports errors at its line:col. */
+static Stmt *schema_decl(Parser *p, const Token *kw)
+{
+    Stmt *s = new_stmt(p, S_LET, kw);
+    s->u.let.name = name_of(p, advance(p));
+    const Token *open = advance(p);
+    int depth = 0;
+    while (!check(p, T_EOF) && !(check(p, T_RBRACE) && depth == 0)) {
+        depth += check(p, T_LBRACE) - check(p, T_RBRACE);
+        advance(p);
+    }
+    const Token *close = expect(p, T_RBRACE, "'}' to end the schema");
+    Expr *e = new_expr(p, E_SCHEMA, kw);
+    if (close) {
+        e->u.str.s = open->start + 1;
+        e->u.str.n = (size_t)(close->start - (open->start + 1));
+        e->u.str.line = open->line;
+        e->u.str.col = open->col + 1;
+    }
+    s->u.let.init = e;
+    return s;
+}
+
 static Stmt *statement(Parser *p)
 {
     const Token *t = peek(p);
     Stmt *s;
+    if (is_word(t, "schema") && p->t[p->pos + 1].kind == T_NAME &&
+        p->t[p->pos + 2].kind == T_LBRACE) {
+        advance(p);
+        return schema_decl(p, t);
+    }
     switch (t->kind) {
     case T_FN:
         if (p->t[p->pos + 1].kind != T_NAME)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "vm/lib.h"
+#include "vm/lib_store.h"
 #include "vm/natives.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
@@ -114,6 +115,9 @@ static Value open_path(VM *vm, Value *argv, const char *mode, unsigned flags)
 
 Value nat_open(VM *vm, int argc, Value *argv)
 {
+    Value store;
+    if (argc == 1 && vm_store_open(vm, lib_cstr_arg(vm, argv, 0), &store))
+        return store;
     const char *mode = argc > 1 ? lib_cstr_arg(vm, argv, 1)->data : "r";
     return open_path(vm, argv, mode, 0);
 }

@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "vm/lib.h"
@@ -46,6 +48,10 @@ Value nat_system(VM *vm, int argc, Value *argv)
     int ws = system(cmd);
     if (ws < 0)
         vm_error(vm, "cannot run '%s': %s", cmd, strerror(errno));
+    /* system() ignores SIGINT while the command runs, so ^C reaches only the
+     * command; stop the program too, as a shell script would. */
+    if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGINT)
+        vm_poll_flag |= POLL_SIGINT;
     return v_int(lib_exit_status(ws));
 }
 

@@ -98,7 +98,7 @@ Value nat_join(VM *vm, int argc, Value *argv)
     VArray *a = vm_arg_array(vm, argv, 0);
     VStr *sep = argc > 1 ? vm_arg_str(vm, argv, 1) : NULL;
     VStrBuf sb;
-    vm_sb_init(vm, &sb, 16 * a->len);
+    vm_sb_init(vm, &sb, a->len < 4096 ? 16 * a->len : 65536);   /* a guess; it grows */
     for (size_t i = 0; i < a->len; i++) {
         if (i && sep)
             vm_sb_add(vm, &sb, sep->data, sep->len);

@@ -64,6 +64,16 @@ static bool key_eq(Value a, Value b)
     }
 }
 
+static bool dense(const VMap *m)
+{
+    return m->hdr.flags & MAP_DENSE;
+}
+
+static size_t slot_size(const VMap *m)
+{
+    return dense(m) ? sizeof(Value) : sizeof(MapEntry);
+}
+
 VMap *vm_map_new(VM *vm, size_t cap)
 {
     VMap *m = vm_new_obj(vm, sizeof(VMap), VT_MAP);
@@ -76,10 +86,9 @@ VMap *vm_map_new(VM *vm, size_t cap)
     return m;
 }
 
+/* The entry of key (hash h) in a map that is not dense. */
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {
-    if (m->hdr.flags & MAP_DENSE)
-        return key.type == VT_INT && (uint64_t)key.as.i < m->count ? &m->entries[key.as.i] : NULL;
     if (!m->index)
         return NULL;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
@@ -138,59 +147,67 @@ void vm_map_reserve(VM *vm, VMap *m, size_t cap)
         vm_error(vm, "map too large");
     if (cap <= m->cap)
         return;
-    m->entries = vm_realloc(vm, m->entries, m->cap * sizeof(MapEntry), cap * sizeof(MapEntry));
+    m->entries = vm_realloc(vm, m->entries, m->cap * slot_size(m), cap * slot_size(m));
     m->cap = cap;
-    if (!(m->hdr.flags & MAP_DENSE))
+    if (!dense(m))
         build_index(vm, m, cap);
 }
 
-/* A key other than the next int: the map needs its index from now on. */
+/* A key other than the next int: the general form from now on. */
 static void undense(VM *vm, VMap *m)
 {
-    build_index(vm, m, m->cap);
+    size_t cap = m->cap < 4 ? 4 : m->cap;
+    MapEntry *e = vm_alloc(vm, cap * sizeof *e);
+    for (size_t k = 0; k < m->count; k++) {
+        e[k].key = v_int((int64_t)k);
+        e[k].val = m->vals[k];
+    }
+    vm_free_mem(vm, m->vals, m->cap * sizeof(Value));
+    m->entries = e;
+    m->cap = cap;
     m->hdr.flags &= (uint16_t)~MAP_DENSE;
+    build_index(vm, m, cap);
 }
 
-static MapEntry *lookup(const VMap *m, Value key)
+Value *vm_map_ref(VMap *m, Value key)
 {
-    return norm_key(&key) ? find(m, key, vm_hash_value(key)) : NULL;
+    if (!norm_key(&key))
+        return NULL;
+    if (dense(m))
+        return key.type == VT_INT && (uint64_t)key.as.i < m->count ? &m->vals[key.as.i] : NULL;
+    MapEntry *e = find(m, key, vm_hash_value(key));
+    return e ? &e->val : NULL;
 }
 
 bool vm_map_get(VM *vm, VMap *m, Value key, Value *out)
 {
     (void)vm;
-    MapEntry *e = lookup(m, key);
-    if (e)
-        *out = e->val;
-    return e != NULL;
+    Value *v = vm_map_ref(m, key);
+    if (v)
+        *out = *v;
+    return v != NULL;
 }
 
-Value *vm_map_ref(VMap *m, Value key)
-{
-    MapEntry *e = lookup(m, key);
-    return e ? &e->val : NULL;
-}
-
-static void append(VM *vm, VMap *m, Value key, Value val)
+/* Room for one more entry at the end. */
+static void grow(VM *vm, VMap *m)
 {
     if (m->count == m->cap)
         vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
-    m->entries[m->count].key = key;
-    m->entries[m->count].val = val;
-    m->count++;
-    m->live++;
 }
 
 void vm_map_set(VM *vm, VMap *m, Value key, Value val)
 {
     if (!norm_key(&key))
         vm_error(vm, "map key cannot be %s", key.type == VT_NIL ? "nil" : "NaN");
-    if (m->hdr.flags & MAP_DENSE) {
-        if (key.type == VT_INT && (uint64_t)key.as.i <= m->count) {
-            if ((uint64_t)key.as.i < m->count)
-                m->entries[key.as.i].val = val;
-            else
-                append(vm, m, key, val);
+    if (dense(m)) {
+        if (key.type == VT_INT && (uint64_t)key.as.i < m->count) {
+            m->vals[key.as.i] = val;
+            return;
+        }
+        if (key.type == VT_INT && (uint64_t)key.as.i == m->count) {
+            grow(vm, m);
+            m->vals[m->count++] = val;
+            m->live++;
             return;
         }
         undense(vm, m);
@@ -211,16 +228,20 @@ void vm_map_set(VM *vm, VMap *m, Value key, Value val)
     while (m->index[i].entry)
         i = (i + 1) & m->mask;
     m->index[i] = (MapSlot){h, (uint32_t)(m->count + 1)};
-    append(vm, m, key, val);
+    m->entries[m->count].key = key;
+    m->entries[m->count].val = val;
+    m->count++;
+    m->live++;
 }
 
 bool vm_map_del(VM *vm, VMap *m, Value key)
 {
-    MapEntry *e = lookup(m, key);
-    if (!e)
+    if (!vm_map_ref(m, key))
         return false;
-    if (m->hdr.flags & MAP_DENSE)
-        undense(vm, m);     /* entries stay where they are: e is still good */
+    if (dense(m))
+        undense(vm, m);
+    norm_key(&key);
+    MapEntry *e = find(m, key, vm_hash_value(key));
     e->key = v_undef();
     e->val = v_nil();
     m->live--;
@@ -229,6 +250,13 @@ bool vm_map_del(VM *vm, VMap *m, Value key)
 
 bool vm_map_next(VMap *m, size_t *pos, Value *key, Value *val)
 {
+    if (dense(m)) {
+        if (*pos >= m->count)
+            return false;
+        *key = v_int((int64_t)*pos);
+        *val = m->vals[(*pos)++];
+        return true;
+    }
     while (*pos < m->count) {
         MapEntry *e = &m->entries[(*pos)++];
         if (e->key.type != VT_UNDEF) {
@@ -238,4 +266,25 @@ bool vm_map_next(VMap *m, size_t *pos, Value *key, Value *val)
         }
     }
     return false;
+}
+
+void vm_map_traverse(VM *vm, VMap *m)
+{
+    if (dense(m)) {
+        for (size_t i = 0; i < m->count; i++)
+            vm_mark(vm, m->vals[i]);
+        return;
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        vm_mark(vm, m->entries[i].key);
+        vm_mark(vm, m->entries[i].val);
+    }
+}
+
+void vm_map_release(VM *vm, VMap *m)
+{
+    vm_free_mem(vm, m->entries, m->cap * slot_size(m));
+    if (m->index)
+        vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
+    vm_free_obj(vm, m, sizeof *m);
 }

@@ -88,8 +88,9 @@ void vm_array_reserve(VM *vm, VArray *a, size_t cap);
  * and index[] is an open-addressing table of slots {hash, entry number + 1}
  * (entry 0: empty), so that a probe compares hashes without touching the
  * entries. A dense map (flag MAP_DENSE) has had only the keys 0, 1, 2...
- * added in that order and nothing deleted: entry k holds key k, and there is
- * no index, so a map used as an int-keyed table costs what an array does.
+ * added in that order and nothing deleted: it keeps just the values, vals[k]
+ * for key k, and no index, so a map used as an int-keyed table costs what
+ * an array does; the first other key turns it into the general form.
  * Keys are any value but nil and NaN; a float key with an integral value is
  * stored as the int, so m[1] and m[1.0] are one entry. */
 typedef struct MapEntry {
@@ -104,7 +105,10 @@ typedef struct MapSlot {
 
 typedef struct VMap {
     Obj hdr;
-    MapEntry *entries;
+    union {
+        MapEntry *entries;
+        Value *vals;    /* dense */
+    };
     MapSlot *index;
     size_t count;       /* entries[] used, deleted ones included */
     size_t live;        /* entries with a key */
@@ -223,6 +227,8 @@ size_t vm_module_slot(VM *vm, VModule *m, VStr *name, bool exported);
 /* Hash of a map key (after normalisation); equal keys hash equal. */
 uint32_t vm_hash_value(Value v);
 void vm_map_reserve(VM *vm, VMap *m, size_t cap);
+void vm_map_traverse(VM *vm, VMap *m);
+void vm_map_release(VM *vm, VMap *m);
 
 /* For the collector: what an object keeps alive, its size, releasing it. */
 void vm_obj_traverse(VM *vm, Obj *o);

@@ -141,6 +141,11 @@ VHandle *vm_regex_new(VM *vm, const char *pat, size_t len, const char *flags, ch
     return h;
 }
 
+void *vm_regex_code(VHandle *re)
+{
+    return ((Regex *)handle_data(re))->code;
+}
+
 bool vm_regex_find(VM *vm, VHandle *re, const char *s, size_t len, size_t start, size_t *ms,
                    size_t *me)
 {

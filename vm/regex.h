@@ -15,6 +15,9 @@ void vm_regex_fini(VM *vm);
  * err (errsize bytes). Raises only on out-of-memory. */
 VHandle *vm_regex_new(VM *vm, const char *pat, size_t len, const char *flags, char *err,
                       size_t errsize);
+/* The compiled pattern (a pcre2_code *), for code that matches on other
+ * threads with match data of its own: the code itself is read-only. */
+void *vm_regex_code(VHandle *re);
 /* Does the regex match anywhere in s? Raises on a matching error. */
 bool vm_regex_match(VM *vm, VHandle *re, const char *s, size_t len);
 /* Where the regex first matches in the subject s[0..len), searching from

@@ -214,6 +214,20 @@ _Noreturn void vm_error(VM *vm, const char *fmt, ...)
     vm_throw(vm, v_obj(vm_str_cstr(vm, msg)));
 }
 
+_Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg)
+{
+    vm->err = v_obj(vm_str_cstr(vm, msg));
+    vm->err_is_interrupt = false;
+    capture_trace(vm);
+    for (int i = 0; i < vm->ntrace; i++)
+        if (vm->trace[i].p) {
+            vm->trace[i].line = line;
+            vm->trace[i].col = col;
+            break;
+        }
+    raise_error(vm);
+}
+
 _Noreturn static void interrupt(VM *vm, const char *why)
 {
     vm->err = v_obj(vm_str_cstr(vm, why));
@@ -225,17 +239,30 @@ _Noreturn static void interrupt(VM *vm, const char *why)
 /* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
-    if (vm_poll_flag & POLL_SIGINT) {
-        vm_poll_flag &= ~POLL_SIGINT;
-        interrupt(vm, "interrupted");
-    }
+    vm_check_interrupt(vm);
     if (vm->step_limited && vm->steps_left-- == 0)
         interrupt(vm, "step limit exceeded");
 }
 
+static void error_text(VM *vm, void *msg)
+{
+    *(VStr **)msg = vm_tostring(vm, vm->err);
+}
+
+void vm_check_interrupt(VM *vm)
+{
+    if (vm_poll_flag & POLL_SIGINT) {
+        vm_poll_flag &= ~POLL_SIGINT;
+        interrupt(vm, "interrupted");
+    }
+}
+
 void vm_print_error(VM *vm, FILE *out)
 {
-    VStr *msg = vm_tostring(vm, vm->err);
+    VStr *msg = vm->oom;    /* if even the text of the error cannot be made */
+    Value err = vm->err;
+    vm_protect(vm, error_text, &msg);
+    vm->err = err;
     const VmTraceEntry *at = NULL;
     for (int i = 0; i < vm->ntrace && !at; i++)
         if (vm->trace[i].p)
@@ -325,8 +352,9 @@ _Noreturn static void overflow_error(VM *vm)
     vm_error(vm, "stack overflow (more than %u nested calls)", vm->max_frames);
 }
 
-/* A frame for comb function f whose arguments are at base[0..argc). */
-static VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
+/* A frame for comb function f whose arguments are at base[0..argc).
+ * Inlined: it is most of what a call costs. */
+static inline __attribute__((always_inline)) VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
 {
     VProto *p = f->p;
     if (UNLIKELY(argc != p->nparams))
@@ -341,9 +369,10 @@ static VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
     fr->pc = p->code;
     fr->base = base;
     fr->top = base + p->maxregs;
+    fr->k = p->k;
+    fr->mvars = p->module->vars;
     fr->nhandlers = vm->nhandlers;
     fr->flags = 0;
-    fr->argc = (int16_t)argc;
     return fr;
 }
 
@@ -362,7 +391,6 @@ static Value call_native(VM *vm, const VNative *n, Value *args, int argc)
     fr->top = args + argc;
     fr->nhandlers = vm->nhandlers;
     fr->flags = 0;
-    fr->argc = (int16_t)argc;
     Value r = d->fn(vm, argc, args);
     vm->nframes--;
     return r;
@@ -531,7 +559,7 @@ static VModule *import(VM *vm, VStr *name, VModule *from)
 static Value module_get(VM *vm, VModule *m, Value key)
 {
     if (!IS_STR(key))
-        vm_error(vm, "module '%s' has no export %s", m->name->data, v_type_name(key));
+        vm_error(vm, "module '%s' is read by name, not by %s", m->name->data, v_type_name(key));
     Value *slot = vm_map_ref(m->symbols, key);
     if (!slot || !m->exported[slot->as.i])
         vm_error(vm, "module '%s' has no export '%.*s'", m->name->data, (int)AS_STR(key)->len,
@@ -766,8 +794,8 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
     do {                                            \
         base = frame->base;                         \
         pc = frame->pc;                             \
-        k = frame->fn->p->k;                        \
-        mvars = frame->fn->p->module->vars;         \
+        k = frame->k;                               \
+        mvars = frame->mvars;                       \
     } while (0)
 /* A test's result c: take the JMP that follows if c == k, else skip it. */
 #define COND(c)                                     \
@@ -791,6 +819,9 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
             RA->as.i = r;                                                           \
         } else if (rb->type == VT_FLOAT && rc->type == VT_FLOAT && fltop(rb->as.f, rc->as.f, &f)) { \
             *RA = v_float(f);                                                       \
+        } else if (aop == ARITH_ADD && rb->type == VT_STR && rc->type == VT_STR) {  \
+            PROTECT(*RA = v_obj(vm_str_concat(vm, AS_STR(*rb), AS_STR(*rc))));      \
+            GCSTEP();                                                               \
         } else {                                                                    \
             PROTECT(arith_slow(vm, aop, *rb, *rc, RA));                             \
             GCSTEP();                                                               \
@@ -980,10 +1011,19 @@ next:
     CASE(GETINDEX)
     {
         Value *rb = RB, *rc = RC;
-        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len)
+        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len) {
             *RA = AS_ARRAY(*rb)->items[rc->as.i];
-        else
+        } else if (rb->type == VT_MAP) {
+            VMap *m = AS_MAP(*rb);
+            Value *v;
+            if ((m->hdr.flags & MAP_DENSE) && rc->type == VT_INT && (uint64_t)rc->as.i < m->count)
+                v = &m->vals[rc->as.i];
+            else
+                v = vm_map_ref(m, *rc);
+            *RA = v ? *v : v_nil();
+        } else {
             PROTECT(*RA = index_get(vm, *rb, *rc));
+        }
         NEXT();
     }
     CASE(GETINDEXK)
@@ -1009,9 +1049,17 @@ next:
     CASE(SETINDEX)
     {
         Value *ra = RA, *rb = RB;
-        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len)
+        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len) {
             AS_ARRAY(*ra)->items[rb->as.i] = *RC;
-        else {
+        } else if (ra->type == VT_MAP && (AS_MAP(*ra)->hdr.flags & MAP_DENSE) && rb->type == VT_INT &&
+                   (uint64_t)rb->as.i <= AS_MAP(*ra)->count && AS_MAP(*ra)->count < AS_MAP(*ra)->cap) {
+            VMap *m = AS_MAP(*ra);      /* a dense map: set, or append with room */
+            m->vals[rb->as.i] = *RC;
+            if ((uint64_t)rb->as.i == m->count) {
+                m->count++;
+                m->live++;
+            }
+        } else {
             PROTECT(index_set(vm, *ra, *rb, *RC));
             GCSTEP();
         }
@@ -1153,7 +1201,8 @@ next:
             ra[0].as.i = n;
             ra[2].type = VT_INT;
             ra[2].as.i = n;
-            POLL();
+            if (UNLIKELY((n & 1023) == 0))  /* a range ends: polling now and then is enough */
+                POLL();
             pc -= GsBx(i);
         }
         NEXT();
@@ -1208,7 +1257,6 @@ next:
         } else if (ra->type == VT_NATIVE) {
             Value r = call_native(vm, AS_NATIVE(*ra), ra + 1, argc);
             *ra = r;
-            mvars = frame->fn->p->module->vars;
             GCSTEP();
         } else {
             vm_error(vm, "cannot call %s", v_type_name(*ra));
@@ -1250,7 +1298,6 @@ next:
         VModule *m;
         PROTECT(m = import(vm, AS_STR(k[GBx(i)]), frame->fn->p->module));
         *RA = v_obj(m);
-        mvars = frame->fn->p->module->vars;
         GCSTEP();
         NEXT();
     }

@@ -22,9 +22,10 @@ typedef struct VmFrame {
     const uint32_t *pc;     /* comb: next instruction (saved on calls and raises) */
     Value *base;            /* R[0] (comb) or argv[0] (native) */
     Value *top;             /* end of the slots this frame uses */
+    const Value *k;         /* comb: fn's constants and module variables, */
+    Value *mvars;           /* kept here for the return to the frame */
     uint32_t nhandlers;     /* try handlers open when the frame was entered */
     uint16_t flags;
-    int16_t argc;
 } VmFrame;
 
 #define FRAME_ENTRY 1       /* returning from it leaves the run loop */
@@ -59,11 +60,20 @@ typedef struct VmOptions {
     uint64_t step_limit;    /* raise after about this many loop/call steps; 0: none */
 } VmOptions;
 
+/* A module's variables (vars[]) may grow only while none of its code runs
+ * (compiling into it: the prompt), as frames keep a pointer to them. */
+
 /* The module loader `import` calls: resolve name relative to the importing
  * module's path and return the module, compiling it (state MOD_COMPILED, its
  * main function in main) the first time; or raise. Set by the front end
  * (lang/), which the VM knows nothing of. */
 typedef VModule *(*vm_import_fn)(VM *vm, VStr *name, VModule *from);
+
+/* Object blocks up to VM_SMALL_MAX bytes come in classes of 16 bytes and
+ * are kept for reuse when freed (up to a bound), sparing malloc and the
+ * allocation hook's counters on the commonest allocations. */
+#define VM_SMALL_MAX 64
+#define VM_SMALL_CLASSES (VM_SMALL_MAX / 16)
 
 struct VM {
     /* the stack and frames (fixed size: slots never move, so natives'
@@ -85,6 +95,8 @@ struct VM {
     Obj **gray;
     size_t ngray, cap_gray;
     bool gray_overflow;
+    void *small[VM_SMALL_CLASSES];  /* freed small object blocks, for reuse */
+    uint32_t nsmall[VM_SMALL_CLASSES];
     Value *roots;           /* vm_push_root */
     size_t nroots, cap_roots;
 
@@ -133,6 +145,10 @@ int vm_protect(VM *vm, void (*fn)(VM *vm, void *ud), void *ud);
 /* Raise a runtime error: a message string (printf-style) or any value. */
 _Noreturn void vm_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 _Noreturn void vm_throw(VM *vm, Value err);
+/* Raises msg, reported at line:col of the comb function calling the
+ * running native: for errors in code a native binds, such as a query's
+ * fields. */
+_Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg);
 /* The uncaught error as `file:line:col: message`, then the traceback. */
 void vm_print_error(VM *vm, FILE *out);
 /* Exit status for the uncaught error: 1, or 130 after an interrupt. */
@@ -149,14 +165,19 @@ extern volatile sig_atomic_t vm_poll_flag;
 #define POLL_SIGINT 1
 #define POLL_STEPS 2
 void vm_install_sigint(void);
+/* Raises "interrupted" (not catchable) if SIGINT came: for long natives,
+ * such as scans, that do not return to the loop for a while. */
+void vm_check_interrupt(VM *vm);
 
 /* Memory: like mem.h, but raising "out of memory" instead of returning NULL,
  * and counted for the collector. */
 void *vm_alloc(VM *vm, size_t size);
 void *vm_realloc(VM *vm, void *p, size_t osize, size_t nsize);
 void vm_free_mem(VM *vm, void *p, size_t size);
-/* A new object of size bytes and type, on the collector's list. */
+/* A new object of size bytes and type, on the collector's list; and the
+ * release of its block (by vm_obj_release) with the same size. */
 void *vm_new_obj(VM *vm, size_t size, VType type);
+void vm_free_obj(VM *vm, void *o, size_t size);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */

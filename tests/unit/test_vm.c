@@ -58,7 +58,7 @@ static bool err_is(VM *vm, const char *msg)
 static void runs_and_returns_values(void **state)
 {
     VM *vm = *state;
-    VModule *m;
+    VModule *m = NULL;
     assert_int_equal(run(vm, "fn fib(n) { if n < 2 { return n } return fib(n - 1) + fib(n - 2) }\n"
                              "let r = fib(15)\n"
                              "let s = 0\n"
@@ -71,7 +71,7 @@ static void runs_and_returns_values(void **state)
 static void c_calls_comb(void **state)
 {
     VM *vm = *state;
-    VModule *m;
+    VModule *m = NULL;
     assert_int_equal(run(vm, "fn add(a, b) { return a + b }\nfn boom() { error(\"no\") }", &m), 0);
     Value args[2] = {v_int(40), v_int(2)}, r;
     assert_int_equal(vm_pcall(vm, global(vm, m, "add"), 2, args, &r), 0);
@@ -160,7 +160,7 @@ static void recursion_is_an_error(void **state)
     assert_int_equal(vm->ntrace, VM_TRACE_MAX);
     assert_true(vm->trace_skipped > 900);
     /* and the VM goes on */
-    VModule *m;
+    VModule *m = NULL;
     assert_int_equal(run(vm, "fn down(n) { if n == 0 { return 0 } return down(n - 1) }\n"
                              "let r = down(900)", &m), 0);
 }
@@ -177,7 +177,7 @@ static void step_limit_and_interrupt(void **state)
     vm_poll_flag &= ~POLL_STEPS;
 
     vm = vm_new(NULL);
-    VModule *m;
+    VModule *m = NULL;
     assert_int_equal(run(vm, "let n = 0\nfn spin() { try { while true { n += 1 } } catch e { } }", &m), 0);
     vm_poll_flag |= POLL_SIGINT;     /* as SIGINT does */
     Value r;
@@ -191,7 +191,7 @@ static void step_limit_and_interrupt(void **state)
 static void closures_and_upvalues(void **state)
 {
     VM *vm = *state;
-    VModule *m;
+    VModule *m = NULL;
     assert_int_equal(run(vm, "fn mk() { let c = 0\n return [fn() { c += 1; return c }, fn() { return c }] }\n"
                              "let p = mk()\n p[0]()\n p[0]()\n let r = p[1]()\n"
                              "let fs = []\n for i in 0..3 { let j = i * 2\n push(fs, fn() { return i + j }) }\n"
@@ -204,7 +204,7 @@ static void closures_and_upvalues(void **state)
 static void gc_stress_run(void **state)
 {
     VM *vm = *state;
-    VModule *m;
+    VModule *m = NULL;
     vm_gc_stress(vm, true);
     assert_int_equal(run(vm, "let a = []\n for i in 0..200 { push(a, {\"k\": str(i) + \"x\", \"v\": [i]}) }\n"
                              "let s = \"\"\n for x in a { s += x.k }\n let n = len(s)\n"

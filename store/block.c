@@ -1,0 +1,410 @@
+/* block: encodes tagsets into checksummed PAX blocks and decodes chosen columns. */
+#include "config.h"
+#include "store/block.h"
+
+#include <inttypes.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "store/bytes.h"
+#include "store/mem.h"
+
+/* Column data is copied as host values; the format says little-endian. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "comb's store writes column data in host order and needs a little-endian host"
+#endif
+
+static const unsigned char block_magic[4] = {'C', 'B', 'L', 'K'};
+
+enum { CODEC_RAW = 0, CODEC_LZ4 = 1 }; /* on disk, per column; HC output is LZ4 */
+
+/* A growable byte vector. */
+typedef struct vec {
+    unsigned char *p;
+    size_t n, cap;
+} bytevec;
+
+static int reserve(unsigned char **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 4096;
+    while (ncap < need)
+        ncap *= 2;
+    unsigned char *q = mem_realloc(*p, *cap, ncap);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = ncap;
+    return 0;
+}
+
+struct st_block_enc {
+    const st_schema *s;
+    st_codec codec;
+    int level;
+    uint32_t ncols;
+    bytevec *cols;
+    uint32_t ntagsets, ntags;
+    uint64_t raw;
+    unsigned char *out;
+    size_t out_cap;
+    st_zone *zones;
+    void *state; /* LZ4 or LZ4 HC compression state */
+    size_t state_size;
+};
+
+void st_block_enc_free(st_block_enc *e)
+{
+    if (!e)
+        return;
+    for (uint32_t c = 0; c < e->ncols && e->cols; c++)
+        mem_free(e->cols[c].p, e->cols[c].cap);
+    mem_free(e->cols, e->ncols * sizeof *e->cols);
+    mem_free(e->zones, e->ncols * sizeof *e->zones);
+    mem_free(e->out, e->out_cap);
+    mem_free(e->state, e->state_size);
+    mem_free(e, sizeof *e);
+}
+
+st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st_err *err)
+{
+    st_block_enc *e = mem_calloc(1, sizeof *e);
+    if (!e) {
+        st_err_nomem(err, "block encoder");
+        return NULL;
+    }
+    e->s = s;
+    e->codec = codec;
+    e->ncols = st_schema_ncols(s);
+    if (codec == ST_CODEC_LZ4) {
+        e->level = level > 0 ? level : 1;
+        e->state_size = (size_t)LZ4_sizeofState();
+    } else if (codec == ST_CODEC_LZ4HC) {
+        e->level = level > 0 && level <= LZ4HC_CLEVEL_MAX ? level : LZ4HC_CLEVEL_DEFAULT;
+        e->state_size = (size_t)LZ4_sizeofStateHC();
+    }
+    e->cols = mem_calloc(e->ncols, sizeof *e->cols);
+    e->zones = mem_calloc(e->ncols, sizeof *e->zones);
+    if (!e->cols || !e->zones || (e->state_size && !(e->state = mem_alloc(e->state_size)))) {
+        st_block_enc_free(e);
+        st_err_nomem(err, "block encoder");
+        return NULL;
+    }
+    return e;
+}
+
+uint64_t st_block_tagset_size(const st_schema *s, uint32_t ntags)
+{
+    return s->row_size + (s->nfields > s->nrow ? 4 : 0) + (uint64_t)ntags * s->tag_size;
+}
+
+uint32_t st_block_enc_count(const st_block_enc *e) { return e->ntagsets; }
+uint64_t st_block_enc_raw(const st_block_enc *e) { return e->raw; }
+
+/* Appends to a vector that has room (st_block_enc_add reserves first). */
+static void push(bytevec *v, const void *p, size_t n)
+{
+    memcpy(v->p + v->n, p, n);
+    v->n += n;
+}
+
+int st_block_enc_add(st_block_enc *e, const void *row, const void *tags, uint32_t ntags, st_err *err)
+{
+    const st_schema *s = e->s;
+    const unsigned char *r = row, *t = tags;
+    /* Reserve first so a failure leaves the columns as they were. */
+    for (uint32_t c = 0; c < e->ncols; c++) {
+        bytevec *v = &e->cols[c];
+        size_t add = c < s->nrow ? s->fields[c].width
+                   : c < s->nfields ? (size_t)ntags * s->fields[c].width : 4;
+        if (reserve(&v->p, &v->cap, v->n + add) < 0)
+            return st_err_nomem(err, "block columns");
+    }
+    for (uint32_t c = 0; c < s->nrow; c++)
+        push(&e->cols[c], r + s->fields[c].offset, s->fields[c].width);
+    if (s->nfields > s->nrow) {
+        push(&e->cols[s->nfields], &ntags, 4);
+        for (uint32_t j = 0; j < ntags; j++, t += s->tag_size)
+            for (uint32_t c = s->nrow; c < s->nfields; c++)
+                push(&e->cols[c], t + s->fields[c].offset, s->fields[c].width);
+    }
+    e->ntagsets++;
+    e->ntags += ntags;
+    e->raw += st_block_tagset_size(s, ntags);
+    return 0;
+}
+
+/* Min and max of n native integers, then their order images: one compare
+ * per value instead of a conversion per value. */
+#define INT_ZONE(T)                                        \
+    do {                                                   \
+        T lo, hi;                                          \
+        memcpy(&lo, p, sizeof lo);                         \
+        hi = lo;                                           \
+        for (uint32_t i = 1; i < n; i++) {                 \
+            T x;                                           \
+            memcpy(&x, p + (size_t)i * sizeof x, sizeof x); \
+            lo = x < lo ? x : lo;                          \
+            hi = x > hi ? x : hi;                          \
+        }                                                  \
+        z->min = st_field_order(f, &lo);                   \
+        z->max = st_field_order(f, &hi);                   \
+    } while (0)
+
+void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z)
+{
+    const st_field *f = st_schema_col(s, c);
+    const unsigned char *p = vec;
+    z->min = UINT64_MAX;
+    z->max = 0;
+    if (n == 0)
+        return;
+    switch (f->type) {
+    case ST_U8: case ST_BOOL: case ST_ENUM: INT_ZONE(uint8_t); break;
+    case ST_U16: INT_ZONE(uint16_t); break;
+    case ST_U32: INT_ZONE(uint32_t); break;
+    case ST_U64: INT_ZONE(uint64_t); break;
+    case ST_I8: INT_ZONE(int8_t); break;
+    case ST_I16: INT_ZONE(int16_t); break;
+    case ST_I32: INT_ZONE(int32_t); break;
+    case ST_I64: case ST_TIME: INT_ZONE(int64_t); break;
+    default: /* floats and strings: compare the order images */
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t o = st_field_order(f, p + (size_t)i * f->width);
+            z->min = o < z->min ? o : z->min;
+            z->max = o > z->max ? o : z->max;
+        }
+    }
+}
+
+/* Compresses src into dst (room for LZ4_compressBound(n)); returns the codec
+ * and sets *stored. Stores raw when compression does not pay. */
+static int compress_col(st_block_enc *e, const unsigned char *src, size_t n, unsigned char *dst,
+                        size_t *stored)
+{
+    int k = 0, bound = LZ4_compressBound((int)n);
+    if (n > 0 && e->codec == ST_CODEC_LZ4)
+        k = LZ4_compress_fast_extState(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
+    else if (n > 0 && e->codec == ST_CODEC_LZ4HC)
+        k = LZ4_compress_HC_extStateHC(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
+    if (k > 0 && (size_t)k < n) {
+        *stored = (size_t)k;
+        return CODEC_LZ4;
+    }
+    if (n) /* an empty column may never have been allocated */
+        memcpy(dst, src, n);
+    *stored = n;
+    return CODEC_RAW;
+}
+
+int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
+                        st_err *err)
+{
+    size_t dir = ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * e->ncols, bound = dir;
+    for (uint32_t c = 0; c < e->ncols; c++)
+        bound += (size_t)LZ4_compressBound((int)e->cols[c].n);
+    if (reserve(&e->out, &e->out_cap, bound) < 0)
+        return st_err_nomem(err, "block buffer");
+    unsigned char *o = e->out;
+    memcpy(o + 8, block_magic, 4);
+    st_put32(o + 12, e->ntagsets);
+    st_put32(o + 16, e->ntags);
+    st_put32(o + 20, e->ncols);
+    size_t at = dir;
+    for (uint32_t c = 0; c < e->ncols; c++) {
+        bytevec *v = &e->cols[c];
+        size_t stored;
+        unsigned char *d = o + ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * c;
+        d[0] = (unsigned char)compress_col(e, v->p, v->n, o + at, &stored);
+        d[1] = d[2] = d[3] = 0;
+        st_put32(d + 4, (uint32_t)v->n);
+        st_put32(d + 8, (uint32_t)stored);
+        st_block_zone(e->s, c, v->p, c < e->s->nrow || c == e->s->nfields ? e->ntagsets : e->ntags,
+                      &e->zones[c]);
+        at += stored;
+        v->n = 0;
+    }
+    st_put64(o, XXH3_64bits(o + 8, at - 8));
+    *out = o;
+    *n = at;
+    *zones = e->zones;
+    e->ntagsets = e->ntags = 0;
+    e->raw = 0;
+    return 0;
+}
+
+/* ---- batches and decoding -------------------------------------------------- */
+
+void st_batch_init(st_batch *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void st_batch_free(st_batch *b)
+{
+    for (uint32_t c = 0; c < b->ncols; c++)
+        mem_free(b->vec[c], b->cap[c]);
+    mem_free(b->cols, b->ncols * sizeof *b->cols);
+    mem_free(b->vec, b->ncols * sizeof *b->vec);
+    mem_free(b->cap, b->ncols * sizeof *b->cap);
+    mem_free(b->starts, b->starts_cap);
+    st_batch_init(b);
+}
+
+static int batch_shape(st_batch *b, uint32_t ncols, st_err *err)
+{
+    if (b->ncols == ncols)
+        return 0;
+    st_batch_free(b);
+    b->cols = mem_calloc(ncols, sizeof *b->cols);
+    b->vec = mem_calloc(ncols, sizeof *b->vec);
+    b->cap = mem_calloc(ncols, sizeof *b->cap);
+    b->ncols = ncols;
+    if (!b->cols || !b->vec || !b->cap) {
+        /* st_batch_free must see consistent sizes: free what exists by hand. */
+        mem_free(b->cols, ncols * sizeof *b->cols);
+        mem_free(b->vec, ncols * sizeof *b->vec);
+        mem_free(b->cap, ncols * sizeof *b->cap);
+        st_batch_init(b);
+        return st_err_nomem(err, "column vectors");
+    }
+    return 0;
+}
+
+typedef struct colent {
+    unsigned codec;
+    uint32_t raw, stored;
+    const unsigned char *data;
+} colent;
+
+/* Checks the directory against the counts and the block's length. */
+static int read_dir(const st_schema *s, const unsigned char *p, size_t n, uint32_t ntagsets,
+                    uint32_t ntags, uint32_t ncols, colent *d, st_err *err)
+{
+    uint64_t at = ST_BLOCK_HEADER + (uint64_t)ST_BLOCK_DIRENT * ncols, total = 0;
+    if (at > n)
+        return st_err_set(err, ST_ECORRUPT, "block of %zu bytes cannot hold its column directory", n);
+    for (uint32_t c = 0; c < ncols; c++) {
+        const unsigned char *e = p + ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * c;
+        const st_field *f = st_schema_col(s, c);
+        d[c].codec = e[0];
+        d[c].raw = st_get32(e + 4);
+        d[c].stored = st_get32(e + 8);
+        uint64_t want = (uint64_t)(st_schema_col_is_tag(s, c) ? ntags : ntagsets) * f->width;
+        total += want;
+        if (d[c].codec > CODEC_LZ4 || e[1] || e[2] || e[3])
+            return st_err_set(err, ST_ECORRUPT, "column '%s' has unknown codec bytes %02x %02x %02x %02x", f->name,
+                           e[0], e[1], e[2], e[3]);
+        if (d[c].raw != want || total > ST_BLOCK_MAX_RAW)
+            return st_err_set(err, ST_ECORRUPT, "column '%s' holds %" PRIu32 " bytes, expected %" PRIu64, f->name,
+                           d[c].raw, want);
+        /* LZ4 expands at most 255 times; this bounds what a hostile block
+         * can make us allocate by its own size. */
+        if (d[c].codec == CODEC_RAW ? d[c].stored != d[c].raw
+                                    : d[c].raw == 0 || d[c].raw > 255 * (uint64_t)d[c].stored + 16)
+            return st_err_set(err, ST_ECORRUPT, "column '%s' stores %" PRIu32 " bytes for %" PRIu32, f->name,
+                           d[c].stored, d[c].raw);
+        d[c].data = p + at;
+        at += d[c].stored;
+        if (at > n)
+            return st_err_set(err, ST_ECORRUPT, "column '%s' runs past the end of the block", f->name);
+    }
+    if (at != n)
+        return st_err_set(err, ST_ECORRUPT, "block has %" PRIu64 " bytes after its last column", (uint64_t)n - at);
+    return 0;
+}
+
+static int decode_col(st_batch *b, uint32_t c, const colent *d, const char *name, st_err *err)
+{
+    size_t need = d->raw ? d->raw : 1;
+    if (need > b->cap[c]) {
+        void *q = mem_realloc(b->vec[c], b->cap[c], need);
+        if (!q)
+            return st_err_nomem(err, "column vector");
+        b->vec[c] = q;
+        b->cap[c] = need;
+    }
+    if (d->codec == CODEC_RAW) {
+        memcpy(b->vec[c], d->data, d->raw);
+    } else {
+        int k = LZ4_decompress_safe((const char *)d->data, b->vec[c], (int)d->stored, (int)d->raw);
+        if (k != (int)d->raw)
+            return st_err_set(err, ST_ECORRUPT, "column '%s' does not decompress", name);
+    }
+    b->cols[c] = b->vec[c];
+    return 0;
+}
+
+/* Builds tag_start from the counts, which must add up to ntags. */
+static int count_tags(st_batch *b, const uint32_t *counts, st_err *err)
+{
+    size_t need = ((size_t)b->ntagsets + 1) * sizeof *b->starts;
+    if (reserve((unsigned char **)&b->starts, &b->starts_cap, need) < 0)
+        return st_err_nomem(err, "tag offsets");
+    uint64_t sum = 0;
+    for (uint32_t t = 0; t < b->ntagsets; t++) {
+        b->starts[t] = (uint32_t)sum;
+        uint32_t k;
+        memcpy(&k, counts + t, 4);
+        sum += k;
+        if (sum > b->ntags)
+            break;
+    }
+    if (sum != b->ntags)
+        return st_err_set(err, ST_ECORRUPT, "tag counts add up to %" PRIu64 "%s, the block holds %" PRIu32 " tags",
+                       sum, sum > b->ntags ? " or more" : "", b->ntags);
+    b->starts[b->ntagsets] = b->ntags;
+    b->counts = counts;
+    b->tag_start = b->starts;
+    return 0;
+}
+
+int st_block_decode(const st_schema *s, const void *block, size_t n, const bool *want, st_batch *b,
+                    st_err *err)
+{
+    const unsigned char *p = block;
+    if (n < ST_BLOCK_HEADER)
+        return st_err_set(err, ST_ECORRUPT, "block of %zu bytes is smaller than a block header", n);
+    uint64_t stored = st_get64(p), actual = XXH3_64bits(p + 8, n - 8);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksum */
+    if (stored != actual)
+        return st_err_set(err, ST_ECORRUPT, "checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
+                       stored, actual);
+#endif
+    if (memcmp(p + 8, block_magic, 4) != 0)
+        return st_err_set(err, ST_ECORRUPT, "no block magic");
+    uint32_t ntagsets = st_get32(p + 12), ntags = st_get32(p + 16), ncols = st_get32(p + 20);
+    if (ncols != st_schema_ncols(s))
+        return st_err_set(err, ST_ECORRUPT, "block has %" PRIu32 " columns, the schema %" PRIu32, ncols,
+                       st_schema_ncols(s));
+    if (ntagsets == 0 || (ntags && s->nfields == s->nrow))
+        return st_err_set(err, ST_ECORRUPT, "block claims %" PRIu32 " tagsets and %" PRIu32 " tags", ntagsets, ntags);
+    colent dir_small[64], *dir = dir_small;
+    if (ncols > 64 && !(dir = mem_alloc(ncols * sizeof *dir)))
+        return st_err_nomem(err, "block directory");
+    int rc = read_dir(s, p, n, ntagsets, ntags, ncols, dir, err);
+    if (rc == 0)
+        rc = batch_shape(b, ncols, err);
+    if (rc == 0) {
+        b->ntagsets = ntagsets;
+        b->ntags = ntags;
+        b->first = 0;
+        b->counts = b->tag_start = NULL;
+        bool need_counts = false;
+        for (uint32_t c = 0; c < ncols; c++)
+            need_counts |= (!want || want[c]) && c >= s->nrow;
+        for (uint32_t c = 0; c < ncols && rc == 0; c++) {
+            b->cols[c] = NULL;
+            if (!want || want[c] || (need_counts && c == s->nfields))
+                rc = decode_col(b, c, &dir[c], st_schema_col(s, c)->name, err);
+        }
+        if (rc == 0 && need_counts)
+            rc = count_tags(b, b->cols[s->nfields], err);
+    }
+    if (dir != dir_small)
+        mem_free(dir, ncols * sizeof *dir);
+    return rc;
+}

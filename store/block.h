@@ -1,0 +1,94 @@
+/* block: the block format: PAX columns, LZ4 per column, XXH3 checksum, zone maps.
+ *
+ * A block holds whole tagsets, column by column: one column per key and
+ * tagset field (a value per tagset), the tag count column (a u32 per tagset,
+ * present when the schema has tag fields) and one column per tag field (a
+ * value per tag, tags of consecutive tagsets one after another). Each column
+ * is compressed on its own (LZ4, LZ4 HC, or stored), so a reader decodes only
+ * the columns a query uses. The XXH3-64 checksum covers every byte of the
+ * block after itself and is checked before anything else is trusted. The
+ * exact layout is in docs/FORMAT.md.
+ *
+ * A block is as large as the writer's block size allows (256 KiB by default,
+ * uncompressed), but always holds at least one tagset: a tagset larger than
+ * the block size gets a block of its own, up to ST_BLOCK_MAX_RAW.
+ *
+ * Ownership: an encoder belongs to its caller (st_block_enc_free); it keeps a
+ * pointer to the schema, which must outlive it; the block bytes and zones it
+ * returns stay valid until its next call. A batch belongs to its caller, who
+ * zeroes it with st_batch_init, lets st_block_decode fill it (reusing its
+ * vectors from block to block) and ends it with st_batch_free. */
+#ifndef COMB_STORE_BLOCK_H
+#define COMB_STORE_BLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/err.h"
+#include "store/schema.h"
+
+#define ST_BLOCK_DEFAULT (256u << 10) /* uncompressed bytes per block */
+#define ST_BLOCK_MAX_RAW (1u << 30)   /* no block (nor tagset) is larger */
+#define ST_BLOCK_HEADER 24u           /* checksum, magic, counts */
+#define ST_BLOCK_DIRENT 12u           /* per column: codec, raw and stored sizes */
+
+typedef enum st_codec {
+    ST_CODEC_NONE,  /* stored as is */
+    ST_CODEC_LZ4,   /* level = acceleration, 1 (default) and up: faster, larger */
+    ST_CODEC_LZ4HC, /* level = 1 .. 12 (default 9): slower, smaller */
+} st_codec;
+
+/* A column's range of values in a block, as st_field_order images. A column
+ * with no values (a tag column in a block without tags) has min > max. */
+typedef struct st_zone {
+    uint64_t min, max;
+} st_zone;
+
+/* One decoded block. Value i of column c is at
+ * (const char *)cols[c] + i * st_schema_col(s, c)->width, for i below
+ * ntagsets (key, tagset and count columns) or ntags (tag columns). The tags
+ * of tagset t are tag_start[t] .. tag_start[t + 1] - 1. */
+typedef struct st_batch {
+    uint32_t ntagsets, ntags;
+    uint32_t first;       /* after a seek: the first tagset at or after the key */
+    uint64_t block;       /* block number in its file */
+    uint32_t ncols;
+    void **cols;          /* [ncols]; NULL where the column was not decoded */
+    const uint32_t *counts;  /* tags per tagset, when tag columns were decoded */
+    const uint32_t *tag_start; /* [ntagsets + 1], likewise */
+    /* Private: the vectors behind cols, kept from block to block. */
+    void **vec;
+    size_t *cap;
+    uint32_t *starts;
+    size_t starts_cap;
+} st_batch;
+
+void st_batch_init(st_batch *b);
+void st_batch_free(st_batch *b);
+
+typedef struct st_block_enc st_block_enc;
+
+st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st_err *err);
+void st_block_enc_free(st_block_enc *e);
+/* Uncompressed bytes a tagset with ntags tags adds to a block. */
+uint64_t st_block_tagset_size(const st_schema *s, uint32_t ntags);
+/* Adds a tagset row and its ntags tag rows (ntags * tag_size bytes). The
+ * caller keeps blocks within size and checks order and values. */
+int st_block_enc_add(st_block_enc *e, const void *row, const void *tags, uint32_t ntags, st_err *err);
+uint32_t st_block_enc_count(const st_block_enc *e);
+uint64_t st_block_enc_raw(const st_block_enc *e);
+/* Encodes the tagsets added since the last finish into one block. */
+int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
+                        st_err *err);
+
+/* Checks a block (checksum first, then structure) and decodes the columns
+ * with want[c] set (want NULL: all); asking for any tag column also decodes
+ * the counts. Errors say what is wrong but not where: the caller adds the
+ * file and block number. */
+int st_block_decode(const st_schema *s, const void *p, size_t n, const bool *want, st_batch *b,
+                    st_err *err);
+/* The zone of n values of column c. */
+void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z);
+
+#endif

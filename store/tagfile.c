@@ -1,0 +1,765 @@
+/* tagfile: writes and reads tagset files (header, blocks, footer, trailer). */
+#include "config.h"
+#include "store/tagfile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "store/bytes.h"
+#include "store/mem.h"
+
+/* Layout constants; docs/FORMAT.md draws them. */
+static const unsigned char head_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'S', '\n'};
+static const unsigned char tail_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'E', '\n'};
+static const unsigned char foot_magic[4] = {'C', 'F', 'T', 'R'};
+
+bool st_file_is_tagset(const char *path)
+{
+    unsigned char m[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    bool yes = fread(m, 1, 8, f) == 8 && !memcmp(m, head_magic, 8);
+    fclose(f);
+    return yes;
+}
+#define HEAD_FIXED 32u    /* header bytes before the schema text */
+#define FOOT_FIXED 40u    /* footer bytes before the block entries */
+#define ENTRY_FIXED 24u   /* entry bytes before the keys */
+#define TRAILER 32u
+#define SCHEMA_MAX (32u << 20) /* above the longest text the schema limits allow */
+
+static size_t entry_size(const st_schema *s)
+{
+    return ENTRY_FIXED + 2 * (size_t)s->key_size + 16 * (size_t)st_schema_ncols(s);
+}
+
+void st_write_opts_default(st_write_opts *o)
+{
+    o->block_size = ST_BLOCK_DEFAULT;
+    o->codec = ST_CODEC_LZ4;
+    o->level = 0;
+    o->label = NULL;
+    st_nbuf_opts_default(&o->io);
+}
+
+/* ---- writer ---------------------------------------------------------------- */
+
+struct st_writer {
+    char *path;
+    const st_schema *s;
+    uint32_t block_size;
+    st_nbuf_writer *io;
+    st_block_enc *enc;
+    unsigned char *last_key;  /* key of the last tagset appended */
+    unsigned char *first_key; /* key of the current block's first tagset */
+    uint32_t blk_ntags;       /* tags in the current block */
+    unsigned char *index;     /* footer entries so far */
+    size_t index_n, index_cap;
+    uint64_t nblocks, ntagsets, ntags;
+    bool failed;
+};
+
+static void writer_free(st_writer *w)
+{
+    st_block_enc_free(w->enc);
+    mem_free(w->last_key, w->s->key_size);
+    mem_free(w->first_key, w->s->key_size);
+    mem_free(w->index, w->index_cap);
+    mem_free(w->path, strlen(w->path) + 1);
+    mem_free(w, sizeof *w);
+}
+
+static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
+{
+    size_t slen, llen = o->label ? strlen(o->label) : 0;
+    char *text = st_schema_format(w->s, &slen);
+    size_t n = HEAD_FIXED + slen + llen + 8;
+    unsigned char *h = text ? mem_alloc(n) : NULL;
+    if (!h) {
+        if (text)
+            mem_free(text, slen + 1);
+        return st_err_nomem(err, w->path);
+    }
+    memcpy(h, head_magic, 8);
+    st_put32(h + 8, ST_FORMAT_VERSION);
+    st_put32(h + 12, 0); /* flags: no optional features yet */
+    st_put32(h + 16, w->block_size);
+    st_put32(h + 20, (uint32_t)slen);
+    st_put32(h + 24, (uint32_t)llen);
+    st_put16(h + 28, (uint16_t)o->codec);
+    st_put16(h + 30, (uint16_t)(o->level < 0 ? 0 : o->level > 0xffff ? 0xffff : o->level));
+    memcpy(h + HEAD_FIXED, text, slen);
+    if (llen)
+        memcpy(h + HEAD_FIXED + slen, o->label, llen);
+    st_put64(h + n - 8, XXH3_64bits(h, n - 8));
+    int rc = st_nbuf_write(w->io, h, n, err);
+    mem_free(h, n);
+    mem_free(text, slen + 1);
+    return rc;
+}
+
+st_writer *st_writer_create(const char *path, const st_schema *s, const st_write_opts *o, st_err *err)
+{
+    st_write_opts d;
+    if (!o) {
+        st_write_opts_default(&d);
+        o = &d;
+    }
+    if (o->block_size < ST_BLOCK_SIZE_MIN || o->block_size > ST_BLOCK_SIZE_MAX) {
+        st_err_set(err, ST_EINPUT, "%s: block size %" PRIu32 " is outside %u .. %u", path,
+                   o->block_size, ST_BLOCK_SIZE_MIN, ST_BLOCK_SIZE_MAX);
+        return NULL;
+    }
+    if ((unsigned)o->codec > ST_CODEC_LZ4HC) {
+        st_err_set(err, ST_EINPUT, "%s: unknown codec %d", path, (int)o->codec);
+        return NULL;
+    }
+    if (o->label && strlen(o->label) > ST_LABEL_MAX) {
+        st_err_set(err, ST_EINPUT, "%s: label of %zu bytes is longer than %u", path, strlen(o->label),
+                   ST_LABEL_MAX);
+        return NULL;
+    }
+    st_writer *w = mem_calloc(1, sizeof *w);
+    if (!w || !(w->path = mem_strdup(path))) {
+        mem_free(w, sizeof *w);
+        st_err_nomem(err, path);
+        return NULL;
+    }
+    w->s = s;
+    w->block_size = o->block_size;
+    w->last_key = mem_alloc(s->key_size);
+    w->first_key = mem_alloc(s->key_size);
+    if (!w->last_key || !w->first_key) {
+        st_err_nomem(err, path);
+        goto fail;
+    }
+    if (!(w->enc = st_block_enc_new(s, o->codec, o->level, err))) {
+        st_err_prefix(err, "%s: ", path);
+        goto fail;
+    }
+    if (!(w->io = st_nbuf_create(path, &o->io, err)))
+        goto fail;
+    if (write_header(w, o, err) == 0)
+        return w;
+    st_nbuf_abort(w->io);
+fail:
+    writer_free(w);
+    return NULL;
+}
+
+uint64_t st_writer_count(const st_writer *w) { return w->ntagsets; }
+
+static int flush_block(st_writer *w, st_err *err)
+{
+    const st_schema *s = w->s;
+    uint64_t off = st_nbuf_tell(w->io), raw = st_block_enc_raw(w->enc);
+    uint32_t ntagsets = st_block_enc_count(w->enc);
+    size_t es = entry_size(s);
+    const unsigned char *p;
+    size_t n;
+    const st_zone *z;
+    if (w->index_n + es > w->index_cap) {
+        size_t ncap = w->index_cap ? w->index_cap * 2 : es * 64;
+        unsigned char *q = mem_realloc(w->index, w->index_cap, ncap);
+        if (!q)
+            return st_err_nomem(err, "block index");
+        w->index = q;
+        w->index_cap = ncap;
+    }
+    if (st_block_enc_finish(w->enc, &p, &n, &z, err) < 0)
+        return -1;
+    unsigned char *e = w->index + w->index_n;
+    st_put64(e, off);
+    st_put32(e + 8, (uint32_t)n);
+    st_put32(e + 12, (uint32_t)raw);
+    st_put32(e + 16, ntagsets);
+    st_put32(e + 20, w->blk_ntags);
+    memcpy(e + ENTRY_FIXED, w->first_key, s->key_size);
+    memcpy(e + ENTRY_FIXED + s->key_size, w->last_key, s->key_size);
+    unsigned char *zp = e + ENTRY_FIXED + 2 * s->key_size;
+    for (uint32_t c = 0; c < st_schema_ncols(s); c++) {
+        st_put64(zp + 16 * c, z[c].min);
+        st_put64(zp + 16 * c + 8, z[c].max);
+    }
+    w->index_n += es;
+    w->nblocks++;
+    w->blk_ntags = 0;
+    return st_nbuf_write(w->io, p, n, err);
+}
+
+static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
+{
+    const st_schema *s = w->s;
+    if (ntags && !s->tag_size)
+        return st_err_set(err, ST_EINPUT, "the schema has no tag fields, but the tagset has %" PRIu32
+                          " tags", ntags);
+    uint64_t size = st_block_tagset_size(s, ntags);
+    if (size > ST_BLOCK_MAX_RAW)
+        return st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
+                          " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
+    if (st_schema_check_row(s, row, false, err) < 0)
+        return -1;
+    for (uint32_t j = 0; j < ntags; j++)
+        if (st_schema_check_row(s, (const unsigned char *)tags + (size_t)j * s->tag_size, true, err) < 0) {
+            st_err_suffix(err, " in tag %" PRIu32, j);
+            return -1;
+        }
+    if (w->ntagsets && st_schema_key_cmp(s, row, w->last_key) < 0) {
+        char now[256], before[256];
+        st_schema_format_key(s, row, now, sizeof now);
+        st_schema_format_key(s, w->last_key, before, sizeof before);
+        return st_err_set(err, ST_EINPUT, "key %s is out of order: it comes before the previous key %s",
+                          now, before);
+    }
+    return 0;
+}
+
+int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
+{
+    if (w->failed)
+        return st_err_set(err, ST_EIO, "%s: the writer failed earlier; abort it", w->path);
+    if (check_tagset(w, row, tags, ntags, err) < 0) {
+        st_err_prefix(err, "%s: tagset %" PRIu64 ": ", w->path, w->ntagsets);
+        return -1;
+    }
+    uint64_t size = st_block_tagset_size(w->s, ntags);
+    if (st_block_enc_count(w->enc) && st_block_enc_raw(w->enc) + size > w->block_size &&
+        flush_block(w, err) < 0) {
+        w->failed = true;
+        if (err->code != ST_EIO)
+            st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+        return -1;
+    }
+    if (st_block_enc_add(w->enc, row, tags, ntags, err) < 0) {
+        st_err_prefix(err, "%s: ", w->path); /* nothing was added: the writer stays usable */
+        return -1;
+    }
+    if (st_block_enc_count(w->enc) == 1)
+        memcpy(w->first_key, row, w->s->key_size);
+    memcpy(w->last_key, row, w->s->key_size);
+    w->blk_ntags += ntags;
+    w->ntagsets++;
+    w->ntags += ntags;
+    return 0;
+}
+
+static int write_footer(st_writer *w, st_err *err)
+{
+    size_t n = FOOT_FIXED + w->index_n + 8;
+    unsigned char *f = mem_alloc(n + TRAILER);
+    if (!f)
+        return st_err_nomem(err, w->path);
+    uint64_t off = st_nbuf_tell(w->io);
+    memcpy(f, foot_magic, 4);
+    st_put32(f + 4, st_schema_ncols(w->s));
+    st_put32(f + 8, w->s->key_size);
+    st_put32(f + 12, 0);
+    st_put64(f + 16, w->nblocks);
+    st_put64(f + 24, w->ntagsets);
+    st_put64(f + 32, w->ntags);
+    if (w->index_n)
+        memcpy(f + FOOT_FIXED, w->index, w->index_n);
+    st_put64(f + n - 8, XXH3_64bits(f, n - 8));
+    unsigned char *t = f + n;
+    st_put64(t, off);
+    st_put64(t + 8, n);
+    st_put64(t + 16, XXH3_64bits(t, 16));
+    memcpy(t + 24, tail_magic, 8);
+    int rc = st_nbuf_write(w->io, f, n + TRAILER, err);
+    mem_free(f, n + TRAILER);
+    return rc;
+}
+
+int st_writer_commit(st_writer *w, st_err *err)
+{
+    int rc = -1;
+    if (w->failed) {
+        st_err_set(err, ST_EIO, "%s: the writer failed earlier; nothing was written", w->path);
+        goto fail;
+    }
+    if (st_block_enc_count(w->enc) && flush_block(w, err) < 0) {
+        if (err->code != ST_EIO)
+            st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+        goto fail;
+    }
+    if (write_footer(w, err) < 0)
+        goto fail;
+    rc = st_nbuf_commit(w->io, err);
+    writer_free(w);
+    return rc;
+fail:
+    st_writer_abort(w);
+    return rc;
+}
+
+void st_writer_abort(st_writer *w)
+{
+    if (!w)
+        return;
+    st_nbuf_abort(w->io);
+    writer_free(w);
+}
+
+/* ---- reader ---------------------------------------------------------------- */
+
+typedef struct range_ord {
+    uint32_t col;
+    bool has_lo, has_hi;
+    uint64_t lo, hi; /* st_field_order images of the bounds */
+} range_ord;
+
+struct st_reader {
+    char *path;
+    st_nbuf_reader *io;
+    st_schema *s;
+    uint32_t ncols;
+    char *label;
+    size_t label_len;
+    st_file_info info;
+    unsigned char *footer;
+    size_t footer_size, esize;
+    bool *want;     /* columns chosen by st_reader_select */
+    bool *want_key; /* the same plus the key columns, for the block a seek lands in */
+    range_ord *ranges;
+    uint32_t nranges;
+    uint64_t next; /* next block to consider */
+    uint64_t seek_block;
+    bool seek_pending;
+    unsigned char *seek_key; /* 2 x key_size: the key, then room to gather one */
+    unsigned char *scratch; /* a block that spans two I/O buffers */
+    size_t scratch_cap;
+    st_batch batch;
+    st_read_stats stats;
+};
+
+static const unsigned char *entry(const st_reader *r, uint64_t i)
+{
+    return r->footer + FOOT_FIXED + i * r->esize;
+}
+
+static const unsigned char *entry_key(const st_reader *r, uint64_t i, bool last)
+{
+    return entry(r, i) + ENTRY_FIXED + (last ? r->s->key_size : 0);
+}
+
+static void entry_zone(const st_reader *r, uint64_t i, uint32_t c, st_zone *z)
+{
+    const unsigned char *p = entry(r, i) + ENTRY_FIXED + 2 * (size_t)r->s->key_size + 16 * (size_t)c;
+    z->min = st_get64(p);
+    z->max = st_get64(p + 8);
+}
+
+static int corrupt(st_reader *r, st_err *err, const char *what)
+{
+    return st_err_set(err, ST_ECORRUPT, "%s: %s", r->path, what);
+}
+
+static int check_sum(st_reader *r, const unsigned char *p, size_t n, const char *what, st_err *err)
+{
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksums */
+    if (st_get64(p + n - 8) != XXH3_64bits(p, n - 8))
+        return st_err_set(err, ST_ECORRUPT, "%s: %s checksum mismatch", r->path, what);
+#else
+    (void)r, (void)p, (void)n, (void)what, (void)err;
+#endif
+    return 0;
+}
+
+/* Magic, version, flags, block size, schema and label. Returns the header's size. */
+static int64_t read_header(st_reader *r, uint64_t size, st_err *err)
+{
+    unsigned char fixed[HEAD_FIXED];
+    if (size < HEAD_FIXED + 8 + FOOT_FIXED + 8 + TRAILER)
+        return st_err_set(err, ST_ECORRUPT, "%s: not a tagset file (only %" PRIu64 " bytes)", r->path, size);
+    if (st_nbuf_pread(r->io, 0, HEAD_FIXED, fixed, err) < 0)
+        return -1;
+    if (memcmp(fixed, head_magic, 8) != 0)
+        return corrupt(r, err, "not a tagset file (bad magic)");
+    uint32_t version = st_get32(fixed + 8);
+    if (version > ST_FORMAT_VERSION)
+        return st_err_set(err, ST_EVERSION, "%s: format version %" PRIu32 " is newer than this comb "
+                          "reads (%d); upgrade comb", r->path, version, ST_FORMAT_VERSION);
+    if (version == 0)
+        return corrupt(r, err, "format version 0 in the header");
+    uint32_t slen = st_get32(fixed + 20), llen = st_get32(fixed + 24);
+    if (slen > SCHEMA_MAX || llen > ST_LABEL_MAX || HEAD_FIXED + 8 + (uint64_t)slen + llen > size)
+        return corrupt(r, err, "header sizes are out of range");
+    size_t hsize = HEAD_FIXED + slen + llen + 8;
+    unsigned char *h = mem_alloc(hsize);
+    if (!h)
+        return st_err_nomem(err, r->path);
+    int rc = st_nbuf_pread(r->io, 0, hsize, h, err);
+    if (rc == 0)
+        rc = check_sum(r, h, hsize, "header", err);
+    uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
+    if (rc == 0 && flags)
+        rc = st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
+                        "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
+    if (rc == 0 && (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX))
+        rc = corrupt(r, err, "block size in the header is out of range");
+    if (rc == 0 && !(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
+        st_err_prefix(err, "%s: schema in the header: ", r->path);
+        rc = -1;
+    }
+    if (rc == 0 && !(r->label = mem_alloc(llen + 1)))
+        rc = st_err_nomem(err, r->path);
+    if (rc == 0) {
+        memcpy(r->label, h + HEAD_FIXED + slen, llen);
+        r->label[llen] = '\0';
+        r->label_len = llen;
+        r->info = (st_file_info){.version = version, .block_size = bsize, .size = size,
+                                 .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
+    }
+    mem_free(h, hsize);
+    return rc < 0 ? -1 : (int64_t)hsize;
+}
+
+/* The trailer, then the footer it points at. */
+static int read_footer(st_reader *r, uint64_t size, uint64_t hsize, st_err *err)
+{
+    unsigned char t[TRAILER];
+    if (st_nbuf_pread(r->io, size - TRAILER, TRAILER, t, err) < 0)
+        return -1;
+    if (memcmp(t + 24, tail_magic, 8) != 0)
+        return corrupt(r, err, "no trailer: the file is truncated or was never finished");
+    if (check_sum(r, t, 24, "trailer", err) < 0)
+        return -1;
+    uint64_t off = st_get64(t), n = st_get64(t + 8);
+    if (off != size - TRAILER - n || n > size || off < hsize || n < FOOT_FIXED + 8)
+        return corrupt(r, err, "the trailer points outside the file");
+    if (!(r->footer = mem_alloc(n)))
+        return st_err_nomem(err, r->path);
+    r->footer_size = n;
+    if (st_nbuf_pread(r->io, off, n, r->footer, err) < 0 || check_sum(r, r->footer, n, "footer", err) < 0)
+        return -1;
+    const unsigned char *f = r->footer;
+    r->esize = entry_size(r->s);
+    uint64_t nblocks = st_get64(f + 16);
+    if (memcmp(f, foot_magic, 4) != 0 || st_get32(f + 4) != r->ncols || st_get32(f + 8) != r->s->key_size ||
+        st_get32(f + 12) != 0)
+        return corrupt(r, err, "the footer does not match the schema");
+    if (nblocks > n / r->esize || FOOT_FIXED + nblocks * r->esize + 8 != n)
+        return corrupt(r, err, "the footer's block count does not match its size");
+    r->info.nblocks = nblocks;
+    r->info.ntagsets = st_get64(f + 24);
+    r->info.ntags = st_get64(f + 32);
+    return 0;
+}
+
+/* Blocks tile the file between header and footer; counts and keys agree. */
+static int check_index(st_reader *r, uint64_t hsize, st_err *err)
+{
+    uint64_t at = hsize, ntagsets = 0, ntags = 0;
+    for (uint64_t i = 0; i < r->info.nblocks; i++) {
+        const unsigned char *e = entry(r, i);
+        uint32_t stored = st_get32(e + 8), raw = st_get32(e + 12), nts = st_get32(e + 16);
+        if (st_get64(e) != at || stored < ST_BLOCK_HEADER || raw > ST_BLOCK_MAX_RAW || nts == 0)
+            return st_err_set(err, ST_ECORRUPT, "%s: block %" PRIu64 ": bad footer entry", r->path, i);
+        if (st_schema_key_cmp(r->s, entry_key(r, i, false), entry_key(r, i, true)) > 0 ||
+            (i && st_schema_key_cmp(r->s, entry_key(r, i - 1, true), entry_key(r, i, false)) > 0))
+            return st_err_set(err, ST_ECORRUPT, "%s: block %" PRIu64 ": keys out of order in the footer",
+                              r->path, i);
+        at += stored;
+        ntagsets += nts;
+        ntags += st_get32(e + 20);
+    }
+    if (at != st_nbuf_size(r->io) - TRAILER - r->footer_size)
+        return corrupt(r, err, "the blocks do not end where the footer starts");
+    if (ntagsets != r->info.ntagsets || ntags != r->info.ntags)
+        return corrupt(r, err, "the footer's totals do not match its blocks");
+    return 0;
+}
+
+static int reader_arrays(st_reader *r, st_err *err)
+{
+    r->want = mem_alloc(r->ncols * sizeof *r->want);
+    r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
+    r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
+    if (!r->want || !r->want_key || !r->seek_key)
+        return st_err_nomem(err, r->path);
+    for (uint32_t c = 0; c < r->ncols; c++)
+        r->want[c] = r->want_key[c] = true;
+    return 0;
+}
+
+st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err)
+{
+    st_reader *r = mem_calloc(1, sizeof *r);
+    if (!r || !(r->path = mem_strdup(path))) {
+        mem_free(r, sizeof *r);
+        st_err_nomem(err, path);
+        return NULL;
+    }
+    st_batch_init(&r->batch);
+    if (!(r->io = st_nbuf_open(path, io, err)))
+        goto fail;
+    uint64_t size = st_nbuf_size(r->io);
+    int64_t hsize = read_header(r, size, err);
+    if (hsize < 0)
+        goto fail;
+    r->ncols = st_schema_ncols(r->s);
+    if (read_footer(r, size, (uint64_t)hsize, err) < 0 || check_index(r, (uint64_t)hsize, err) < 0 ||
+        reader_arrays(r, err) < 0)
+        goto fail;
+    return r;
+fail:
+    st_reader_close(r);
+    return NULL;
+}
+
+const st_schema *st_reader_schema(const st_reader *r) { return r->s; }
+const char *st_reader_label(const st_reader *r) { return r->label; }
+void st_reader_info(const st_reader *r, st_file_info *out) { *out = r->info; }
+void st_reader_stats(const st_reader *r, st_read_stats *out) { *out = r->stats; }
+
+static int check_col(st_reader *r, uint32_t c, st_err *err)
+{
+    if (c >= r->ncols)
+        return st_err_set(err, ST_EINPUT, "%s: no column %" PRIu32 " (the schema has %" PRIu32 ")",
+                          r->path, c, r->ncols);
+    return 0;
+}
+
+int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (check_col(r, cols[i], err) < 0)
+            return -1;
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        r->want[c] = false;
+        r->want_key[c] = c < r->s->nkeys;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        r->want[cols[i]] = r->want_key[cols[i]] = true;
+    return 0;
+}
+
+int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (check_col(r, ranges[i].col, err) < 0)
+            return -1;
+    range_ord *q = n ? mem_alloc(n * sizeof *q) : NULL;
+    if (n && !q)
+        return st_err_nomem(err, r->path);
+    for (uint32_t i = 0; i < n; i++) {
+        const st_field *f = st_schema_col(r->s, ranges[i].col);
+        q[i] = (range_ord){.col = ranges[i].col, .has_lo = ranges[i].lo != NULL,
+                           .has_hi = ranges[i].hi != NULL};
+        if (q[i].has_lo)
+            q[i].lo = st_field_order(f, ranges[i].lo);
+        if (q[i].has_hi)
+            q[i].hi = st_field_order(f, ranges[i].hi);
+    }
+    mem_free(r->ranges, r->nranges * sizeof *r->ranges);
+    r->ranges = q;
+    r->nranges = n;
+    return 0;
+}
+
+void st_reader_seek(st_reader *r, const void *key)
+{
+    r->seek_pending = false;
+    r->next = 0;
+    if (!key)
+        return;
+    /* The first block whose last key is >= key holds the first such tagset. */
+    uint64_t lo = 0, hi = r->info.nblocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (st_schema_key_cmp(r->s, entry_key(r, mid, true), key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    r->next = r->seek_block = lo;
+    r->seek_pending = true;
+    memcpy(r->seek_key, key, r->s->key_size);
+}
+
+/* True if a range rules out every value of block i. */
+static bool excluded(const st_reader *r, uint64_t i)
+{
+    for (uint32_t k = 0; k < r->nranges; k++) {
+        const range_ord *q = &r->ranges[k];
+        st_zone z;
+        entry_zone(r, i, q->col, &z);
+        if (z.min > z.max || (q->has_lo && z.max < q->lo) || (q->has_hi && z.min > q->hi))
+            return true;
+    }
+    return false;
+}
+
+uint64_t st_reader_blocks_kept(const st_reader *r)
+{
+    uint64_t n = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++)
+        n += !excluded(r, i);
+    return n;
+}
+
+/* Gathers tagset t's key from the key columns of a batch. */
+static void batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key)
+{
+    for (uint32_t c = 0; c < s->nkeys; c++) {
+        const st_field *f = &s->fields[c];
+        memcpy(key + f->offset, (const unsigned char *)b->cols[c] + (size_t)t * f->width, f->width);
+    }
+}
+
+/* The first tagset of the batch whose key is >= the seek key. */
+static uint32_t lower_bound(st_reader *r)
+{
+    unsigned char *key = r->seek_key + r->s->key_size;
+    uint32_t lo = 0, hi = r->batch.ntagsets;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        batch_key(r->s, &r->batch, mid, key);
+        if (st_schema_key_cmp(r->s, key, r->seek_key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Reads and decodes block i into the batch. The block a seek lands on is
+ * read with one positioned read of its own bytes: a point lookup then costs
+ * one block, not a stream restart with its read-ahead. */
+static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
+{
+    const unsigned char *e = entry(r, i);
+    uint32_t stored = st_get32(e + 8);
+    if (stored > r->scratch_cap) {
+        unsigned char *q = mem_realloc(r->scratch, r->scratch_cap, stored);
+        if (!q)
+            return st_err_nomem(err, r->path);
+        r->scratch = q;
+        r->scratch_cap = stored;
+    }
+    const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
+                                      ? NULL : r->scratch)
+                               : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
+    if (!p) {
+        st_err_suffix(err, " (block %" PRIu64 ")", i);
+        return -1;
+    }
+    int rc = st_block_decode(r->s, p, stored, want, &r->batch, err);
+    if (rc == 0 && (r->batch.ntagsets != st_get32(e + 16) || r->batch.ntags != st_get32(e + 20)))
+        rc = st_err_set(err, ST_ECORRUPT, "the block's counts differ from its footer entry");
+    if (rc < 0) {
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        return -1;
+    }
+    r->batch.block = i;
+    r->stats.blocks_read++;
+    r->stats.bytes_read += stored;
+    return 0;
+}
+
+int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
+{
+    while (r->next < r->info.nblocks) {
+        uint64_t i = r->next++;
+        if (excluded(r, i)) {
+            r->stats.blocks_skipped++;
+            continue;
+        }
+        bool seeking = r->seek_pending && i == r->seek_block;
+        if (read_block(r, i, seeking ? r->want_key : r->want, seeking, err) < 0)
+            return -1;
+        if (seeking)
+            r->batch.first = lower_bound(r);
+        r->seek_pending = false;
+        *out = &r->batch;
+        return 1;
+    }
+    return 0;
+}
+
+void st_reader_close(st_reader *r)
+{
+    if (!r)
+        return;
+    st_nbuf_close(r->io);
+    mem_free(r->want, r->ncols * sizeof *r->want);
+    mem_free(r->want_key, r->ncols * sizeof *r->want_key);
+    if (r->s)
+        mem_free(r->seek_key, 2 * (size_t)r->s->key_size);
+    st_schema_free(r->s);
+    if (r->label)
+        mem_free(r->label, r->label_len + 1);
+    mem_free(r->footer, r->footer_size);
+    mem_free(r->ranges, r->nranges * sizeof *r->ranges);
+    mem_free(r->scratch, r->scratch_cap);
+    st_batch_free(&r->batch);
+    mem_free(r->path, strlen(r->path) + 1);
+    mem_free(r, sizeof *r);
+}
+
+/* ---- verify ------------------------------------------------------------------ */
+
+/* Everything the footer says about block i, checked against its decoded batch. */
+static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned char *key, st_err *err)
+{
+    const st_schema *s = r->s;
+    const st_batch *b = &r->batch;
+    for (uint32_t t = 0; t < b->ntagsets; t++) {
+        batch_key(s, b, t, key);
+        if ((t || i) && st_schema_key_cmp(s, prev, key) > 0)
+            return st_err_set(err, ST_ECORRUPT, "tagset %" PRIu32 " is out of key order", t);
+        memcpy(prev, key, s->key_size);
+        if (t == 0 && memcmp(key, entry_key(r, i, false), s->key_size) != 0)
+            return st_err_set(err, ST_ECORRUPT, "first key differs from the footer's");
+    }
+    if (memcmp(prev, entry_key(r, i, true), s->key_size) != 0)
+        return st_err_set(err, ST_ECORRUPT, "last key differs from the footer's");
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        const st_field *f = st_schema_col(s, c);
+        st_zone z, fz;
+        st_block_zone(s, c, b->cols[c], st_schema_col_is_tag(s, c) ? b->ntags : b->ntagsets, &z);
+        entry_zone(r, i, c, &fz);
+        if (z.min != fz.min || z.max != fz.max)
+            return st_err_set(err, ST_ECORRUPT, "column '%s' differs from its zone map", f->name);
+        if (z.min <= z.max && ((f->type == ST_BOOL && z.max > 1) || (f->type == ST_ENUM && z.max >= f->nsyms)))
+            return st_err_set(err, ST_ECORRUPT, "column '%s' holds values out of range", f->name);
+    }
+    return 0;
+}
+
+int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
+                         st_err *err)
+{
+    st_reader *r = st_reader_open(path, io, err);
+    if (!r)
+        return -1;
+    int64_t nbad = 0;
+    size_t ks = r->s->key_size;
+    unsigned char *keys = mem_alloc(2 * ks + 1);
+    if (!keys) {
+        st_reader_close(r);
+        return st_err_nomem(err, path);
+    }
+    for (uint64_t i = 0; i < r->info.nblocks; i++) {
+        st_err e = {0};
+        if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
+            st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
+        if (e.code == ST_ENOMEM) {
+            *err = e;
+            nbad = -1;
+            break;
+        }
+        if (e.code) {
+            bad(ctx, path, i, e.msg);
+            nbad++;
+            /* The next block's first key is checked against the footer instead. */
+            memcpy(keys, entry_key(r, i, true), ks);
+        }
+    }
+    mem_free(keys, 2 * ks + 1);
+    st_reader_close(r);
+    return nbad;
+}

@@ -1,0 +1,121 @@
+/* tagfile: tagset files: header, blocks, footer index, trailer; writer and reader.
+ *
+ * A tagset file holds tagsets sorted by key (equal keys allowed, in the
+ * order written): a header (magic, format version, block size, the schema
+ * text, a label), checksummed blocks (store/block.h), a footer indexing the
+ * blocks (offset, sizes, counts, first and last key, a zone map per column)
+ * and a trailer pointing at the footer, so a truncated file is recognised.
+ * The byte layout is in docs/FORMAT.md. All bytes move through store/nbuf.
+ *
+ * Writer: st_writer_create, then st_writer_append per tagset in key order,
+ * then st_writer_commit (or st_writer_abort). Input errors (a key out of
+ * order, an enum value out of range, tags for a schema without tag fields)
+ * refuse that tagset and leave the writer usable; I/O and memory errors fail
+ * the writer, and commit then reports them. Nothing appears under path until
+ * commit succeeds; after any failure path holds what it held before.
+ *
+ * Reader: st_reader_open checks header, trailer and footer; st_reader_next
+ * then returns one decoded block (a batch) at a time, in key order, with the
+ * columns chosen by st_reader_select, skipping blocks whose zone maps rule
+ * out the ranges given to st_reader_where, starting from st_reader_seek's
+ * key. Every block's checksum is verified when it is read.
+ *
+ * Ownership: writers and readers belong to the caller and are freed by
+ * commit/abort and close. A writer keeps a pointer to its schema, which must
+ * outlive it. A reader owns its schema (st_reader_schema) and its batch: the
+ * batch from st_reader_next is valid until the next call on that reader.
+ * Objects are not shared between threads; open one reader per thread. */
+#ifndef COMB_STORE_TAGFILE_H
+#define COMB_STORE_TAGFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/block.h"
+#include "store/err.h"
+#include "store/nbuf.h"
+#include "store/schema.h"
+
+#define ST_FORMAT_VERSION 1
+#define ST_BLOCK_SIZE_MIN (4u << 10)
+#define ST_BLOCK_SIZE_MAX (256u << 20)
+#define ST_LABEL_MAX (64u << 10)
+
+typedef struct st_write_opts {
+    uint32_t block_size; /* uncompressed bytes per block, default 256 KiB */
+    st_codec codec;      /* default ST_CODEC_LZ4 */
+    int level;           /* the codec's level (see st_codec); 0: its default */
+    const char *label;   /* stored in the header, e.g. the cycle's label; may be NULL */
+    st_nbuf_opts io;
+} st_write_opts;
+
+void st_write_opts_default(st_write_opts *o);
+
+typedef struct st_writer st_writer;
+
+st_writer *st_writer_create(const char *path, const st_schema *s, const st_write_opts *o, st_err *err);
+/* Appends a tagset: a tagset row and ntags tag rows (ntags * tag_size
+ * bytes; tags may be NULL when ntags is 0). */
+int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err);
+/* Tagsets appended so far. */
+uint64_t st_writer_count(const st_writer *w);
+int st_writer_commit(st_writer *w, st_err *err);
+void st_writer_abort(st_writer *w);
+
+typedef struct st_file_info {
+    uint32_t version, block_size;
+    st_codec codec;
+    int level;
+    uint64_t size, nblocks, ntagsets, ntags;
+} st_file_info;
+
+/* A range predicate for zone-map skipping: values of column col within
+ * [lo, hi], each a value in the column's storage format (field width bytes;
+ * a u32 for the tag count), NULL for no bound. For a tag column a block is
+ * kept if any of its tags may fall in the range. */
+typedef struct st_range {
+    uint32_t col;
+    const void *lo, *hi;
+} st_range;
+
+typedef struct st_read_stats {
+    uint64_t blocks_read, blocks_skipped, bytes_read;
+} st_read_stats;
+
+typedef struct st_reader st_reader;
+
+/* Whether path starts with a tagset file's magic (cheap: no checks beyond). */
+bool st_file_is_tagset(const char *path);
+
+st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err);
+const st_schema *st_reader_schema(const st_reader *r);
+const char *st_reader_label(const st_reader *r);
+void st_reader_info(const st_reader *r, st_file_info *out);
+/* Decode only these columns (default: all); n = 0 decodes none, which
+ * still gives each block's ntagsets and ntags. */
+int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
+/* Skip blocks where any of these ranges matches no value; n = 0 clears. */
+int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);
+/* Continue from the first tagset whose key is >= key (a bare key or a
+ * tagset row); NULL goes back to the start. The first batch after a seek
+ * has `first` set past the tagsets before the key. */
+void st_reader_seek(st_reader *r, const void *key);
+/* 1 with *out set to the next block's batch, 0 at the end, -1 on error
+ * (the message names the file and block). */
+int st_reader_next(st_reader *r, const st_batch **out, st_err *err);
+void st_reader_stats(const st_reader *r, st_read_stats *out);
+/* Blocks from the current position on that the ranges of st_reader_where
+ * do not rule out: what a scan would read (explain), without reading. */
+uint64_t st_reader_blocks_kept(const st_reader *r);
+void st_reader_close(st_reader *r);
+
+/* Reads every block of a file and checks it against the footer: checksum,
+ * structure, counts, keys in order, first/last keys, zone maps, enum and
+ * bool values. Calls bad(ctx, path, block, message) for each bad block and
+ * returns how many there were, or -1 with err set if the file cannot be
+ * read at all (bad header, trailer or footer). */
+typedef void (*st_verify_fn)(void *ctx, const char *path, uint64_t block, const char *msg);
+int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
+                         st_err *err);
+
+#endif

@@ -1,0 +1,37 @@
+# Query errors name the file, line and column of what is wrong: unknown
+# fields (with a suggestion), type mismatches, a tag field used as a tagset
+# field, aggregates outside group by, a verb in the wrong place, an unknown
+# verb, bad take counts, sets and regexes; and a failing row step.
+d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
+"$COMB" "$COMB_SRCDIR/tests/golden/query/calls.inc" || exit 1
+run() { printf '%s\n' "$1" > q.comb; "$COMB" q.comb 2>&1 | head -1; }
+run 'let ds = open("calls")
+ds | where bsdi == 34 | count'
+run 'open("calls") | where (onum == "7325551212") && (bsid == 34) | count'
+run 'open("calls") | where state == "biled" | count'
+run 'open("calls") | where sys == "RICS" | count'
+run 'open("calls") | where any(tags, sys == 5) | count'
+run 'open("calls") | where dur | count'
+run 'open("calls") | where dur + "x" > 1 | count'
+run 'open("calls") | select n: sum(dur)'
+run 'open("calls") | group by bsid { n: count(sum(dur)) }'
+run 'open("calls") | group by bsid { n: sum(state) }'
+run 'open("calls") | count | where bsid == 1'
+run 'open("calls") | wher bsid == 1 | count'
+run 'open("calls") | take -1'
+run 'open("calls") | take dur'
+run 'open("calls") | where onum in 5 | count'
+run 'open("calls") | where onum in ["x"] | count'
+run 'open("calls") | where dnum ~ 5 | count'
+run 'open("calls") | where first(tags, true) == 1 | count'
+run 'open("calls") | where any(bsid, true) | count'
+run 'open("calls") | tags | where any(tags, true) | count'
+run 'open("calls") | where myfn(onum) | count'
+run 'open("calls") | group by bsid | where nn > 1'
+run '[{a: 1}, {a: "x"}] | where a > 0 | count'
+run '5 | count'
+run 'open("calls") | explain | count'
+run 'open("calls") | select 1 + 2'
+run 'let q = open("calls") | count
+q | where bsid == 1'
+run 'open("calls") | group bsid'

@@ -1,0 +1,313 @@
+/* test_block: blocks encode and decode column by column, and refuse damage. */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "store/block.h"
+#include "store/bytes.h"
+#include "store/mem.h"
+#include "tests/unit/gen_store.h"
+
+/* Encodes all of t into one block; the bytes are a copy the caller frees. */
+static unsigned char *encode(const st_schema *s, const gen_tagsets *t, st_codec codec, size_t *n,
+                             st_zone *zones)
+{
+    st_err err = {0};
+    st_block_enc *e = st_block_enc_new(s, codec, 0, &err);
+    assert_non_null(e);
+    uint64_t raw = 0;
+    for (uint32_t i = 0; i < t->n; i++) {
+        assert_int_equal(st_block_enc_add(e, gen_row(s, t, i), gen_tags(s, t, i), gen_ntags(t, i), &err), 0);
+        raw += st_block_tagset_size(s, gen_ntags(t, i));
+    }
+    assert_int_equal(st_block_enc_count(e), t->n);
+    assert_int_equal(st_block_enc_raw(e), raw);
+    const unsigned char *p;
+    const st_zone *z;
+    assert_int_equal(st_block_enc_finish(e, &p, n, &z, &err), 0);
+    assert_int_equal(st_block_enc_count(e), 0);
+    unsigned char *copy = mem_alloc(*n);
+    memcpy(copy, p, *n);
+    if (zones)
+        memcpy(zones, z, st_schema_ncols(s) * sizeof *z);
+    st_block_enc_free(e);
+    return copy;
+}
+
+static void round_trips_random_blocks(void **state)
+{
+    (void)state;
+    gen g = {11};
+    for (int round = 0; round < 150; round++) {
+        st_schema *s = gen_schema(&g, 25, round % 4);
+        gen_tagsets t;
+        gen_make_tagsets(&g, s, 1 + (uint32_t)gen_below(&g, 300), round % 5 == 0 ? 200 : 12, 0, &t);
+        st_codec codec = (st_codec)(round % 3);
+        size_t n;
+        uint32_t ncols = st_schema_ncols(s);
+        st_zone zones[ST_MAX_FIELDS + 1];
+        unsigned char *blk = encode(s, &t, codec, &n, zones);
+        st_batch b;
+        st_batch_init(&b);
+        st_err err = {0};
+        assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), 0);
+        assert_int_equal(b.ntagsets, t.n);
+        assert_int_equal(b.ntags, t.tag_start[t.n]);
+        assert_int_equal(gen_check_batch(s, &t, 0, &b), t.n);
+        /* Zones are the true range of each decoded column. */
+        for (uint32_t c = 0; c < ncols; c++) {
+            st_zone z;
+            uint32_t count = st_schema_col_is_tag(s, c) ? b.ntags : b.ntagsets;
+            st_block_zone(s, c, b.cols[c], count, &z);
+            assert_memory_equal(&z, &zones[c], sizeof z);
+            const st_field *f = st_schema_col(s, c);
+            for (uint32_t i = 0; i < count; i++) {
+                uint64_t o = st_field_order(f, (const char *)b.cols[c] + (size_t)i * f->width);
+                assert_true(o >= z.min && o <= z.max);
+            }
+        }
+        /* One column at a time: only it (and for tags, the counts) comes back. */
+        bool want[ST_MAX_FIELDS + 1];
+        for (uint32_t c = 0; c < ncols; c++) {
+            memset(want, 0, sizeof want);
+            want[c] = true;
+            assert_int_equal(st_block_decode(s, blk, n, want, &b, &err), 0);
+            for (uint32_t k = 0; k < ncols; k++) {
+                bool counts = k == s->nfields && c >= s->nrow;
+                assert_true((b.cols[k] != NULL) == (k == c || counts));
+            }
+            assert_true((b.tag_start != NULL) == (c >= s->nrow));
+            gen_check_batch(s, &t, 0, &b);
+        }
+        mem_free(blk, n);
+        st_batch_free(&b);
+        gen_free_tagsets(s, &t);
+        st_schema_free(s);
+    }
+}
+
+static st_schema *calls_schema(void)
+{
+    static const char text[] = "key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed)\n"
+                               "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\ntag dnum: char[16]\n";
+    st_err err = {0};
+    st_schema *s = st_schema_parse(text, sizeof text - 1, 1, 1, &err);
+    assert_non_null(s);
+    return s;
+}
+
+static void compression_shrinks_and_none_stores(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    gen g = {3};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 2000, 4, 1, &t);
+    /* Regular data compresses: make the keys a sequence. */
+    for (uint32_t i = 0; i < t.n; i++) {
+        uint64_t onum = 7325550000u + i / 3;
+        memcpy(t.rows + (size_t)i * s->row_size, &onum, 8);
+    }
+    size_t raw_n, lz4_n, hc_n;
+    unsigned char *raw = encode(s, &t, ST_CODEC_NONE, &raw_n, NULL);
+    unsigned char *lz4 = encode(s, &t, ST_CODEC_LZ4, &lz4_n, NULL);
+    unsigned char *hc = encode(s, &t, ST_CODEC_LZ4HC, &hc_n, NULL);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < t.n; i++)
+        total += st_block_tagset_size(s, gen_ntags(&t, i));
+    assert_int_equal(raw_n, total + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * st_schema_ncols(s));
+    assert_true(lz4_n < raw_n);
+    assert_true(hc_n <= lz4_n);
+    assert_int_equal(raw[ST_BLOCK_HEADER], 0);     /* onum column stored raw */
+    assert_int_equal(lz4[ST_BLOCK_HEADER], 1);     /* ... and LZ4 */
+    mem_free(raw, raw_n);
+    mem_free(lz4, lz4_n);
+    mem_free(hc, hc_n);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+static void empty_tag_columns_have_empty_zones(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    unsigned char row[17] = {1};
+    st_err err = {0};
+    st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, &err);
+    assert_int_equal(st_block_enc_add(e, row, NULL, 0, &err), 0);
+    const unsigned char *p;
+    size_t n;
+    const st_zone *z;
+    assert_int_equal(st_block_enc_finish(e, &p, &n, &z, &err), 0);
+    assert_true(z[3].min > z[3].max);
+    assert_int_equal(z[6].min, 0); /* the counts column: one zero */
+    assert_int_equal(z[6].max, 0);
+    st_batch b;
+    st_batch_init(&b);
+    assert_int_equal(st_block_decode(s, p, n, NULL, &b, &err), 0);
+    assert_int_equal(b.ntags, 0);
+    assert_non_null(b.cols[3]);
+    assert_int_equal(b.tag_start[1], 0);
+    st_batch_free(&b);
+    st_block_enc_free(e);
+    st_schema_free(s);
+}
+
+static void every_bit_flip_is_caught(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    gen g = {4};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 20, 3, 1, &t);
+    size_t n;
+    unsigned char *blk = encode(s, &t, ST_CODEC_LZ4, &n, NULL);
+    st_batch b;
+    st_batch_init(&b);
+    st_err err = {0};
+    for (size_t bit = 0; bit < n * 8; bit++) {
+        blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
+        assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), -1);
+        assert_int_equal(err.code, ST_ECORRUPT);
+        assert_non_null(strstr(err.msg, "checksum mismatch"));
+        blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
+    }
+    for (size_t len = 0; len < n; len++)
+        assert_int_equal(st_block_decode(s, blk, len, NULL, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), 0);
+    mem_free(blk, n);
+    st_batch_free(&b);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+/* Damage behind a correct checksum (a bug, or a hostile file) is still named. */
+typedef struct damage {
+    size_t at;      /* byte offset to overwrite */
+    uint32_t value; /* little-endian u32 written there */
+    const char *msg;
+} damage;
+
+static void structure_is_checked_behind_the_checksum(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    gen g = {5};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 50, 3, 1, &t);
+    size_t n;
+    unsigned char *blk = encode(s, &t, ST_CODEC_LZ4, &n, NULL);
+    const size_t d = ST_BLOCK_HEADER, e = ST_BLOCK_DIRENT;
+    const damage cases[] = {
+        {8, 0x4b4c4241, "no block magic"},
+        {12, 0, "block claims 0 tagsets and"},
+        {20, 6, "block has 6 columns, the schema 7"},
+        {20, 1u << 30, "block has 1073741824 columns"},
+        {12, 51, "column 'onum' holds 400 bytes, expected 408"},
+        {16, 0xffffffffu, "column 'sys' holds"},
+        {d, 7, "column 'onum' has unknown codec bytes 07 00 00 00"},
+        {d, 0x100, "column 'onum' has unknown codec bytes 00 01 00 00"},
+        {d + 8, 1, "column 'onum' stores 1 bytes for 400"},
+        {d + 2 * e + 8, 0x7fffffff, "column 'state' runs past the end of the block"},
+    };
+    st_batch b;
+    st_batch_init(&b);
+    st_err err = {0};
+    unsigned char *bad = mem_alloc(n);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(bad, blk, n);
+        st_put32(bad + cases[i].at, cases[i].value);
+        st_put64(bad, XXH3_64bits(bad + 8, n - 8));
+        assert_int_equal(st_block_decode(s, bad, n, NULL, &b, &err), -1);
+        assert_int_equal(err.code, ST_ECORRUPT);
+        if (!strstr(err.msg, cases[i].msg))
+            fail_msg("case %zu: got '%s'", i, err.msg);
+    }
+    /* Counts that do not add up to the block's tags (stored raw to edit them). */
+    size_t rn;
+    unsigned char *rawblk = encode(s, &t, ST_CODEC_NONE, &rn, NULL);
+    size_t counts_at = d + e * 7;
+    for (int c = 0; c < 6; c++)
+        counts_at += st_get32(rawblk + d + e * (size_t)c + 8);
+    st_put32(rawblk + counts_at, st_get32(rawblk + counts_at) + 1);
+    st_put64(rawblk, XXH3_64bits(rawblk + 8, rn - 8));
+    bool want[7] = {0};
+    want[2] = true;
+    assert_int_equal(st_block_decode(s, rawblk, rn, want, &b, &err), 0); /* counts not asked */
+    want[6] = true;
+    assert_int_equal(st_block_decode(s, rawblk, rn, want, &b, &err), -1);
+    assert_non_null(strstr(err.msg, "tag counts add up to"));
+    mem_free(rawblk, rn);
+    /* A block longer than its columns. */
+    unsigned char *longer = mem_alloc(n + 1);
+    memcpy(longer, blk, n);
+    longer[n] = 0;
+    st_put64(longer, XXH3_64bits(longer + 8, n + 1 - 8));
+    assert_int_equal(st_block_decode(s, longer, n + 1, NULL, &b, &err), -1);
+    assert_string_equal(err.msg, "block has 1 bytes after its last column");
+    mem_free(longer, n + 1);
+    mem_free(bad, n);
+    mem_free(blk, n);
+    st_batch_free(&b);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+static void allocation_failures_are_clean(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    gen g = {6};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 100, 5, 1, &t);
+    size_t n;
+    unsigned char *blk = encode(s, &t, ST_CODEC_LZ4HC, &n, NULL);
+    size_t base = mem_in_use();
+    for (unsigned long nth = 1; nth < 40; nth++) {
+        st_err err = {0};
+        mem_fail_after(nth);
+        st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, &err);
+        int rc = e ? 0 : -1;
+        for (uint32_t i = 0; i < t.n && rc == 0; i++)
+            rc = st_block_enc_add(e, gen_row(s, &t, i), gen_tags(s, &t, i), gen_ntags(&t, i), &err);
+        const unsigned char *p;
+        size_t pn;
+        const st_zone *z;
+        if (rc == 0)
+            rc = st_block_enc_finish(e, &p, &pn, &z, &err);
+        st_batch b;
+        st_batch_init(&b);
+        if (rc == 0)
+            rc = st_block_decode(s, blk, n, NULL, &b, &err);
+        mem_fail_after(0);
+        if (rc < 0)
+            assert_int_equal(err.code, ST_ENOMEM);
+        else
+            gen_check_batch(s, &t, 0, &b);
+        st_batch_free(&b);
+        st_block_enc_free(e);
+        assert_int_equal(mem_in_use(), base);
+    }
+    mem_free(blk, n);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trips_random_blocks),
+        cmocka_unit_test(compression_shrinks_and_none_stores),
+        cmocka_unit_test(empty_tag_columns_have_empty_zones),
+        cmocka_unit_test(every_bit_flip_is_caught),
+        cmocka_unit_test(structure_is_checked_behind_the_checksum),
+        cmocka_unit_test(allocation_failures_are_clean),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

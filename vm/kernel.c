@@ -1,0 +1,780 @@
+/* kernel: query expressions over the column vectors of a decoded block,
+ * a vector at a time: filters narrow a selection vector (row indices),
+ * values fill typed vectors. Comparisons of a field with a constant run as
+ * one tight loop per storage type; everything else evaluates its operands
+ * to vectors first. Kernels run on scan threads: they never call the VM;
+ * an error (overflow, division by zero, no memory) is left in k->err. */
+#include "config.h"
+#include "vm/qplan.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store/mem.h"
+
+/* Scratch per expression node: its value vector and selections. */
+#define NSEL 4
+
+typedef struct Slot {
+    KVec v;
+    uint32_t *sel[NSEL];
+} Slot;
+
+static void free_slots(KCtx *k)
+{
+    Slot *s = (Slot *)k->vecs;
+    for (int i = 0; s && i < k->scan->nslots; i++) {
+        mem_free(s[i].v.i, k->vec_cap * 8);
+        mem_free(s[i].v.f, k->vec_cap * 8);
+        mem_free(s[i].v.sp, k->vec_cap * sizeof(char *));
+        mem_free(s[i].v.sl, k->vec_cap * 4);
+        mem_free(s[i].v.valid, k->vec_cap);
+        for (int j = 0; j < NSEL; j++)
+            mem_free(s[i].sel[j], k->vec_cap * 4);
+        memset(&s[i], 0, sizeof s[i]);
+    }
+}
+
+int k_ctx_init(KCtx *k, const QScan *scan)
+{
+    memset(k, 0, sizeof *k);
+    k->scan = scan;
+    k->s = scan->vs->s;
+    k->vecs = mem_calloc((size_t)scan->nslots + 1, sizeof(Slot));
+    k->md = pcre2_match_data_create(1, NULL);
+    return k->vecs && k->md ? 0 : -1;
+}
+
+void k_ctx_free(KCtx *k)
+{
+    free_slots(k);
+    mem_free(k->vecs, ((size_t)k->scan->nslots + 1) * sizeof(Slot));
+    mem_free(k->owner, k->owner_cap * 4);
+    for (int i = 0; i < KSELBUFS; i++)
+        mem_free(k->selbuf[i], k->sel_cap * 4);
+    if (k->md)
+        pcre2_match_data_free(k->md);
+    memset(k, 0, sizeof *k);
+}
+
+static void *slot_buf(KCtx *k, void **p, size_t size)
+{
+    if (!*p && !(*p = mem_alloc(k->vec_cap * size + 1)))
+        snprintf(k->err, sizeof k->err, "out of memory in a scan");
+    return *p;
+}
+
+static Slot *slot(KCtx *k, const QExpr *e)
+{
+    return &((Slot *)k->vecs)[e->slot];
+}
+
+/* The tag starts of the batch (its own, or built from the counts). */
+static const uint32_t *tag_start(KCtx *k)
+{
+    if (k->b->tag_start)
+        return k->b->tag_start;
+    return k->selbuf[0];
+}
+
+int k_batch(KCtx *k, const st_batch *b)
+{
+    k->b = b;
+    size_t rows = b->ntagsets > b->ntags ? b->ntagsets : b->ntags;
+    if (rows + 1 > k->vec_cap) {
+        free_slots(k);
+        for (int i = 0; i < KSELBUFS; i++)
+            mem_free(k->selbuf[i], k->sel_cap * 4);
+        k->vec_cap = k->sel_cap = (rows + 1) * 5 / 4;
+        for (int i = 0; i < KSELBUFS; i++)
+            if (!(k->selbuf[i] = mem_alloc(k->sel_cap * 4))) {
+                snprintf(k->err, sizeof k->err, "out of memory in a scan");
+                return -1;
+            }
+    }
+    const void *counts = k->s->tag_size ? b->cols[k->s->nfields] : NULL;
+    if (!counts)
+        return 0;
+    if (!b->tag_start) {
+        uint32_t sum = 0;
+        for (uint32_t t = 0; t < b->ntagsets; t++) {
+            uint32_t c;
+            memcpy(&c, (const char *)counts + 4 * (size_t)t, 4);
+            k->selbuf[0][t] = sum;
+            sum += c;
+        }
+        k->selbuf[0][b->ntagsets] = sum;
+    }
+    if (b->ntags > k->owner_cap) {
+        mem_free(k->owner, k->owner_cap * 4);
+        k->owner_cap = (size_t)b->ntags * 5 / 4 + 1;
+        if (!(k->owner = mem_alloc(k->owner_cap * 4))) {
+            k->owner_cap = 0;
+            snprintf(k->err, sizeof k->err, "out of memory in a scan");
+            return -1;
+        }
+    }
+    const uint32_t *st = tag_start(k);
+    for (uint32_t t = 0; t < b->ntagsets; t++)
+        for (uint32_t i = st[t]; i < st[t + 1]; i++)
+            k->owner[i] = t;
+    return 0;
+}
+
+/* ---- fields --------------------------------------------------------------- */
+
+/* The index in field f's column of row r (a tag when tag). */
+static inline uint32_t at(const KCtx *k, const st_field *f, bool tag, uint32_t r)
+{
+    return tag && f->role != ST_TAG ? k->owner[r] : r;
+}
+
+static int64_t load_int(const st_field *f, const char *p)
+{
+    switch (f->type) {
+    case ST_U8: case ST_BOOL: case ST_ENUM: return *(const uint8_t *)p;
+    case ST_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case ST_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case ST_I8: return *(const int8_t *)p;
+    case ST_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case ST_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static double load_float(const st_field *f, const char *p)
+{
+    if (f->type == ST_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    double v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const st_field *f = &k->s->fields[e->field];
+    const char *col = k->b->cols[e->field];
+    uint32_t w = f->width;
+    for (uint32_t j = 0; j < in->n; j++) {
+        const char *p = col + (size_t)at(k, f, tag, in->idx[j]) * w;
+        switch (e->type) {
+        case QT_FLOAT:
+            v->f[j] = load_float(f, p);
+            break;
+        case QT_STR:
+            if (f->type == ST_ENUM) {
+                uint8_t s = *(const uint8_t *)p;
+                v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
+                v->sl[j] = (uint32_t)strlen(v->sp[j]);
+            } else {
+                const char *z = memchr(p, 0, w);
+                v->sp[j] = p;
+                v->sl[j] = z ? (uint32_t)(z - p) : w;
+            }
+            break;
+        default:
+            v->i[j] = load_int(f, p);
+            break;
+        }
+    }
+}
+
+/* ---- filters -------------------------------------------------------------- */
+
+#define CMP3(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
+
+/* One loop per operator over a column of C type T, compared as CT with k. */
+#define CMP_COL(T, CT, kv)                                                             \
+    do {                                                                               \
+        const T *c = (const T *)col;                                                   \
+        CT kk = (kv);                                                                  \
+        switch (op) {                                                                  \
+        case QOP_EQ: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] == kk; } break; \
+        case QOP_NE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] != kk; } break; \
+        case QOP_LT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] < kk; } break;  \
+        case QOP_LE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] <= kk; } break; \
+        case QOP_GT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] > kk; } break;  \
+        default: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] >= kk; } break;     \
+        }                                                                              \
+    } while (0)
+
+/* An enum field at the rows' own level against a mask of its symbols:
+ * true if done. */
+static bool filter_mask(KCtx *k, const QExpr *fx, const uint8_t *mask, bool tag, const KSel *in,
+                        KSel *out)
+{
+    if (!mask || fx->op != QX_FIELD || (k->s->fields[fx->field].role == ST_TAG) != tag)
+        return false;
+    const uint8_t *c = (const uint8_t *)k->b->cols[fx->field];
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < in->n; j++) {
+        uint32_t r = in->idx[j];
+        out->idx[m] = r;
+        m += (mask[c[r] >> 3] >> (c[r] & 7)) & 1;
+    }
+    out->n = m;
+    return true;
+}
+
+/* field OP constant, the field at the rows' own level: true if done. */
+static bool filter_field_const(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    const QExpr *fx = e->a, *kx = e->b;
+    if (fx->op != QX_FIELD || kx->op != QOP_CONST)
+        return false;
+    const st_field *f = &k->s->fields[fx->field];
+    if ((f->role == ST_TAG) != tag)
+        return false;
+    const char *col = k->b->cols[fx->field];
+    uint32_t j, r, m = 0;
+    int op = e->op;
+    bool fk = kx->type == QT_FLOAT;
+    if (filter_mask(k, fx, e->mask, tag, in, out))
+        return true;
+    if (f->type == ST_CHAR && kx->type == QT_STR && (op == QOP_EQ || op == QOP_NE)) {
+        if (kx->kn > f->width || memchr(kx->ks, 0, kx->kn)) {
+            if (op == QOP_NE)
+                memcpy(out->idx, in->idx, (size_t)in->n * 4);
+            m = op == QOP_NE ? in->n : 0;
+        } else {
+            uint32_t w = f->width, n = kx->kn;
+            bool eq = op == QOP_EQ;
+            for (j = 0; j < in->n; j++) {
+                r = in->idx[j];
+                const char *p = col + (size_t)r * w;
+                out->idx[m] = r;
+                m += (!memcmp(p, kx->ks, n) && (n == w || !p[n])) == eq;
+            }
+        }
+    } else if (kx->type != QT_INT && kx->type != QT_FLOAT) {
+        return false;
+    } else {
+        switch (f->type) {
+        case ST_U8: if (fk) CMP_COL(uint8_t, double, kx->kf); else CMP_COL(uint8_t, int64_t, kx->ki); break;
+        case ST_U16: if (fk) CMP_COL(uint16_t, double, kx->kf); else CMP_COL(uint16_t, int64_t, kx->ki); break;
+        case ST_U32: if (fk) CMP_COL(uint32_t, double, kx->kf); else CMP_COL(uint32_t, int64_t, kx->ki); break;
+        case ST_U64: if (fk) CMP_COL(int64_t, double, kx->kf); else CMP_COL(int64_t, int64_t, kx->ki); break;
+        case ST_I8: if (fk) CMP_COL(int8_t, double, kx->kf); else CMP_COL(int8_t, int64_t, kx->ki); break;
+        case ST_I16: if (fk) CMP_COL(int16_t, double, kx->kf); else CMP_COL(int16_t, int64_t, kx->ki); break;
+        case ST_I32: if (fk) CMP_COL(int32_t, double, kx->kf); else CMP_COL(int32_t, int64_t, kx->ki); break;
+        case ST_I64: case ST_TIME: if (fk) CMP_COL(int64_t, double, kx->kf); else CMP_COL(int64_t, int64_t, kx->ki); break;
+        case ST_F32: CMP_COL(float, double, kx->kf); break;
+        case ST_F64: CMP_COL(double, double, kx->kf); break;
+        default: return false;
+        }
+    }
+    out->n = m;
+    return true;
+}
+
+static bool valid_at(const KVec *v, uint32_t j)
+{
+    return !v->valid || v->valid[j];
+}
+
+static double num_at(const QExpr *e, const KVec *v, uint32_t j)
+{
+    return e->type == QT_FLOAT ? v->f[j] : (double)v->i[j];
+}
+
+/* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN). */
+static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
+{
+    if (a->type == QT_STR) {
+        uint32_t n = va->sl[j] < vb->sl[j] ? va->sl[j] : vb->sl[j];
+        int c = n ? memcmp(va->sp[j], vb->sp[j], n) : 0;
+        return c ? (c < 0 ? -1 : 1) : CMP3(va->sl[j], vb->sl[j]);
+    }
+    if (a->type == QT_FLOAT || b->type == QT_FLOAT) {
+        double x = num_at(a, va, j), y = num_at(b, vb, j);
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    return CMP3(va->i[j], vb->i[j]);
+}
+
+static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    uint32_t m = 0;
+    if (filter_field_const(k, e, tag, in, out))
+        return;
+    if (e->a->type == QT_NIL || e->b->type == QT_NIL) {
+        /* x == nil: x is missing (first/last of no tag) */
+        const QExpr *x = e->a->type == QT_NIL ? e->b : e->a;
+        const KVec *v = k_eval(k, x, tag, in);
+        bool want_nil = e->op == QOP_EQ;
+        for (uint32_t j = 0; j < in->n; j++) {
+            out->idx[m] = in->idx[j];
+            m += (!valid_at(v, j) || x->type == QT_NIL) == want_nil;
+        }
+        out->n = m;
+        return;
+    }
+    const KVec *va = k_eval(k, e->a, tag, in);
+    const KVec *vb = k_eval(k, e->b, tag, in);
+    for (uint32_t j = 0; j < in->n; j++) {
+        int c = compare_at(e->a, va, e->b, vb, j);
+        out->idx[m] = in->idx[j];
+        m += valid_at(va, j) && valid_at(vb, j) && c != 2 && qx_holds(e->op, c);
+    }
+    out->n = m;
+}
+
+/* The text of value j of a string or int vector, for regexes and sets. */
+static const char *text_at(const QExpr *e, const KVec *v, uint32_t j, char *buf, uint32_t *n)
+{
+    if (e->type == QT_STR) {
+        *n = v->sl[j];
+        return v->sp[j];
+    }
+    *n = (uint32_t)snprintf(buf, 24, "%lld", (long long)v->i[j]);
+    return buf;
+}
+
+static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    uint32_t m = 0;
+    if (filter_mask(k, e->a, e->mask, tag, in, out))
+        return;
+    const KVec *v = k_eval(k, e->a, tag, in);
+    bool want = e->op != QOP_NOMATCH;
+    for (uint32_t j = 0; j < in->n; j++) {
+        char buf[24];
+        uint32_t n;
+        const char *s = text_at(e->a, v, j, buf, &n);
+        int rc = valid_at(v, j) ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
+        if (rc < -1 && rc != PCRE2_ERROR_NOMATCH)
+            snprintf(k->err, sizeof k->err, "%d:%d: regex match failed (%d)", e->line, e->col, rc);
+        out->idx[m] = in->idx[j];
+        m += valid_at(v, j) && (rc >= 0) == want;
+    }
+    out->n = m;
+}
+
+static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    uint32_t m = 0;
+    if (filter_mask(k, e->a, e->mask, tag, in, out))
+        return;
+    const KVec *v = k_eval(k, e->a, tag, in);
+    const QSet *s = e->set;
+    for (uint32_t j = 0; j < in->n; j++) {
+        bool hit = false;
+        if (!valid_at(v, j)) {
+            hit = false;
+        } else if (s->match) {
+            hit = s->match(s->mdata, v->sp[j], v->sl[j]);
+        } else if (s->type == QT_STR) {
+            hit = qset_has(s, v->sp[j], v->sl[j]);
+        } else if (s->type == QT_FLOAT) {
+            double d = num_at(e->a, v, j);
+            d = d == 0 ? 0 : d;
+            hit = qset_has(s, &d, 8);
+        } else {
+            hit = qset_has(s, &v->i[j], 8);
+        }
+        out->idx[m] = in->idx[j];
+        m += hit;
+    }
+    out->n = m;
+}
+
+/* in minus sub (both ascending) into out. */
+static void difference(const KSel *in, const KSel *sub, KSel *out)
+{
+    uint32_t m = 0, s = 0;
+    for (uint32_t j = 0; j < in->n; j++) {
+        uint32_t r = in->idx[j];
+        while (s < sub->n && sub->idx[s] < r)
+            s++;
+        if (s < sub->n && sub->idx[s] == r)
+            continue;
+        out->idx[m++] = r;
+    }
+    out->n = m;
+}
+
+static void merge(const KSel *a, const KSel *b, KSel *out)
+{
+    uint32_t i = 0, j = 0, m = 0;
+    while (i < a->n || j < b->n) {
+        if (j >= b->n || (i < a->n && a->idx[i] < b->idx[j]))
+            out->idx[m++] = a->idx[i++];
+        else
+            out->idx[m++] = b->idx[j++];
+    }
+    out->n = m;
+}
+
+static KSel scratch(KCtx *k, const QExpr *e, int i)
+{
+    Slot *s = slot(k, e);
+    KSel r = {slot_buf(k, (void **)&s->sel[i], 4), 0};
+    return r;
+}
+
+/* The tags of the tagsets in (ascending) into t. */
+static void tags_of(KCtx *k, const KSel *in, KSel *t)
+{
+    const uint32_t *st = tag_start(k);
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < in->n; j++)
+        for (uint32_t i = st[in->idx[j]]; i < st[in->idx[j] + 1]; i++)
+            t->idx[m++] = i;
+    t->n = m;
+}
+
+/* The tags of in's tagsets that satisfy the quantifier's predicate. */
+static void quant_tags(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
+{
+    KSel all = scratch(k, e, 0);
+    *hits = scratch(k, e, 1);
+    if (!all.idx || !hits->idx) {
+        hits->n = 0;
+        return;
+    }
+    tags_of(k, in, &all);
+    if (e->a)
+        k_filter(k, e->a, true, &all, hits);
+    else
+        memcpy(hits->idx, all.idx, (size_t)(hits->n = all.n) * 4);
+}
+
+static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
+{
+    KSel hits;
+    quant_tags(k, e, in, &hits);
+    const uint32_t *st = tag_start(k);
+    uint32_t m = 0, h = 0;
+    for (uint32_t j = 0; j < in->n; j++) {
+        uint32_t t = in->idx[j], n = 0;
+        while (h < hits.n && k->owner[hits.idx[h]] == t)
+            h++, n++;
+        out->idx[m] = t;
+        m += e->fn == QF_any ? n > 0 : n == st[t + 1] - st[t];
+    }
+    out->n = m;
+}
+
+/* A bool value used as a filter (a bool field, or a constant). */
+static void filter_value(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    const KVec *v = k_eval(k, e, tag, in);
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < in->n; j++) {
+        out->idx[m] = in->idx[j];
+        m += valid_at(v, j) && v->i[j];
+    }
+    out->n = m;
+}
+
+void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    KSel t1, t2, t3;
+    if (k->err[0]) {
+        out->n = 0;
+        return;
+    }
+    switch (e->op) {
+    case QOP_AND:
+        t1 = scratch(k, e, 0);
+        if (!t1.idx)
+            break;
+        k_filter(k, e->a, tag, in, &t1);
+        k_filter(k, e->b, tag, &t1, out);
+        return;
+    case QOP_OR:
+        t1 = scratch(k, e, 0), t2 = scratch(k, e, 1), t3 = scratch(k, e, 2);
+        if (!t1.idx || !t2.idx || !t3.idx)
+            break;
+        k_filter(k, e->a, tag, in, &t1);
+        difference(in, &t1, &t2);
+        k_filter(k, e->b, tag, &t2, &t3);
+        merge(&t1, &t3, out);
+        return;
+    case QOP_NOT:
+        t1 = scratch(k, e, 0);
+        if (!t1.idx)
+            break;
+        k_filter(k, e->a, tag, in, &t1);
+        difference(in, &t1, out);
+        return;
+    case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        filter_compare(k, e, tag, in, out);
+        return;
+    case QOP_MATCH:
+    case QOP_NOMATCH:
+        filter_match(k, e, tag, in, out);
+        return;
+    case QX_SET:
+        filter_set(k, e, tag, in, out);
+        return;
+    case QX_QUANT:
+        if (e->fn == QF_any || e->fn == QF_all) {
+            filter_quant(k, e, in, out);
+            return;
+        }
+        /* fall through */
+    default:
+        filter_value(k, e, tag, in, out);
+        return;
+    }
+    out->n = 0;
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+static bool alloc_vec(KCtx *k, const QExpr *e, KVec *v)
+{
+    bool ok = slot_buf(k, (void **)&v->valid, 1) != NULL;
+    switch (e->type) {
+    case QT_FLOAT: ok &= slot_buf(k, (void **)&v->f, 8) != NULL; break;
+    case QT_STR:
+        ok &= slot_buf(k, (void **)&v->sp, sizeof(char *)) != NULL;
+        ok &= slot_buf(k, (void **)&v->sl, 4) != NULL;
+        break;
+    default: ok &= slot_buf(k, (void **)&v->i, 8) != NULL; break;
+    }
+    return ok;
+}
+
+static void all_valid(KVec *v, uint32_t n)
+{
+    memset(v->valid, 1, n);
+}
+
+static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const KVec *a = k_eval(k, e->a, tag, in);
+    const KVec *b = k_eval(k, e->b, tag, in);
+    for (uint32_t j = 0; j < in->n; j++) {
+        v->valid[j] = valid_at(a, j) && valid_at(b, j);
+        if (e->type == QT_FLOAT) {
+            double x = num_at(e->a, a, j), y = num_at(e->b, b, j);
+            switch (e->op) {
+            case QOP_ADD: v->f[j] = x + y; break;
+            case QOP_SUB: v->f[j] = x - y; break;
+            case QOP_MUL: v->f[j] = x * y; break;
+            case QOP_DIV: v->f[j] = y == 0 ? 0 : x / y; break;
+            default: v->f[j] = y == 0 ? 0 : fmod(x, y); break;
+            }
+            if (y == 0 && (e->op == QOP_DIV || e->op == QOP_MOD) && v->valid[j])
+                snprintf(k->err, sizeof k->err, "%d:%d: division by zero", e->line, e->col);
+            continue;
+        }
+        int64_t x = a->i[j], y = b->i[j], r = 0;
+        bool bad = false;
+        switch (e->op) {
+        case QOP_ADD: bad = __builtin_add_overflow(x, y, &r); break;
+        case QOP_SUB: bad = __builtin_sub_overflow(x, y, &r); break;
+        case QOP_MUL: bad = __builtin_mul_overflow(x, y, &r); break;
+        default:
+            if (y == 0 || (y == -1 && x == INT64_MIN)) {
+                if (v->valid[j])
+                    snprintf(k->err, sizeof k->err, "%d:%d: %s", e->line, e->col,
+                             y == 0 ? "division by zero" : "integer overflow in '/'");
+                break;
+            }
+            r = e->op == QOP_DIV ? x / y : x % y;
+        }
+        if (bad && v->valid[j])
+            snprintf(k->err, sizeof k->err, "%d:%d: integer overflow", e->line, e->col);
+        v->i[j] = r;
+    }
+}
+
+/* count/first/last(tags, PRED) per tagset. */
+static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
+{
+    KSel hits;
+    quant_tags(k, e, in, &hits);
+    uint32_t h = 0;
+    for (uint32_t j = 0; j < in->n; j++) {
+        uint32_t t = in->idx[j], n = 0, first = 0, last = 0;
+        while (h < hits.n && k->owner[hits.idx[h]] == t) {
+            if (!n)
+                first = hits.idx[h];
+            last = hits.idx[h];
+            h++, n++;
+        }
+        if (e->fn == QF_count) {
+            v->i[j] = n;
+            v->valid[j] = 1;
+            continue;
+        }
+        v->valid[j] = n > 0;
+        if (!n) {
+            if (e->type == QT_STR)
+                v->sp[j] = "", v->sl[j] = 0;
+            else if (e->type == QT_FLOAT)
+                v->f[j] = 0;
+            else
+                v->i[j] = 0;
+            continue;
+        }
+        KSel one = {&(uint32_t){e->fn == QF_first ? first : last}, 1};
+        QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field};
+        KVec tmp = {v->i ? v->i + j : NULL, v->f ? v->f + j : NULL, v->sp ? v->sp + j : NULL,
+                    v->sl ? v->sl + j : NULL, NULL};
+        eval_field(k, &fx, true, &one, &tmp);
+    }
+}
+
+/* day(t), hour(t) */
+static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const KVec *a = k_eval(k, e->a, tag, in);
+    for (uint32_t j = 0; j < in->n; j++) {
+        int64_t t = a->i[j], d = t / 86400 - (t % 86400 < 0);
+        v->valid[j] = valid_at(a, j);
+        v->i[j] = e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600;
+    }
+}
+
+const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
+{
+    KVec *v = &slot(k, e)->v;
+    if (!alloc_vec(k, e, v) || k->err[0]) {
+        memset(v->valid, 0, in->n);
+        return v;
+    }
+    switch (e->op) {
+    case QX_FIELD:
+        eval_field(k, e, tag, in, v);
+        all_valid(v, in->n);
+        break;
+    case QOP_CONST:
+        for (uint32_t j = 0; j < in->n; j++) {
+            if (e->type == QT_FLOAT)
+                v->f[j] = e->kf;
+            else if (e->type == QT_STR)
+                v->sp[j] = e->ks, v->sl[j] = e->kn;
+            else
+                v->i[j] = e->ki;
+        }
+        memset(v->valid, e->type != QT_NIL, in->n);
+        break;
+    case QOP_NEG: {
+        const KVec *a = k_eval(k, e->a, tag, in);
+        for (uint32_t j = 0; j < in->n; j++) {
+            v->valid[j] = valid_at(a, j);
+            if (e->type == QT_FLOAT)
+                v->f[j] = -a->f[j];
+            else if (a->i[j] == INT64_MIN && v->valid[j])
+                snprintf(k->err, sizeof k->err, "%d:%d: integer overflow in unary '-'", e->line, e->col);
+            else
+                v->i[j] = -a->i[j];
+        }
+        break;
+    }
+    case QOP_ADD: case QOP_SUB: case QOP_MUL: case QOP_DIV: case QOP_MOD:
+        eval_arith(k, e, tag, in, v);
+        break;
+    case QX_QUANT:
+        if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last) {
+            eval_quant(k, e, in, v);
+            break;
+        }
+        /* any/all as a value: a condition */
+        __attribute__((fallthrough));
+    default:
+        if (e->op == QX_FUNC) {
+            eval_func(k, e, tag, in, v);
+            break;
+        }
+        /* a condition as a bool value */
+        {
+            KSel hit = scratch(k, e, NSEL - 1);
+            if (!hit.idx)
+                break;
+            k_filter(k, e, tag, in, &hit);
+            uint32_t h = 0;
+            for (uint32_t j = 0; j < in->n; j++) {
+                bool yes = h < hit.n && hit.idx[h] == in->idx[j];
+                h += yes;
+                v->i[j] = yes;
+            }
+            all_valid(v, in->n);
+        }
+        break;
+    }
+    return v;
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+uint32_t qx_keywidth(const QExpr *e)
+{
+    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : 8);
+}
+
+static void put_be(unsigned char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* doubles in an order-preserving unsigned form; -0 as 0 */
+static uint64_t float_bits(double d)
+{
+    uint64_t u;
+    d = d == 0 ? 0 : d;
+    memcpy(&u, &d, 8);
+    return u >> 63 ? ~u : u | UINT64_C(1) << 63;
+}
+
+void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out)
+{
+    uint32_t w = qx_keywidth(e);
+    memset(out, 0, w);
+    if (valid_at(v, j) && e->type != QT_NIL) {
+        out[0] = 1;
+        if (e->type == QT_STR)
+            memcpy(out + 1, v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
+        else if (e->type == QT_FLOAT)
+            put_be(out + 1, float_bits(v->f[j]));
+        else
+            put_be(out + 1, (uint64_t)v->i[j] ^ UINT64_C(1) << 63);
+    }
+    if (desc)
+        for (uint32_t i = 0; i < w; i++)
+            out[i] = (unsigned char)~out[i];
+}
+
+Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
+{
+    if (!key[0])
+        return v_nil();
+    uint64_t u = e->type == QT_STR ? 0 : get_be(key + 1);
+    switch (e->type) {
+    case QT_STR: {
+        const char *s = (const char *)key + 1;
+        const char *z = memchr(s, 0, e->strw);
+        return v_obj(vm_str_new(vm, s, z ? (size_t)(z - s) : e->strw));
+    }
+    case QT_FLOAT: {
+        u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
+        double d;
+        memcpy(&d, &u, 8);
+        return v_float(d);
+    }
+    case QT_BOOL:
+        return v_bool((u ^ UINT64_C(1) << 63) != 0);
+    default:
+        return v_int((int64_t)(u ^ UINT64_C(1) << 63));
+    }
+}

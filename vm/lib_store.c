@@ -1,0 +1,857 @@
+/* lib_store: the store natives: schemas, tagset files (write, read,
+ * iterate), datastores (create, open, load through the external sort),
+ * info and verify. */
+#include "config.h"
+#include "vm/lib_store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/mem.h"
+#include "vm/natives.h"
+#include "vm/query.h"
+
+/* ---- schemas ---------------------------------------------------------- */
+
+static void schema_free(VM *vm, void *data)
+{
+    VSchema *vs = data;
+    if (!vs->s)
+        return;
+    uint32_t n = vs->s->nfields;
+    if (vs->syms)
+        for (uint32_t f = 0; f < n; f++)
+            if (vs->syms[f])
+                vm_free_mem(vm, vs->syms[f], vs->s->fields[f].nsyms * sizeof(VStr *));
+    vm_free_mem(vm, vs->syms, vs->syms ? n * sizeof(VStr **) : 0);
+    vm_free_mem(vm, vs->names, vs->names ? n * sizeof(VStr *) : 0);
+    st_schema_free(vs->s);
+}
+
+static void schema_mark(VM *vm, void *data)
+{
+    VSchema *vs = data;
+    if (vs->tags_name)
+        vm_mark_obj(vm, &vs->tags_name->hdr);
+    for (uint32_t f = 0; vs->names && f < vs->s->nfields; f++) {
+        if (vs->names[f])
+            vm_mark_obj(vm, &vs->names[f]->hdr);
+        for (uint32_t k = 0; vs->syms && vs->syms[f] && k < vs->s->fields[f].nsyms; k++)
+            if (vs->syms[f][k])
+                vm_mark_obj(vm, &vs->syms[f][k]->hdr);
+    }
+}
+
+static void schema_show(VM *vm, void *data, VStrBuf *sb)
+{
+    VSchema *vs = data;
+    size_t n;
+    char *text = st_schema_format(vs->s, &n);
+    if (!text)
+        vm_throw(vm, v_obj(vm->oom));
+    vm_sb_addc(vm, sb, "schema {\n");
+    for (char *line = text, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        vm_sb_addc(vm, sb, "    ");
+        vm_sb_add(vm, sb, line, (size_t)(nl - line + 1));
+    }
+    mem_free(text, n + 1);
+    vm_sb_addc(vm, sb, "}");
+}
+
+const VHandleType vm_schema_type = {
+    .name = "schema", .free = schema_free, .mark = schema_mark, .show = schema_show,
+};
+
+VHandle *vm_schema_parse(VM *vm, const char *text, size_t len, int line, int col, st_err *err)
+{
+    /* The handle first: once it owns the schema, a raise below leaks nothing. */
+    VHandle *h = vm_handle_new(vm, &vm_schema_type, sizeof(VSchema));
+    VSchema *vs = handle_data(h);
+    st_schema *s = st_schema_parse(text, len, line, col, err);
+    if (!s) {
+        if (err->code == ST_ENOMEM)
+            vm_throw(vm, v_obj(vm->oom));
+        return NULL;
+    }
+    vs->s = s;
+    vm_push_root(vm, v_obj(h));
+    vs->names = vm_alloc(vm, s->nfields * sizeof(VStr *));
+    memset(vs->names, 0, s->nfields * sizeof(VStr *));
+    vs->syms = vm_alloc(vm, s->nfields * sizeof(VStr **));
+    memset(vs->syms, 0, s->nfields * sizeof(VStr **));
+    vs->tags_name = vm_str_cstr(vm, "tags");
+    for (uint32_t f = 0; f < s->nfields; f++) {
+        const st_field *fd = &s->fields[f];
+        vs->names[f] = vm_str_cstr(vm, fd->name);
+        if (fd->type != ST_ENUM)
+            continue;
+        VStr **syms = vm_alloc(vm, fd->nsyms * sizeof(VStr *));
+        memset(syms, 0, fd->nsyms * sizeof(VStr *));
+        vs->syms[f] = syms;
+        for (uint32_t k = 0; k < fd->nsyms; k++)
+            syms[k] = vm_str_cstr(vm, fd->syms[k]);
+    }
+    vm_pop_root(vm, 1);
+    return h;
+}
+
+static VHandle *arg_schema(VM *vm, Value *argv, int i)
+{
+    VHandle *h = vm_schema_of(argv[i]);
+    if (!h)
+        vm_arg_error(vm, i, "a schema (or a tagset file or store)", argv[i]);
+    return h;
+}
+
+_Noreturn static void store_error(VM *vm, const st_err *err)
+{
+    if (err->code == ST_ENOMEM)
+        vm_throw(vm, v_obj(vm->oom));
+    vm_error(vm, "%s", err->msg);
+}
+
+Value nat_schema(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    if (!IS_STR(argv[0]))
+        return v_obj(arg_schema(vm, argv, 0));
+    st_err err;
+    VHandle *h = vm_schema_parse(vm, AS_STR(argv[0])->data, AS_STR(argv[0])->len, 1, 1, &err);
+    if (!h)
+        store_error(vm, &err);
+    return v_obj(h);
+}
+
+static const char *const role_names[] = {[ST_KEY] = "key", [ST_TAGSET] = "tagset", [ST_TAG] = "tag"};
+
+Value nat_fields(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VSchema *vs = vschema(arg_schema(vm, argv, 0));
+    const st_schema *s = vs->s;
+    VArray *a = vm_array_new(vm, s->nfields);
+    Value av = v_obj(a);
+    for (uint32_t f = 0; f < s->nfields; f++) {
+        const st_field *fd = &s->fields[f];
+        char type[32];
+        VMap *m = vm_map_new(vm, 4);
+        vm_array_push(vm, a, v_obj(m));
+        vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "name")), v_obj(vs->names[f]));
+        vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "type")),
+                   v_obj(vm_str_cstr(vm, vm_field_type_name(fd, type, sizeof type))));
+        vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "role")), v_obj(vm_str_cstr(vm, role_names[fd->role])));
+        if (fd->type == ST_ENUM) {
+            VArray *syms = vm_array_new(vm, fd->nsyms);
+            vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "symbols")), v_obj(syms));
+            for (uint32_t k = 0; k < fd->nsyms; k++)
+                vm_array_push(vm, syms, v_obj(vs->syms[f][k]));
+        }
+    }
+    return av;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static Value opt(VM *vm, VMap *m, const char *key)
+{
+    Value v = v_nil();
+    if (m)
+        vm_map_get(vm, m, v_obj(vm_str_cstr(vm, key)), &v);
+    return v;
+}
+
+static int64_t opt_int(VM *vm, VMap *m, const char *key, int64_t def, int64_t lo, int64_t hi)
+{
+    Value v = opt(vm, m, key);
+    if (IS_NIL(v))
+        return def;
+    if (!IS_INT(v) || v.as.i < lo || v.as.i > hi)
+        vm_error(vm, "option %s must be an int from %lld to %lld", key, (long long)lo, (long long)hi);
+    return v.as.i;
+}
+
+static const char *opt_str(VM *vm, VMap *m, const char *key, const char *def)
+{
+    Value v = opt(vm, m, key);
+    if (IS_NIL(v))
+        return def;
+    if (!IS_STR(v) || strlen(AS_STR(v)->data) != AS_STR(v)->len)
+        vm_error(vm, "option %s must be a string", key);
+    return AS_STR(v)->data;
+}
+
+static void check_opts(VM *vm, VMap *m, const char *const *known)
+{
+    size_t pos = 0;
+    Value k, v;
+    while (m && vm_map_next(m, &pos, &k, &v)) {
+        size_t i = 0;
+        while (known[i] && !(IS_STR(k) && str_eq_cstr(AS_STR(k), known[i])))
+            i++;
+        if (!known[i]) {
+            VStr *ks = vm_tostring(vm, k);
+            vm_error(vm, "unknown option '%s'", ks->data);
+        }
+    }
+}
+
+/* Writing options: block_size, codec ("lz4", "lz4hc", "none"), level, label;
+ * for sorts also parcel (bytes) and tmpdir. */
+static void write_opts(VM *vm, VMap *m, st_loader_opts *o)
+{
+    static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
+                                        "tmpdir", "schema", "partkey", "volumes",
+                                        "partitions", "name", NULL};
+    check_opts(vm, m, known);
+    st_loader_opts_default(o);
+    o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
+                                            ST_BLOCK_SIZE_MIN, ST_BLOCK_SIZE_MAX);
+    const char *codec = opt_str(vm, m, "codec", "lz4");
+    if (!strcmp(codec, "lz4"))
+        o->write.codec = ST_CODEC_LZ4;
+    else if (!strcmp(codec, "lz4hc"))
+        o->write.codec = ST_CODEC_LZ4HC;
+    else if (!strcmp(codec, "none"))
+        o->write.codec = ST_CODEC_NONE;
+    else
+        vm_error(vm, "option codec must be \"lz4\", \"lz4hc\" or \"none\", got \"%s\"", codec);
+    o->write.level = (int)opt_int(vm, m, "level", 0, 0, 65535);
+    o->write.label = opt_str(vm, m, "label", NULL);
+    o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", 0, 1 << 16, INT64_MAX);
+    o->sort.tmpdir = opt_str(vm, m, "tmpdir", NULL);
+}
+
+static VMap *opt_map(VM *vm, int argc, Value *argv, int i)
+{
+    return argc > i && !IS_NIL(argv[i]) ? vm_arg_map(vm, argv, i) : NULL;
+}
+
+static char *dup_path(VM *vm, VStr *s)
+{
+    if (strlen(s->data) != s->len || !s->len)
+        vm_error(vm, "bad path");
+    char *p = vm_alloc(vm, s->len + 1);
+    memcpy(p, s->data, s->len + 1);
+    return p;
+}
+
+static void free_path(VM *vm, char *p)
+{
+    if (p)
+        vm_free_mem(vm, p, strlen(p) + 1);
+}
+
+/* ---- file writers: create, add, commit -------------------------------- */
+
+typedef struct VWriter {
+    st_writer *w;
+    VHandle *schema;
+    VRowBuf buf;
+    char *path;
+    bool done;
+} VWriter;
+
+static void writer_free(VM *vm, void *data)
+{
+    VWriter *w = data;
+    if (w->w)
+        st_writer_abort(w->w);   /* never committed: nothing appears under path */
+    vm_rowbuf_free(vm, &w->buf);
+    free_path(vm, w->path);
+}
+
+static void writer_mark(VM *vm, void *data)
+{
+    VWriter *w = data;
+    if (w->schema)
+        vm_mark_obj(vm, &w->schema->hdr);
+}
+
+static void writer_show(VM *vm, void *data, VStrBuf *sb)
+{
+    VWriter *w = data;
+    vm_sb_printf(vm, sb, "<writer %s%s>", w->path, w->done ? " (committed)" : "");
+}
+
+const VHandleType vm_writer_type = {
+    .name = "writer", .free = writer_free, .mark = writer_mark, .show = writer_show,
+};
+
+Value nat_create(VM *vm, int argc, Value *argv)
+{
+    VStr *path = vm_arg_str(vm, argv, 0);
+    VHandle *sh = arg_schema(vm, argv, 1);
+    st_loader_opts o;
+    write_opts(vm, opt_map(vm, argc, argv, 2), &o);
+    VHandle *h = vm_handle_new(vm, &vm_writer_type, sizeof(VWriter));
+    VWriter *w = handle_data(h);
+    w->schema = sh;
+    w->path = dup_path(vm, path);
+    st_err err;
+    if (!(w->w = st_writer_create(w->path, vschema(sh)->s, &o.write, &err)))
+        store_error(vm, &err);
+    return v_obj(h);
+}
+
+static void writer_add(VM *vm, VWriter *w, Value ts)
+{
+    char what[64];
+    st_err err;
+    snprintf(what, sizeof what, "tagset %llu", (unsigned long long)st_writer_count(w->w) + 1);
+    vm_tagset_encode(vm, vschema(w->schema), ts, &w->buf, what);
+    if (st_writer_append(w->w, w->buf.row, w->buf.tags, w->buf.ntags, &err) < 0)
+        store_error(vm, &err);
+}
+
+Value nat_add(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VWriter *w = vm_arg_handle(vm, argv, 0, &vm_writer_type);
+    if (w->done)
+        vm_error(vm, "the writer of %s is already committed", w->path);
+    if (IS_ARRAY(argv[1])) {
+        VArray *a = AS_ARRAY(argv[1]);
+        for (size_t i = 0; i < a->len; i++)
+            writer_add(vm, w, a->items[i]);
+    } else {
+        writer_add(vm, w, argv[1]);
+    }
+    return v_nil();
+}
+
+Value nat_commit(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VWriter *w = vm_arg_handle(vm, argv, 0, &vm_writer_type);
+    if (w->done)
+        vm_error(vm, "the writer of %s is already committed", w->path);
+    uint64_t n = st_writer_count(w->w);
+    st_writer *sw = w->w;
+    st_err err;
+    w->w = NULL;
+    w->done = true;
+    if (st_writer_commit(sw, &err) < 0)
+        store_error(vm, &err);
+    return v_int((int64_t)n);
+}
+
+/* ---- reading: tagset files and stores ------------------------------------ */
+
+/* Iteration (`for ts in x`) over a list of files, tagset by tagset, with a
+ * reader of its own; a loop that starts elsewhere than where the last one
+ * stopped (a new or nested loop) starts over and skips ahead. */
+static void iter_reset(VIter *it)
+{
+    st_reader_close(it->r);
+    it->r = NULL;
+    it->b = NULL;
+    it->fi = 0;
+    it->t = 0;
+    it->pos = 0;
+}
+
+/* The paths are mem_alloc'd (not counted by the collector): a store's list
+ * is made inside a callback of the store layer, where raising is not allowed. */
+static void iter_free(VIter *it)
+{
+    iter_reset(it);
+    for (uint32_t i = 0; i < it->npaths; i++)
+        mem_free(it->paths[i], strlen(it->paths[i]) + 1);
+    mem_free(it->paths, it->npaths * sizeof(char *));
+}
+
+static int iter_add(VIter *it, const char *path)
+{
+    char **p = mem_realloc(it->paths, it->npaths * sizeof(char *), (it->npaths + 1) * sizeof(char *));
+    if (!p)
+        return -1;
+    it->paths = p;
+    if (!(p[it->npaths] = mem_strdup(path)))
+        return -1;
+    it->npaths++;
+    return 0;
+}
+
+/* The next tagset's batch and index, or false at the end. */
+static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
+{
+    st_err err;
+    while (!it->b || it->t >= it->b->ntagsets) {
+        if (!it->r) {
+            if (it->fi >= it->npaths)
+                return false;
+            if (!(it->r = st_reader_open(it->paths[it->fi++], NULL, &err)))
+                store_error(vm, &err);
+        }
+        int rc = st_reader_next(it->r, &it->b, &err);
+        if (rc < 0) {
+            iter_reset(it);
+            store_error(vm, &err);
+        }
+        if (rc == 0) {
+            st_reader_close(it->r);
+            it->r = NULL;
+            it->b = NULL;
+        }
+        it->t = 0;
+    }
+    *b = it->b;
+    *t = it->t++;
+    it->pos++;
+    return true;
+}
+
+static void source_free(VM *vm, void *data)
+{
+    VSource *src = data;
+    iter_free(&src->it);
+    vm_rowbuf_free(vm, &src->rows);
+    st_store_close(src->st);
+    free_path(vm, src->path);
+}
+
+static void source_mark(VM *vm, void *data)
+{
+    VSource *src = data;
+    if (src->schema)
+        vm_mark_obj(vm, &src->schema->hdr);
+}
+
+static bool source_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
+{
+    VSource *src = data;
+    VIter *it = &src->it;
+    const st_batch *batch;
+    uint32_t t;
+    if (*cursor != it->pos) {
+        iter_reset(it);
+        while (it->pos < *cursor && iter_step(vm, it, &batch, &t))
+            ;
+    }
+    if (!iter_step(vm, it, &batch, &t))
+        return false;
+    *cursor = it->pos;
+    const st_schema *s = vschema(src->schema)->s;
+    VRowBuf *rb = &src->rows;
+    uint32_t lo = s->tag_size ? batch->tag_start[t] : 0, n = s->tag_size ? batch->tag_start[t + 1] - lo : 0;
+    vm_grow(vm, &rb->row, &rb->row_cap, s->row_size);
+    vm_grow(vm, &rb->tags, &rb->tags_cap, (size_t)n * s->tag_size);
+    st_batch_row(s, batch, t, rb->row);
+    for (uint32_t i = 0; i < n; i++)
+        st_batch_tag(s, batch, lo + i, rb->tags + (size_t)i * s->tag_size);
+    *a = vm_record_value(vm, vschema(src->schema), rb->row, s->tag_size ? rb->tags : NULL, n, NULL,
+                         false);
+    *b = *a;
+    return true;
+}
+
+static void source_show(VM *vm, void *data, VStrBuf *sb)
+{
+    VSource *src = data;
+    st_storeinfo info;
+    if (!src->st) {
+        vm_sb_printf(vm, sb, "<tagfile %s: %llu tagsets, %llu tags>", src->path,
+                     (unsigned long long)src->info.ntagsets, (unsigned long long)src->info.ntags);
+        return;
+    }
+    st_store_info(src->st, &info);
+    vm_sb_printf(vm, sb, "<store %s: %u x %u partitions by %s, generation %llu>", src->path,
+                 info.volumes, info.partitions, info.partkey, (unsigned long long)info.generation);
+}
+
+const VHandleType vm_tagfile_type = {
+    .name = "tagfile", .free = source_free, .mark = source_mark, .next = source_next,
+    .show = source_show,
+};
+
+const VHandleType vm_store_type = {
+    .name = "store", .free = source_free, .mark = source_mark, .next = source_next,
+    .show = source_show,
+};
+
+VSource *vm_source_of(Value v)
+{
+    if (!IS_HANDLE(v))
+        return NULL;
+    VHandle *h = AS_HANDLE(v);
+    return h->type == &vm_tagfile_type || h->type == &vm_store_type ? handle_data(h) : NULL;
+}
+
+VHandle *vm_schema_of(Value v)
+{
+    if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_schema_type)
+        return AS_HANDLE(v);
+    VSource *src = vm_source_of(v);
+    return src ? src->schema : NULL;
+}
+
+static VSource *new_source(VM *vm, const VHandleType *type, VStr *path, Value *hv)
+{
+    VHandle *h = vm_handle_new(vm, type, sizeof(VSource));
+    *hv = v_obj(h);
+    VSource *src = handle_data(h);
+    src->path = dup_path(vm, path);
+    return src;
+}
+
+static Value open_file(VM *vm, VStr *path)
+{
+    Value hv;
+    VSource *src = new_source(vm, &vm_tagfile_type, path, &hv);
+    st_err err;
+    st_reader *r = st_reader_open(src->path, NULL, &err);
+    if (!r)
+        store_error(vm, &err);
+    st_reader_info(r, &src->info);
+    size_t n;
+    char *text = st_schema_format(st_reader_schema(r), &n);
+    st_reader_close(r);
+    if (!text)
+        vm_throw(vm, v_obj(vm->oom));
+    VHandle *sh = vm_schema_parse(vm, text, n, 1, 1, &err);
+    mem_free(text, n + 1);
+    if (!sh)
+        store_error(vm, &err);
+    src->schema = sh;
+    if (iter_add(&src->it, src->path) < 0)
+        vm_throw(vm, v_obj(vm->oom));
+    return hv;
+}
+
+/* Adds each tags file of the snapshot to the iteration list. */
+static int list_file(const st_file *f, void *ctx)
+{
+    return f->kind == ST_TAGS ? iter_add(ctx, f->path) : 0;
+}
+
+static Value open_store(VM *vm, VStr *dir)
+{
+    Value hv;
+    VSource *src = new_source(vm, &vm_store_type, dir, &hv);
+    st_err err;
+    if (!(src->st = st_store_open(src->path, &err)))
+        store_error(vm, &err);
+    st_storeinfo info;
+    st_store_info(src->st, &info);
+    VHandle *schema = vm_schema_parse(vm, info.schema, info.schema_len, 1, 1, &err);
+    if (!schema)
+        vm_error(vm, "%s/STORE: schema: %s", src->path, err.msg);
+    src->schema = schema;
+    int pk = st_schema_find(vschema(schema)->s, info.partkey, strlen(info.partkey));
+    if (pk < 0 || (uint32_t)pk >= vschema(schema)->s->nrow)
+        vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
+                 info.partkey);
+    src->partkey = (uint32_t)pk;
+    if (st_store_files(src->st, list_file, &src->it) < 0)
+        vm_throw(vm, v_obj(vm->oom));
+    return hv;
+}
+
+bool vm_store_open(VM *vm, VStr *path, Value *out)
+{
+    struct stat st;
+    if (stat(path->data, &st) < 0)
+        return false;
+    if (S_ISDIR(st.st_mode))
+        *out = open_store(vm, path);
+    else if (st_file_is_tagset(path->data))
+        *out = open_file(vm, path);
+    else
+        return false;
+    return true;
+}
+
+/* ---- datastores: create ----------------------------------------------- */
+
+Value nat_create_store(VM *vm, int argc, Value *argv)
+{
+    VStr *dir = vm_arg_str(vm, argv, 0);
+    VSchema *vs = vschema(arg_schema(vm, argv, 1));
+    VMap *m = opt_map(vm, argc, argv, 2);
+    static const char *const known[] = {"partkey", "volumes", "partitions", "name", NULL};
+    check_opts(vm, m, known);
+    const char *name = opt_str(vm, m, "name", NULL);
+    const char *base = strrchr(dir->data, '/');
+    const char *partkey = opt_str(vm, m, "partkey", vs->s->fields[0].name);
+    int pk = st_schema_find(vs->s, partkey, strlen(partkey));
+    if (pk < 0 || (uint32_t)pk >= vs->s->nrow)
+        vm_error(vm, "partkey '%s' must be a key or tagset field of the schema", partkey);
+    size_t len;
+    char *text = st_schema_format(vs->s, &len);
+    if (!text)
+        vm_throw(vm, v_obj(vm->oom));
+    st_store_meta meta = {
+        .name = name ? name : base && base[1] ? base + 1 : dir->data,
+        .partkey = partkey,
+        .volumes = (uint32_t)opt_int(vm, m, "volumes", 1, 1, ST_MAX_VOLUMES),
+        .partitions = (uint32_t)opt_int(vm, m, "partitions", 1, 1, ST_MAX_PARTITIONS),
+        .schema = text,
+        .schema_len = len,
+    };
+    st_err err;
+    int rc = st_store_create(dir->data, &meta, &err);
+    mem_free(text, len + 1);
+    if (rc < 0)
+        store_error(vm, &err);
+    return open_store(vm, dir);
+}
+
+/* ---- loading: load(target, rows) ------------------------------------- */
+
+static void loader_free(VM *vm, void *data)
+{
+    VLoader *l = data;
+    st_loader_free(l->l);
+    vm_rowbuf_free(vm, &l->buf);
+}
+
+static void loader_mark(VM *vm, void *data)
+{
+    VLoader *l = data;
+    if (l->schema)
+        vm_mark_obj(vm, &l->schema->hdr);
+}
+
+const VHandleType vm_loader_type = {.name = "loader", .free = loader_free, .mark = loader_mark};
+
+VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep)
+{
+    st_loader_opts o;
+    st_err err;
+    write_opts(vm, opts, &o);
+    VHandle *h = vm_handle_new(vm, &vm_loader_type, sizeof(VLoader));
+    *keep = v_obj(h);
+    VLoader *l = handle_data(h);
+    if (IS_HANDLE(target) && AS_HANDLE(target)->type == &vm_store_type) {
+        VSource *s = vm_source_of(target);
+        l->schema = s->schema;
+        l->l = st_loader_store(s->st, vschema(l->schema)->s, s->partkey, &o, &err);
+    } else if (IS_STR(target)) {
+        if (!schema)
+            vm_error(vm, "writing a file needs a schema (option schema)");
+        l->schema = schema;
+        l->l = st_loader_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
+    } else {
+        vm_error(vm, "can write to a store or a file path, not %s", v_type_name(target));
+    }
+    if (!l->l)
+        store_error(vm, &err);
+    return l;
+}
+
+/* One input row: a tagset map (with `tags`: one record per tag, or one
+ * without a tag if it has none) or a flat map of tagset and tag fields (one
+ * record, with a tag when it names any tag field). */
+void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n)
+{
+    VSchema *vs = vschema(l->schema);
+    const st_schema *s = vs->s;
+    char what[64];
+    st_err err;
+    snprintf(what, sizeof what, "row %llu", (unsigned long long)n);
+    if (!IS_MAP(row))
+        vm_error(vm, "%s: a row must be a map, got %s", what, v_type_name(row));
+    VMap *m = AS_MAP(row);
+    bool flat = false;
+    size_t pos = 0;
+    Value k, v;
+    while (s->tag_size && vm_map_next(m, &pos, &k, &v))
+        if (IS_STR(k)) {
+            int f = st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len);
+            flat |= f >= (int)s->nrow;
+        }
+    if (flat) {
+        /* Split the flat map into a tagset map and one tag map. */
+        VMap *ts = vm_map_new(vm, m->live), *tag = vm_map_new(vm, m->live);
+        Value tv = v_obj(ts);
+        vm_push_root(vm, tv);
+        VArray *tags = vm_array_new(vm, 1);
+        vm_array_push(vm, tags, v_obj(tag));
+        vm_map_set(vm, ts, v_obj(vs->tags_name), v_obj(tags));
+        for (pos = 0; vm_map_next(m, &pos, &k, &v);) {
+            int f = IS_STR(k) ? st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len) : -1;
+            vm_map_set(vm, f >= (int)s->nrow ? tag : ts, k, v);
+        }
+        vm_pop_root(vm, 1);
+        row = tv;
+    }
+    vm_tagset_encode(vm, vs, row, &l->buf, what);
+    if (!l->buf.ntags && st_loader_add(l->l, l->buf.row, NULL, &err) < 0)
+        vm_error(vm, "%s: %s", what, err.msg);
+    for (uint32_t i = 0; i < l->buf.ntags; i++)
+        if (st_loader_add(l->l, l->buf.row, l->buf.tags + (size_t)i * s->tag_size, &err) < 0)
+            vm_error(vm, "%s: %s", what, err.msg);
+}
+
+int64_t vm_loader_finish(VM *vm, VLoader *l)
+{
+    st_loader_stats stats;
+    st_err err;
+    int rc = st_loader_finish(l->l, &stats, &err);
+    st_loader_free(l->l);
+    l->l = NULL;
+    if (rc < 0)
+        store_error(vm, &err);
+    return (int64_t)stats.records;
+}
+
+/* load(target, rows, [opts]): rows an array of maps, a tagset file or a store. */
+Value nat_load(VM *vm, int argc, Value *argv)
+{
+    VMap *opts = opt_map(vm, argc, argv, 2);
+    VHandle *schema = vm_schema_of(opt(vm, opts, "schema"));
+    if (!schema)
+        schema = vm_schema_of(argv[1]);
+    Value keep;
+    VLoader *l = vm_loader_new(vm, argv[0], schema, opts, &keep);
+    vm_push_root(vm, keep);
+    uint64_t n = 0;
+    if (IS_ARRAY(argv[1])) {
+        VArray *a = AS_ARRAY(argv[1]);
+        for (size_t i = 0; i < a->len; i++)
+            vm_loader_add(vm, l, a->items[i], ++n);
+    } else if (IS_HANDLE(argv[1]) && AS_HANDLE(argv[1])->type->next) {
+        VHandle *h = AS_HANDLE(argv[1]);
+        int64_t cursor = 0;
+        Value a, b;
+        while (h->type->next(vm, h->data, &cursor, &a, &b))
+            vm_loader_add(vm, l, a, ++n);
+    } else {
+        vm_arg_error(vm, 1, "an array of maps, a tagset file or a store", argv[1]);
+    }
+    int64_t r = vm_loader_finish(vm, l);
+    vm_pop_root(vm, 1);
+    return v_int(r);
+}
+
+/* ---- info and verify -------------------------------------------------- */
+
+static void set(VM *vm, VMap *m, const char *k, Value v)
+{
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, k)), v);
+}
+
+static const char *const codec_names[] = {"none", "lz4", "lz4hc"};
+
+Value nat_info(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VMap *m = vm_map_new(vm, 12);
+    Value mv = v_obj(m);
+    VSource *src = vm_source_of(argv[0]);
+    if (!src)
+        vm_arg_error(vm, 0, "a tagset file or a store", argv[0]);
+    if (!src->st) {
+        const st_file_info *i = &src->info;
+        set(vm, m, "path", v_obj(vm_str_cstr(vm, src->path)));
+        set(vm, m, "version", v_int(i->version));
+        set(vm, m, "block_size", v_int(i->block_size));
+        set(vm, m, "codec", v_obj(vm_str_cstr(vm, codec_names[i->codec])));
+        set(vm, m, "size", v_int((int64_t)i->size));
+        set(vm, m, "blocks", v_int((int64_t)i->nblocks));
+        set(vm, m, "tagsets", v_int((int64_t)i->ntagsets));
+        set(vm, m, "tags", v_int((int64_t)i->ntags));
+        return mv;
+    }
+    st_storeinfo i;
+    st_store_info(src->st, &i);
+    set(vm, m, "dir", v_obj(vm_str_cstr(vm, i.dir)));
+    set(vm, m, "name", v_obj(vm_str_cstr(vm, i.name)));
+    set(vm, m, "partkey", v_obj(vm_str_cstr(vm, i.partkey)));
+    set(vm, m, "volumes", v_int(i.volumes));
+    set(vm, m, "partitions", v_int(i.partitions));
+    set(vm, m, "generation", v_int((int64_t)i.generation));
+    set(vm, m, "label", v_obj(vm_str_cstr(vm, i.label ? i.label : "")));
+    set(vm, m, "files", v_int((int64_t)i.files[ST_TAGS]));
+    set(vm, m, "bytes", v_int((int64_t)i.bytes[ST_TAGS]));
+    return mv;
+}
+
+typedef struct VerifyCtx {
+    VM *vm;
+    VArray *bad;
+    int64_t files;
+} VerifyCtx;
+
+static void add_bad(VerifyCtx *v, const char *path, int64_t block, const char *msg)
+{
+    VMap *m = vm_map_new(v->vm, 3);
+    vm_array_push(v->vm, v->bad, v_obj(m));
+    set(v->vm, m, "file", v_obj(vm_str_cstr(v->vm, path)));
+    set(v->vm, m, "block", v_int(block));
+    set(v->vm, m, "error", v_obj(vm_str_cstr(v->vm, msg)));
+}
+
+static void verify_bad(void *ctx, const char *path, uint64_t block, const char *msg)
+{
+    add_bad(ctx, path, (int64_t)block, msg);
+}
+
+static void verify_path(VerifyCtx *v, const char *path)
+{
+    st_err err;
+    v->files++;
+    if (st_reader_verify(path, NULL, verify_bad, v, &err) < 0)
+        add_bad(v, path, -1, err.msg);
+}
+
+/* verify(path or store): every block of every file checked; the bad ones
+ * as an array of {file, block, error} (block -1: the file as a whole). */
+Value nat_verify(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VerifyCtx v = {vm, vm_array_new(vm, 0), 0};
+    Value av = v_obj(v.bad);
+    if (IS_STR(argv[0])) {
+        verify_path(&v, AS_STR(argv[0])->data);
+    } else if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_store_type) {
+        VIter *it = &vm_source_of(argv[0])->it;
+        for (uint32_t i = 0; i < it->npaths; i++)
+            verify_path(&v, it->paths[i]);
+    } else {
+        vm_arg_error(vm, 0, "a path or a store", argv[0]);
+    }
+    return av;
+}
+
+/* rows(x): every tagset of a tagset file or store, or a query's result,
+ * as an array of maps. */
+Value nat_rows(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_query_type)
+        return vm_query_run(vm, argv[0]);
+    if (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next)
+        vm_arg_error(vm, 0, "a tagset file, a store or a query", argv[0]);
+    VHandle *h = AS_HANDLE(argv[0]);
+    VArray *a = vm_array_new(vm, 0);
+    Value av = v_obj(a);
+    int64_t cursor = 0;
+    Value x, y;
+    while (h->type->next(vm, h->data, &cursor, &x, &y))
+        vm_array_push(vm, a, x);
+    return av;
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+Value nat_totime(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t t;
+    if (!vm_time_parse(s->data, s->len, &t))
+        return v_nil();
+    return v_int(t);
+}
+
+Value nat_isotime(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    char buf[40];
+    st_time_format(vm_arg_int(vm, argv, 0), buf, sizeof buf);
+    return v_obj(vm_str_cstr(vm, buf));
+}

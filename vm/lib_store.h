@@ -1,0 +1,125 @@
+/* lib_store: comb's handles for schemas, tagset files, file writers and
+ * datastores, shared by the store natives and the query engine.
+ *
+ * Every handle that reads a schema holds a "schema" handle (VSchema), so the
+ * field names and enum symbols exist as comb strings once per schema, not
+ * once per row. */
+#ifndef COMB_LIB_STORE_H
+#define COMB_LIB_STORE_H
+
+#include "store/datastore.h"
+#include "store/loader.h"
+#include "store/schema.h"
+#include "store/tagfile.h"
+#include "vm/vm.h"
+
+typedef struct VSchema {
+    st_schema *s;
+    VStr **names;     /* [nfields]: field names */
+    VStr ***syms;     /* [nfields]: enum fields' symbols, else NULL */
+    VStr *tags_name;  /* "tags" */
+} VSchema;
+
+/* Scratch for encoding one tagset: its row and tag rows, grown as needed.
+ * Belongs to a handle (freed with vm_rowbuf_free), so a raise leaks nothing. */
+typedef struct VRowBuf {
+    unsigned char *row;
+    size_t row_cap;
+    unsigned char *tags;
+    size_t tags_cap;
+    uint32_t ntags;
+} VRowBuf;
+
+/* `for` over a source: its files, read in order by a reader of its own. */
+typedef struct VIter {
+    char **paths;
+    uint32_t npaths, fi;
+    st_reader *r;
+    const st_batch *b;
+    uint32_t t;
+    int64_t pos;     /* tagsets passed */
+} VIter;
+
+/* A tagset file ("tagfile" handle) or a datastore ("store" handle) opened
+ * for reading; queries open readers of their own on its files. */
+typedef struct VSource {
+    VHandle *schema;
+    char *path;        /* the file, or the store's directory */
+    st_store *st;      /* a store's snapshot; NULL for a file */
+    uint32_t partkey;  /* a store's partition-key field */
+    st_file_info info; /* a file's facts */
+    VIter it;
+    VRowBuf rows;     /* the tagset `for` is at */
+} VSource;
+
+/* open(path) of a directory (a datastore) or a tagset file: true and the
+ * handle in *out; false for anything else, which open() reads as a file. */
+bool vm_store_open(VM *vm, VStr *path, Value *out);
+
+extern const VHandleType vm_schema_type, vm_tagfile_type, vm_store_type, vm_writer_type,
+    vm_loader_type;
+
+static inline VSchema *vschema(VHandle *h)
+{
+    return handle_data(h);
+}
+
+/* Parses schema text; NULL with the store's message ("3:5: ...") in err. */
+VHandle *vm_schema_parse(VM *vm, const char *text, size_t len, int line, int col, st_err *err);
+/* The schema handle of a schema, tagset file or store value, or NULL. */
+VHandle *vm_schema_of(Value v);
+
+/* The source of a tagfile or store handle, or NULL. */
+VSource *vm_source_of(Value v);
+
+/* ---- rows: comb values <-> fixed-width fields (vm/row.c) ------------------ */
+
+/* The comb value of field f stored at p: int (integers, time), float,
+ * bool, string (char[N] up to its first NUL, enum symbol). */
+Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p);
+/* Stores v into field f at dst, or raises "what: field 'x' ...". */
+void vm_field_store(VM *vm, const VSchema *vs, uint32_t f, Value v, void *dst, const char *what);
+
+void vm_rowbuf_free(VM *vm, VRowBuf *b);
+/* Makes *p (of *cap bytes) hold at least need bytes; raises out of memory. */
+void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need);
+/* Encodes a tagset map {key fields, tagset fields, tags: [{tag fields}...]}
+ * into b; missing non-key fields are zero, unknown ones an error. */
+void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const char *what);
+/* The map of a tagset row and its tag rows: the fields marked in fields
+ * (NULL: all), and `tags`, an array of maps, unless fields marks no tag
+ * field.
+ * flat: the row and one tag row as one map, as `| tags` shows a tag. */
+Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
+                      const unsigned char *tags, uint32_t ntags, const bool *fields, bool flat);
+
+/* The values an integer field (u8..i64, bool, time) can hold. */
+void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi);
+/* "u64", "char[16]", "enum"...: a field's type as the schema text writes it. */
+const char *vm_field_type_name(const st_field *f, char *buf, size_t n);
+
+/* time text: "2026-12-02", "2026-12-02T13:05", "...T13:05:00" with an
+ * optional Z, or a space for the T. false if it is not one of those. */
+bool vm_time_parse(const char *s, size_t n, int64_t *out);
+
+/* ---- loading ------------------------------------------------------------ */
+
+/* Loading rows into a file or store through the external sort
+ * (store/loader.h); the loader lives in a handle (*keep: root it) so a
+ * raise in the middle frees it. */
+typedef struct VLoader {
+    st_loader *l;
+    VHandle *schema;
+    struct VRowBuf buf;
+} VLoader;
+
+/* target: a store handle, or a path (then schema is required). opts as
+ * write()'s: block_size, codec, level, label, parcel, tmpdir. */
+VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep);
+/* Row n (for messages): a tagset map with `tags`, or a flat map of tagset
+ * and tag fields (one tag). */
+void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n);
+/* Sorts, writes and commits; the number of records loaded. */
+int64_t vm_loader_finish(VM *vm, VLoader *l);
+
+#endif

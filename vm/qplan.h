@@ -1,0 +1,248 @@
+/* qplan: a query bound to its source: typed expressions, the scan (what
+ * runs over column vectors, block by block, in parallel) and the row steps
+ * (what runs over comb values afterwards). Internal to the query engine
+ * (vm/query.c binds, vm/kernel.c evaluates, vm/scan.c drives, vm/rows.c
+ * runs the row steps).
+ *
+ * Values: a typed expression has a QType; its vector form (KVec) holds
+ * int64 for ints, bools and times, doubles for floats, and (pointer,
+ * length) pairs for strings (char[N] fields, enum symbols, constants), with
+ * an optional validity byte per value (first/last of no tag is nil).
+ * Keys: a value encodes into a fixed number of bytes (qx_keywidth) whose
+ * memcmp order is the value order, nil first: group keys, sort keys and
+ * distinct counts use that form. */
+#ifndef COMB_QPLAN_H
+#define COMB_QPLAN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "vm/lib_store.h"
+#include "vm/query.h"
+
+typedef enum { QT_NIL, QT_BOOL, QT_INT, QT_FLOAT, QT_STR, QT_ANY } QType;
+
+/* Internal operators beyond QOP_: bound forms. */
+enum {
+    QX_FIELD = QOP__COUNT, /* a schema field (field, tag) */
+    QX_MAPGET,             /* the row map's key `name` (row steps) */
+    QX_QUANT,              /* any/all/count/first/last over tags: fn, a = PRED (or NULL), field */
+    QX_AGG,                /* an aggregate: fn, a = argument (or NULL for count()) */
+    QX_FUNC,               /* between/day/hour: fn, a, b, c */
+    QX_SET,                /* a in set: a, set */
+};
+
+typedef struct QSet QSet;
+
+typedef struct QExpr {
+    int op;
+    QType type;
+    int line, col;
+    struct QExpr *a, *b, *c;
+    int fn;             /* QF_ for QUANT, AGG, FUNC */
+    int field;          /* QX_FIELD (and QUANT's .field): schema field index, else -1 */
+    bool tag;           /* a value per tag (a tag field, or uses one) */
+    bool is_enum;       /* a string that is an enum field's symbol */
+    Value k;            /* CONST: the value; MATCH: the regex; SET: the set's source */
+    VStr *name;         /* MAPGET: the key; FIELD: the field name */
+    /* prepared for the kernels */
+    int64_t ki;
+    double kf;
+    const char *ks;
+    uint32_t kn;        /* bytes of ks */
+    void *re;           /* pcre2_code * of a MATCH */
+    QSet *set;          /* SET */
+    uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
+    uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
+    int slot;           /* the kernel scratch vector this node evaluates into */
+    int agg;            /* QX_AGG: index of its state in a group */
+} QExpr;
+
+/* A hash set of values for `in`: ints (also floats with integral values),
+ * floats by bits, strings. Read-only once built: threads share it. */
+struct QSet {
+    uint64_t *hashes;   /* 0: empty slot */
+    uint32_t *idx;      /* entry of each slot */
+    size_t mask;
+    int64_t *ints;
+    double *floats;
+    char **strs;
+    uint32_t *lens;
+    size_t n, cap;
+    QType type;
+    vm_matcher_fn match;    /* a matcher handle instead (gre): strings only */
+    void *mdata;
+};
+
+/* Whether the set holds the value p[0 .. n) (8 bytes for ints and floats). */
+bool qset_has(const QSet *s, const void *p, size_t n);
+
+/* Consumers of the scan. */
+typedef enum {
+    QC_COUNT,    /* how many rows */
+    QC_COLLECT,  /* the rows, perhaps at most limit, perhaps ordered by sort keys */
+    QC_GROUP,    /* aggregates per group key */
+    QC_STAT,     /* tagstat */
+    QC_WRITE,    /* to a loader */
+} QConsumer;
+
+typedef struct QSortKey {
+    QExpr *e;
+    bool desc;
+} QSortKey;
+
+typedef struct QAggDef {
+    VStr *name;
+    QExpr *e;           /* the output expression (aggregates inside) */
+} QAggDef;
+
+/* The scan: over a store's or file's tagsets, where, then tags (+ where
+ * over them), then one consumer. */
+typedef struct QScan {
+    VSource *src;
+    const VSchema *vs;
+    QExpr *where;       /* over tagsets (NULL: all) */
+    bool tags;          /* rows are tags */
+    QExpr *tag_where;   /* over tags, after `tags` */
+    QConsumer consumer;
+    uint64_t limit;     /* COLLECT: at most this many rows (UINT64_MAX: all) */
+    QSortKey *sort;     /* COLLECT: ordered by these */
+    int nsort;
+    QExpr **keys;       /* GROUP */
+    VStr **key_names;
+    int nkeys;
+    QAggDef *aggs;
+    int naggs;
+    QExpr **agg_list;   /* every QX_AGG inside aggs, by index */
+    int nagg_list;
+    bool *want;         /* columns to decode [ncols] */
+    bool *out_fields;   /* fields the collected rows show [nfields] */
+    st_range *ranges;   /* zone-map ranges from the where's conjuncts */
+    unsigned char *range_bytes;
+    uint32_t nranges;
+    uint32_t *parts;    /* partitions to read (global numbers), after elimination */
+    uint32_t nparts;    /* UINT32_MAX: all */
+    bool footer_count;  /* COUNT with no filter: the footers know */
+    int nslots;         /* kernel scratch vectors per thread */
+    uint32_t keyw;      /* bytes of a group or sort key */
+    Value write_target;
+    VMap *write_opts;
+} QScan;
+
+/* A row step (after the scan, or all of an array source's pipeline). */
+typedef struct QStep {
+    int verb;
+    int line, col;
+    QExpr **e;          /* where/take: e[0]; select: items; sort: keys; group: keys then aggs */
+    VStr **names;
+    bool *desc;
+    int n, nkeys;
+    QExpr **agg_list;
+    int nagg_list;
+    Value write_target;
+    VMap *write_opts;
+} QStep;
+
+typedef struct QPlan {
+    bool typed;         /* the source is a store or file: scan first */
+    QScan scan;
+    QStep *steps;
+    int nsteps;
+    Value array;        /* an array source */
+    /* Where allocations live: freed with the plan. */
+    void **blocks;
+    size_t nblocks, capblocks;
+    VArray *keep;       /* values the plan refers to */
+} QPlan;
+
+/* Raises a message at e's position in the program. */
+_Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Whether a three-way comparison c satisfies op (QOP_EQ .. QOP_GE). */
+static inline bool qx_holds(int op, int c)
+{
+    switch (op) {
+    case QOP_EQ: return c == 0;
+    case QOP_NE: return c != 0;
+    case QOP_LT: return c < 0;
+    case QOP_LE: return c <= 0;
+    case QOP_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
+/* Memory owned by the plan (zeroed); raises out of memory. */
+void *qp_alloc(VM *vm, QPlan *p, size_t size);
+void qp_free(VM *vm, QPlan *p);
+
+/* ---- vm/kernel.c: expressions over column vectors ----------------------- */
+
+#define KSELBUFS 3
+
+typedef struct KVec {
+    int64_t *i;
+    double *f;
+    const char **sp;
+    uint32_t *sl;
+    uint8_t *valid;     /* NULL: all valid */
+} KVec;
+
+/* A worker's scratch for one batch at a time. Rows of the current level:
+ * tagset indices (tag = false) or tag indices. */
+typedef struct KCtx {
+    const QScan *scan;
+    const st_batch *b;
+    const st_schema *s;
+    uint32_t *owner;        /* tag index -> its tagset, for the batch */
+    size_t owner_cap;
+    KVec *vecs;             /* [nslots] */
+    size_t vec_cap;         /* values each vector holds */
+    uint32_t *selbuf[KSELBUFS]; /* [0]: tag starts; [1], [2]: the scan's selections */
+    size_t sel_cap;
+    void *md;               /* pcre2 match data of this thread */
+    char err[256];          /* set by a kernel on overflow, division by zero */
+} KCtx;
+
+typedef struct KSel {
+    uint32_t *idx;
+    uint32_t n;
+} KSel;
+
+int k_ctx_init(KCtx *k, const QScan *scan);
+void k_ctx_free(KCtx *k);
+/* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
+int k_batch(KCtx *k, const st_batch *b);
+/* Narrows in (rows of level tag) to the rows where e holds, into out
+ * (out->idx must hold in->n). */
+void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);
+/* e's values for the rows of in, into k->vecs[e->slot]. */
+const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
+/* Encodes value j of v (type t, width strw) as a key of qx_keywidth bytes;
+ * desc inverts the order. */
+void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
+uint32_t qx_keywidth(const QExpr *e);
+/* The comb value of an encoded key. */
+Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
+
+/* ---- vm/scan.c: the scan driver ------------------------------------------ */
+
+/* Runs the scan and returns its result: a number (COUNT, WRITE), an array
+ * of maps (COLLECT, GROUP, STAT). Interrupts and kernel errors raise. */
+Value scan_run(VM *vm, QPlan *p);
+/* explain: what the scan would read, as a map. */
+Value scan_explain(VM *vm, QPlan *p);
+
+/* ---- vm/rows.c: row steps over comb values ------------------------------- */
+
+/* Runs steps [from, nsteps) over rows (an array of maps) or a scan result. */
+Value rows_run(VM *vm, QPlan *p, int from, Value rows);
+/* e's value for a row (map) with outer the enclosing row (a tagset around a
+ * tag), for row steps. */
+Value rows_eval(VM *vm, const QExpr *e, Value row, Value outer);
+/* e's value where its aggregates (QX_AGG) have the values aggs[e->agg]. */
+Value rows_eval_aggs(VM *vm, const QExpr *e, const Value *aggs);
+/* The order of row steps: nil, bools, numbers, strings, others; <0, 0, >0. */
+int rows_compare(Value a, Value b);
+
+#endif

@@ -1,0 +1,102 @@
+/* query: pipelines (`src | where ... | group by ...`) as comb values, the
+ * plan format the compiler hands to the engine, and the engine's entry
+ * points.
+ *
+ * The compiler turns `src | verb ... | verb ...` into a call of the native
+ * _pipe(src, plan, captures...): plan is a constant array of stages, each
+ *     [verb, line, col, items...]
+ * (verb: a QV_ index; items per verb below), and every expression inside a
+ * stage is a node, an array
+ *     [op, line, col, operands...]
+ * with op a QOP_ code. Names that are not comb variables are fields
+ * ([QOP_FIELD, l, c, "name"]); a local or upvalue of the pipeline's
+ * function, and any subexpression that uses no field (a call of a comb
+ * function, a literal array, `cfg.limit`), is evaluated where the pipeline
+ * is written and passed as captures[i] ([QOP_CAPTURE, l, c, i, name or nil,
+ * [names it used]]); a module variable is read by slot when the query is
+ * built ([QOP_MODVAR, l, c, slot, "name"]). A field of the source shadows a
+ * variable of the same name.
+ *
+ * Stage items:
+ *   where   pred                       take    n
+ *   select  name1, e1, name2, e2, ...   sort    e1, desc1, e2, desc2, ...
+ *   group   nkeys, name1, e1, ... (keys, then aggregates: name, e)
+ *   write   args...                     others  (none)
+ *
+ * A pipeline whose last verb ends it (count, stat, explain, schema, write)
+ * runs at once and _pipe returns its result; any other pipeline is a
+ * "query" handle: run it with rows(q), iterate it with `for`, print it, or
+ * extend it (`q | where ...`). */
+#ifndef COMB_QUERY_H
+#define COMB_QUERY_H
+
+#include "vm/verbs.h"
+#include "vm/vm.h"
+
+/* Expression node operators. */
+#define QUERY_OPS(X)                                                        \
+    X(CONST) X(FIELD) X(CAPTURE) X(MODVAR)                                  \
+    X(NEG) X(NOT) X(ADD) X(SUB) X(MUL) X(DIV) X(MOD)                        \
+    X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(AND) X(OR)                        \
+    X(MATCH) X(NOMATCH) /* a ~ b, a !~ b */                                 \
+    X(IN)               /* a in set */                                      \
+    X(INRANGE)          /* a in lo..hi: lo <= a < hi */                     \
+    X(CALL)             /* a query function: "name", args... */             \
+    X(INDEX)            /* obj.key: obj, key (a node) */
+
+enum {
+#define X(name) QOP_##name,
+    QUERY_OPS(X)
+#undef X
+    QOP__COUNT
+};
+
+/* The functions a query expression may call: quantifiers over a tagset's
+ * tags, aggregates (in group by), and scalar functions. */
+#define QUERY_FUNCS(X)                                                      \
+    X(any, 2, 2, "any(tags, PRED): whether some tag satisfies PRED")        \
+    X(all, 2, 2, "all(tags, PRED): whether every tag satisfies PRED")       \
+    X(count, 0, 2, "count(tags[, PRED]): tags (satisfying PRED); count(): rows of a group") \
+    X(first, 2, 2, "first(tags, PRED).f: field f of the first tag satisfying PRED (nil: none)") \
+    X(last, 2, 2, "last(tags, PRED).f: field f of the last tag satisfying PRED (nil: none)") \
+    X(sum, 1, 1, "sum(e): the sum over a group")                            \
+    X(min, 1, 1, "min(e): the least value in a group")                      \
+    X(max, 1, 1, "max(e): the greatest value in a group")                   \
+    X(avg, 1, 1, "avg(e): the mean over a group (a float)")                 \
+    X(distinct, 1, 1, "distinct(e): how many different values in a group")  \
+    X(between, 3, 3, "between(e, lo, hi): lo <= e <= hi")                   \
+    X(day, 1, 1, "day(t): time t at the start of its day (UTC)")            \
+    X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")
+
+enum {
+#define X(name, min, max, help) QF_##name,
+    QUERY_FUNCS(X)
+#undef X
+    QF__COUNT
+};
+
+typedef struct QueryFuncDef {
+    const char *name;
+    int min_args, max_args;
+    const char *help;
+} QueryFuncDef;
+
+extern const QueryFuncDef vm_query_funcs[QF__COUNT];
+int vm_query_func_find(const char *name, size_t n);
+
+extern const VHandleType vm_query_type;
+
+/* `f in M` with M a handle of a registered type asks fn(data, s, n) for
+ * each string value: the hook for gre's many-string matchers. fn runs on
+ * scan threads, so it must not touch the VM (data is the handle's). */
+typedef bool (*vm_matcher_fn)(void *data, const char *s, size_t n);
+void vm_query_register_matcher(const VHandleType *type, vm_matcher_fn fn);
+
+/* Runs a query (a "query" handle) to its result: an array of maps, or the
+ * value of its last verb. */
+Value vm_query_run(VM *vm, Value q);
+/* The names of the result's columns that hold times (ints of seconds), so
+ * that a table can show them as ISO-8601. */
+VArray *vm_query_time_columns(VM *vm, Value q);
+
+#endif

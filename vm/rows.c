@@ -1,0 +1,604 @@
+/* rows: the row steps of a query, over comb values: an array source's
+ * whole pipeline, and whatever follows a scan (steps after a group by,
+ * a select's expressions, a sort without a scan...). Values here are
+ * dynamic: a map's missing key is nil, and nil compares false with
+ * anything but nil. */
+#include "config.h"
+#include "vm/qplan.h"
+
+#include <string.h>
+
+#include "store/mem.h"
+#include "vm/natives.h"
+#include "vm/regex.h"
+
+typedef struct Ctx {
+    VM *vm;
+    Value row, outer;
+    const Value *aggs;
+} Ctx;
+
+static Value eval(Ctx *c, const QExpr *e);
+
+#define err_at(c, e, ...) qx_error((c)->vm, e, __VA_ARGS__)
+
+static Value map_get(Ctx *c, Value m, VStr *key)
+{
+    Value v;
+    if (IS_MAP(m) && vm_map_get(c->vm, AS_MAP(m), v_obj(key), &v))
+        return v;
+    return v_nil();
+}
+
+static Value get_name(Ctx *c, const QExpr *e)
+{
+    if (!IS_MAP(c->row))
+        err_at(c, e, "a row must be a map to have field '%s', not %s", e->name->data,
+               v_type_name(c->row));
+    Value v;
+    if (vm_map_get(c->vm, AS_MAP(c->row), v_obj(e->name), &v))
+        return v;
+    return map_get(c, c->outer, e->name);
+}
+
+/* The order of rows: nil, bools, numbers, strings, then anything else. */
+static int rank(Value v)
+{
+    switch (v.type) {
+    case VT_NIL: return 0;
+    case VT_BOOL: return 1;
+    case VT_INT: case VT_FLOAT: return 2;
+    case VT_STR: return 3;
+    default: return 4;
+    }
+}
+
+int rows_compare(Value a, Value b)
+{
+    int ra = rank(a), rb = rank(b);
+    bool lt;
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    if (ra == 1)
+        return a.as.b - b.as.b;
+    if (ra == 2 || ra == 3) {
+        if (vm_less(a, b, false, &lt) == AR_OK && lt)
+            return -1;
+        if (vm_less(b, a, false, &lt) == AR_OK && lt)
+            return 1;
+    }
+    return 0;
+}
+
+static bool compare(Ctx *c, const QExpr *e, Value a, Value b)
+{
+    bool r;
+    if (e->op == QOP_EQ || e->op == QOP_NE)
+        return v_equal(a, b) == (e->op == QOP_EQ);
+    if (IS_NIL(a) || IS_NIL(b))
+        return false;
+    bool swap = e->op == QOP_GT || e->op == QOP_GE;   /* a > b is b < a */
+    Value x = swap ? b : a, y = swap ? a : b;
+    if (vm_less(x, y, e->op == QOP_LE || e->op == QOP_GE, &r) != AR_OK)
+        err_at(c, e, "cannot compare %s with %s", v_type_name(a), v_type_name(b));
+    return r;
+}
+
+static const char *const arith_name[] = {"+", "-", "*", "/", "%"};
+
+static Value arith(Ctx *c, const QExpr *e, Value a, Value b)
+{
+    int op = e->op - QOP_ADD;
+    Value r;
+    if (IS_NIL(a) || IS_NIL(b))
+        return v_nil();
+    switch (vm_arith(c->vm, op, a, b, &r)) {
+    case AR_OK: return r;
+    case AR_OVERFLOW: err_at(c, e, "integer overflow in '%s'", arith_name[op]);
+    case AR_DIVZERO: err_at(c, e, "division by zero");
+    default: err_at(c, e, "cannot apply '%s' to %s and %s", arith_name[op], v_type_name(a), v_type_name(b));
+    }
+}
+
+static Value quant(Ctx *c, const QExpr *e)
+{
+    Value tags = eval(c, e->b);
+    if (IS_NIL(tags))
+        tags = v_obj(vm_array_new(c->vm, 0));
+    if (!IS_ARRAY(tags))
+        err_at(c, e, "tags must be an array of maps, not %s", v_type_name(tags));
+    VArray *a = AS_ARRAY(tags);
+    Ctx in = {c->vm, v_nil(), c->row, c->aggs};
+    int64_t n = 0;
+    Value hit = v_nil();
+    for (size_t i = 0; i < a->len; i++) {
+        in.row = a->items[i];
+        bool ok = !e->a || v_truthy(eval(&in, e->a));
+        if (!ok) {
+            if (e->fn == QF_all)
+                return v_bool(false);
+            continue;
+        }
+        n++;
+        if (e->fn == QF_any)
+            return v_bool(true);
+        if (e->fn == QF_first || e->fn == QF_last) {
+            hit = a->items[i];
+            if (e->fn == QF_first)
+                break;
+        }
+    }
+    switch (e->fn) {
+    case QF_any: return v_bool(false);
+    case QF_all: return v_bool(true);
+    case QF_count: return v_int(n);
+    default: return e->name ? map_get(c, hit, e->name) : hit;
+    }
+}
+
+static bool in_set(Ctx *c, const QExpr *e, Value v)
+{
+    if (e->set && e->set->match)
+        return IS_STR(v) && e->set->match(e->set->mdata, AS_STR(v)->data, AS_STR(v)->len);
+    if (IS_MAP(e->k))
+        return !IS_NIL(v) && vm_map_ref(AS_MAP(e->k), v) != NULL;
+    VArray *a = AS_ARRAY(e->k);
+    (void)c;
+    for (size_t i = 0; i < a->len; i++)
+        if (v_equal(a->items[i], v))
+            return true;
+    return false;
+}
+
+static Value eval(Ctx *c, const QExpr *e)
+{
+    Value a, b;
+    switch (e->op) {
+    case QOP_CONST:
+        return e->k;
+    case QX_MAPGET:
+    case QX_FIELD:
+        return get_name(c, e);
+    case QOP_NEG:
+        a = eval(c, e->a);
+        if (IS_NIL(a))
+            return a;
+        if (vm_negate(a, &b) != AR_OK)
+            err_at(c, e, "cannot negate %s", v_type_name(a));
+        return b;
+    case QOP_NOT:
+        return v_bool(!v_truthy(eval(c, e->a)));
+    case QOP_ADD: case QOP_SUB: case QOP_MUL: case QOP_DIV: case QOP_MOD:
+        a = eval(c, e->a);
+        return arith(c, e, a, eval(c, e->b));
+    case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        a = eval(c, e->a);
+        return v_bool(compare(c, e, a, eval(c, e->b)));
+    case QOP_AND:
+        return v_bool(v_truthy(eval(c, e->a)) && v_truthy(eval(c, e->b)));
+    case QOP_OR:
+        return v_bool(v_truthy(eval(c, e->a)) || v_truthy(eval(c, e->b)));
+    case QOP_MATCH:
+    case QOP_NOMATCH:
+        a = eval(c, e->a);
+        if (!IS_STR(a) && !IS_INT(a))
+            return v_bool(false);
+        return v_bool(vm_match(c->vm, a, e->k) == (e->op == QOP_MATCH));
+    case QX_SET:
+        return v_bool(in_set(c, e, eval(c, e->a)));
+    case QX_QUANT:
+        return quant(c, e);
+    case QX_AGG:
+        return c->aggs ? c->aggs[e->agg] : v_nil();
+    case QX_FUNC: {
+        a = eval(c, e->a);
+        if (IS_NIL(a))
+            return a;
+        if (!IS_INT(a))
+            err_at(c, e, "%s() needs a time (an int), not %s", vm_query_funcs[e->fn].name, v_type_name(a));
+        int64_t t = a.as.i, d = t / 86400 - (t % 86400 < 0);
+        return v_int(e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600);
+    }
+    case QOP_INDEX:
+        a = eval(c, e->a);
+        b = eval(c, e->b);
+        if (IS_MAP(a))
+            return vm_map_ref(AS_MAP(a), b) ? *vm_map_ref(AS_MAP(a), b) : v_nil();
+        if (IS_ARRAY(a) && IS_INT(b) && b.as.i >= 0 && (size_t)b.as.i < AS_ARRAY(a)->len)
+            return AS_ARRAY(a)->items[b.as.i];
+        return v_nil();
+    default:
+        err_at(c, e, "this cannot be computed for a row");
+    }
+}
+
+Value rows_eval(VM *vm, const QExpr *e, Value row, Value outer)
+{
+    Ctx c = {vm, row, outer, NULL};
+    return eval(&c, e);
+}
+
+Value rows_eval_aggs(VM *vm, const QExpr *e, const Value *aggs)
+{
+    Ctx c = {vm, v_nil(), v_nil(), aggs};
+    return eval(&c, e);
+}
+
+/* ---- steps ---------------------------------------------------------------- */
+
+static VArray *where(VM *vm, const QStep *s, VArray *in)
+{
+    VArray *out = vm_array_new(vm, in->len);
+    Value ov = v_obj(out);
+    vm_push_root(vm, ov);
+    for (size_t i = 0; i < in->len; i++)
+        if (v_truthy(rows_eval(vm, s->e[0], in->items[i], v_nil())))
+            vm_array_push(vm, out, in->items[i]);
+    vm_pop_root(vm, 1);
+    return out;
+}
+
+static VArray *take(VM *vm, const QStep *s, VArray *in)
+{
+    size_t n = (size_t)s->e[0]->ki < in->len ? (size_t)s->e[0]->ki : in->len;
+    VArray *out = vm_array_new(vm, n);
+    for (size_t i = 0; i < n; i++)
+        vm_array_push(vm, out, in->items[i]);
+    return out;
+}
+
+static VArray *select_(VM *vm, const QStep *s, VArray *in)
+{
+    VArray *out = vm_array_new(vm, in->len);
+    Value ov = v_obj(out);
+    vm_push_root(vm, ov);
+    for (size_t i = 0; i < in->len; i++) {
+        VMap *m = vm_map_new(vm, (size_t)s->n);
+        vm_array_push(vm, out, v_obj(m));
+        for (int j = 0; j < s->n; j++)
+            vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], in->items[i], v_nil()));
+    }
+    vm_pop_root(vm, 1);
+    return out;
+}
+
+/* `| tags`: a row per tag, the tagset's fields and the tag's. */
+static VArray *tags(VM *vm, VArray *in)
+{
+    VArray *out = vm_array_new(vm, in->len);
+    Value ov = v_obj(out);
+    vm_push_root(vm, ov);
+    VStr *tk = vm_str_cstr(vm, "tags");
+    vm_push_root(vm, v_obj(tk));
+    for (size_t i = 0; i < in->len; i++) {
+        Value row = in->items[i], t = IS_MAP(row) ? *(vm_map_ref(AS_MAP(row), v_obj(tk)) ?: &(Value){0}) : v_nil();
+        if (!IS_ARRAY(t))
+            continue;
+        for (size_t j = 0; j < AS_ARRAY(t)->len; j++) {
+            VMap *m = vm_map_new(vm, 8);
+            vm_array_push(vm, out, v_obj(m));
+            size_t pos = 0;
+            Value k, v;
+            while (vm_map_next(AS_MAP(row), &pos, &k, &v))
+                if (!(IS_STR(k) && str_equal(AS_STR(k), tk)))
+                    vm_map_set(vm, m, k, v);
+            Value tag = AS_ARRAY(t)->items[j];
+            for (pos = 0; IS_MAP(tag) && vm_map_next(AS_MAP(tag), &pos, &k, &v);)
+                vm_map_set(vm, m, k, v);
+        }
+    }
+    vm_pop_root(vm, 2);
+    return out;
+}
+
+/* Sorting by computed keys: a stable merge sort of row numbers. */
+typedef struct SortCtx {
+    Value *keys;        /* [nrows * nkeys] */
+    int nkeys;
+    const bool *desc;
+} SortCtx;
+
+static int cmp_rows(const SortCtx *sc, size_t a, size_t b)
+{
+    for (int k = 0; k < sc->nkeys; k++) {
+        int c = rows_compare(sc->keys[a * (size_t)sc->nkeys + (size_t)k], sc->keys[b * (size_t)sc->nkeys + (size_t)k]);
+        if (c)
+            return sc->desc && sc->desc[k] ? -c : c;
+    }
+    return 0;
+}
+
+static void merge_sort(const SortCtx *sc, size_t *x, size_t *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    merge_sort(sc, x, tmp, h);
+    merge_sort(sc, x + h, tmp, n - h);
+    size_t i = 0, j = h, m = 0;
+    while (i < h || j < n)
+        tmp[m++] = j >= n || (i < h && cmp_rows(sc, x[i], x[j]) <= 0) ? x[i++] : x[j++];
+    memcpy(x, tmp, n * sizeof *x);
+}
+
+/* The rows in the order of keys (rows x nkeys values, rooted by the caller). */
+static VArray *order(VM *vm, VArray *in, VArray *keys, int nkeys, const bool *desc)
+{
+    size_t n = in->len;
+    size_t *ix = vm_alloc(vm, (2 * n + 1) * sizeof *ix);
+    for (size_t i = 0; i < n; i++)
+        ix[i] = i;
+    SortCtx sc = {keys->items, nkeys, desc};
+    merge_sort(&sc, ix, ix + n, n);
+    VArray *out = vm_array_new(vm, n);
+    for (size_t i = 0; i < n; i++)
+        vm_array_push(vm, out, in->items[ix[i]]);
+    vm_free_mem(vm, ix, (2 * n + 1) * sizeof *ix);
+    return out;
+}
+
+static VArray *sort(VM *vm, const QStep *s, VArray *in)
+{
+    VArray *keys = vm_array_new(vm, in->len * (size_t)s->n);
+    Value kv = v_obj(keys);
+    vm_push_root(vm, kv);
+    for (size_t i = 0; i < in->len; i++)
+        for (int k = 0; k < s->n; k++)
+            vm_array_push(vm, keys, rows_eval(vm, s->e[k], in->items[i], v_nil()));
+    VArray *out = order(vm, in, keys, s->n, s->desc);
+    vm_pop_root(vm, 1);
+    return out;
+}
+
+/* ---- group by over rows ---- */
+
+/* Per group: its key values, then per aggregate [n, acc, distinct set]. */
+enum { A_N, A_ACC, A_SET, A_WIDTH };
+
+static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
+{
+    if (ag->fn == QF_count && !ag->a) {
+        st[A_N].as.i++;
+        return;
+    }
+    if (IS_NIL(v))
+        return;
+    st[A_N].as.i++;
+    Value r;
+    switch (ag->fn) {
+    case QF_sum:
+    case QF_avg:
+        if (!IS_NUM(v))
+            qx_error(vm, ag, "%s needs numbers, not %s", vm_query_funcs[ag->fn].name, v_type_name(v));
+        if (IS_NIL(st[A_ACC]))
+            st[A_ACC] = ag->fn == QF_avg ? v_float(0) : v_int(0);
+        if (vm_arith(vm, ARITH_ADD, st[A_ACC], v, &r) == AR_OVERFLOW)
+            r = v_float((IS_INT(st[A_ACC]) ? (double)st[A_ACC].as.i : st[A_ACC].as.f) + (double)v.as.i);
+        st[A_ACC] = r;
+        return;
+    case QF_min:
+    case QF_max: {
+        int c = IS_NIL(st[A_ACC]) ? 0 : rows_compare(v, st[A_ACC]);
+        if (IS_NIL(st[A_ACC]) || (ag->fn == QF_min ? c < 0 : c > 0))
+            st[A_ACC] = v;
+        return;
+    }
+    case QF_distinct:
+        if (IS_NIL(st[A_SET]))
+            st[A_SET] = v_obj(vm_map_new(vm, 8));
+        vm_map_set(vm, AS_MAP(st[A_SET]), v, v_bool(true));
+        return;
+    default:
+        return;
+    }
+}
+
+static Value agg_result(const QExpr *ag, const Value *st)
+{
+    switch (ag->fn) {
+    case QF_count: return st[A_N];
+    case QF_distinct: return v_int(IS_NIL(st[A_SET]) ? 0 : (int64_t)AS_MAP(st[A_SET])->live);
+    case QF_avg:
+        return st[A_N].as.i ? v_float((IS_INT(st[A_ACC]) ? (double)st[A_ACC].as.i : st[A_ACC].as.f) / (double)st[A_N].as.i)
+                            : v_nil();
+    default: return st[A_ACC];
+    }
+}
+
+/* A map key standing for a tuple of values. */
+static Value tuple_key(VM *vm, const Value *vals, int n)
+{
+    if (n == 1 && !IS_NIL(vals[0]) && !(IS_FLOAT(vals[0]) && vals[0].as.f != vals[0].as.f))
+        return vals[0];
+    VStrBuf sb;
+    vm_sb_init(vm, &sb, 32);
+    for (int i = 0; i < n; i++) {
+        vm_sb_printf(vm, &sb, "%d:", vals[i].type);
+        vm_show(vm, &sb, vals[i], true);
+        vm_sb_add(vm, &sb, "\x1f", 1);
+    }
+    return v_obj(vm_sb_done(vm, &sb));
+}
+
+static VArray *group(VM *vm, const QStep *s, VArray *in)
+{
+    int nk = s->nkeys, na = s->nagg_list, width = nk + A_WIDTH * na;
+    VMap *index = vm_map_new(vm, 16);
+    VArray *groups = vm_array_new(vm, 16);    /* each: an array of width values */
+    Value iv = v_obj(index), gv = v_obj(groups);
+    vm_push_root(vm, iv);
+    vm_push_root(vm, gv);
+    Value keys[64];
+    if (nk > 64)
+        vm_error(vm, "group by: too many keys");
+    for (size_t i = 0; i < in->len || (!nk && !groups->len); i++) {
+        Value row = i < in->len ? in->items[i] : v_nil();
+        for (int k = 0; k < nk; k++)
+            keys[k] = rows_eval(vm, s->e[k], row, v_nil());
+        Value tk = tuple_key(vm, keys, nk), *hit = vm_map_ref(index, tk);
+        VArray *g;
+        if (hit) {
+            g = AS_ARRAY(groups->items[hit->as.i]);
+        } else {
+            vm_push_root(vm, tk);
+            g = vm_array_new(vm, (size_t)width);
+            vm_array_push(vm, groups, v_obj(g));
+            for (int k = 0; k < width; k++)
+                vm_array_push(vm, g, k < nk ? keys[k] : (k - nk) % A_WIDTH == A_N ? v_int(0) : v_nil());
+            vm_map_set(vm, index, tk, v_int((int64_t)groups->len - 1));
+            vm_pop_root(vm, 1);
+        }
+        for (int a = 0; i < in->len && a < na; a++) {
+            const QExpr *ag = s->agg_list[a];
+            Value v = ag->a ? rows_eval(vm, ag->a, row, v_nil()) : v_nil();
+            agg_fold(vm, ag, &g->items[nk + A_WIDTH * a], v);
+        }
+    }
+    /* Groups in key order, then one row each. */
+    VArray *sortkeys = vm_array_new(vm, groups->len * (size_t)(nk ? nk : 1));
+    vm_push_root(vm, v_obj(sortkeys));
+    for (size_t i = 0; i < groups->len; i++)
+        for (int k = 0; k < nk; k++)
+            vm_array_push(vm, sortkeys, AS_ARRAY(groups->items[i])->items[k]);
+    VArray *sorted = nk ? order(vm, groups, sortkeys, nk, NULL) : groups;
+    vm_push_root(vm, v_obj(sorted));
+    VArray *out = vm_array_new(vm, sorted->len);
+    vm_push_root(vm, v_obj(out));
+    Value aggv[64];
+    if (na > 64)
+        vm_error(vm, "group by: too many aggregates");
+    for (size_t i = 0; i < sorted->len; i++) {
+        VArray *g = AS_ARRAY(sorted->items[i]);
+        VMap *m = vm_map_new(vm, (size_t)s->n);
+        vm_array_push(vm, out, v_obj(m));
+        for (int k = 0; k < nk; k++)
+            vm_map_set(vm, m, v_obj(s->names[k]), g->items[k]);
+        for (int a = 0; a < na; a++)
+            aggv[a] = agg_result(s->agg_list[a], &g->items[nk + A_WIDTH * a]);
+        for (int j = nk; j < s->n; j++)
+            vm_map_set(vm, m, v_obj(s->names[j]), rows_eval_aggs(vm, s->e[j], aggv));
+    }
+    vm_pop_root(vm, 5);
+    return out;
+}
+
+/* ---- stat over rows ---- */
+
+static Value stat(VM *vm, VArray *in)
+{
+    VMap *cols = vm_map_new(vm, 8);     /* key -> [count, nulls, min, max, sum, n, set] */
+    Value cv = v_obj(cols);
+    vm_push_root(vm, cv);
+    for (size_t i = 0; i < in->len; i++) {
+        if (!IS_MAP(in->items[i]))
+            continue;
+        size_t pos = 0;
+        Value k, v;
+        while (vm_map_next(AS_MAP(in->items[i]), &pos, &k, &v)) {
+            Value *hit = vm_map_ref(cols, k);
+            VArray *st;
+            if (!hit) {
+                st = vm_array_new(vm, 7);
+                vm_map_set(vm, cols, k, v_obj(st));
+                Value init[7] = {v_int(0), v_int(0), v_nil(), v_nil(), v_float(0), v_int(0),
+                                 v_obj(vm_map_new(vm, 8))};
+                for (int j = 0; j < 7; j++)
+                    vm_array_push(vm, st, init[j]);
+            } else {
+                st = AS_ARRAY(*hit);
+            }
+            Value *s = st->items;
+            s[0].as.i++;
+            if (IS_NIL(v) || (IS_STR(v) && !AS_STR(v)->len) || (IS_INT(v) && !v.as.i) ||
+                (IS_FLOAT(v) && v.as.f == 0))
+                s[1].as.i++;
+            if (IS_ARRAY(v) || IS_MAP(v))
+                continue;
+            if (IS_NIL(s[2]) || rows_compare(v, s[2]) < 0)
+                s[2] = v;
+            if (IS_NIL(s[3]) || rows_compare(v, s[3]) > 0)
+                s[3] = v;
+            if (IS_NUM(v)) {
+                s[4].as.f += IS_INT(v) ? (double)v.as.i : v.as.f;
+                s[5].as.i++;
+            }
+            if (!IS_NIL(v) && !(IS_FLOAT(v) && v.as.f != v.as.f))
+                vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
+        }
+    }
+    VArray *out = vm_array_new(vm, cols->live);
+    vm_push_root(vm, v_obj(out));
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(cols, &pos, &k, &v)) {
+        Value *s = AS_ARRAY(v)->items;
+        VMap *m = vm_map_new(vm, 8);
+        vm_array_push(vm, out, v_obj(m));
+        const char *names[] = {"field", "count", "nulls", "min", "max", "mean", "distinct"};
+        Value vals[] = {k, s[0], s[1], s[2], s[3],
+                        s[5].as.i ? v_float(s[4].as.f / (double)s[5].as.i) : v_nil(),
+                        v_int((int64_t)AS_MAP(s[6])->live)};
+        for (int j = 0; j < 7; j++)
+            vm_map_set(vm, m, v_obj(vm_str_cstr(vm, names[j])), vals[j]);
+    }
+    vm_pop_root(vm, 2);
+    return v_obj(out);
+}
+
+static Value write_rows(VM *vm, QPlan *p, const QStep *s, VArray *in)
+{
+    VHandle *schema = vm_schema_of(s->write_opts ? *(vm_map_ref(s->write_opts, v_obj(vm_str_cstr(vm, "schema"))) ?: &(Value){0}) : v_nil());
+    if (!schema && p->typed)
+        schema = p->scan.src->schema;
+    Value keep;
+    VLoader *l = vm_loader_new(vm, s->write_target, schema, s->write_opts, &keep);
+    vm_push_root(vm, keep);
+    for (size_t i = 0; i < in->len; i++)
+        vm_loader_add(vm, l, in->items[i], i + 1);
+    int64_t n = vm_loader_finish(vm, l);
+    vm_pop_root(vm, 1);
+    return v_int(n);
+}
+
+static Value explain(VM *vm, const QPlan *p, VArray *in)
+{
+    VMap *m = vm_map_new(vm, 4);
+    Value mv = v_obj(m);
+    vm_push_root(vm, mv);
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "source")), v_obj(vm_str_cstr(vm, "array")));
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "rows")), v_int((int64_t)AS_ARRAY(p->array)->len));
+    (void)in;
+    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "then")), v_obj(steps));
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].verb != QV_explain)
+            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
+    vm_pop_root(vm, 1);
+    return mv;
+}
+
+Value rows_run(VM *vm, QPlan *p, int from, Value rows)
+{
+    for (int i = from; i < p->nsteps; i++) {
+        const QStep *s = &p->steps[i];
+        if (!IS_ARRAY(rows))
+            vm_error(vm, "'%s' needs rows, not %s", vm_verbs[s->verb].name, v_type_name(rows));
+        VArray *in = AS_ARRAY(rows);
+        vm_push_root(vm, rows);
+        switch (s->verb) {
+        case QV_where: rows = v_obj(where(vm, s, in)); break;
+        case QV_take: rows = v_obj(take(vm, s, in)); break;
+        case QV_select: rows = v_obj(select_(vm, s, in)); break;
+        case QV_sort: rows = v_obj(sort(vm, s, in)); break;
+        case QV_group: rows = v_obj(group(vm, s, in)); break;
+        case QV_tags: rows = v_obj(tags(vm, in)); break;
+        case QV_count: rows = v_int((int64_t)in->len); break;
+        case QV_stat: rows = stat(vm, in); break;
+        case QV_write: rows = write_rows(vm, p, s, in); break;
+        case QV_explain: rows = explain(vm, p, in); break;
+        default: break;
+        }
+        vm_pop_root(vm, 1);
+    }
+    return rows;
+}

@@ -1,0 +1,1408 @@
+/* scan: runs a query's scan over a store's partitions (or a tagset file):
+ * partition elimination, zone-map ranges, the columns it needs, a block at
+ * a time through the kernels, partitions in parallel on worker threads
+ * that never touch the VM; then the consumers' results are merged and
+ * turned into comb values on the calling thread. */
+#include "config.h"
+#include "vm/qplan.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "store/loader.h"
+#include "store/mem.h"
+#include "vm/natives.h"
+
+#define MAX_THREADS 16
+#define HLL_BITS 12
+#define HLL_REGS (1u << HLL_BITS)
+
+/* ---- growable byte buffers (C memory: workers use them) ---------------- */
+
+typedef struct Buf {
+    unsigned char *p;
+    size_t len, cap;
+} Buf;
+
+static unsigned char *buf_room(Buf *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        unsigned char *p = mem_realloc(b->p, b->cap, cap);
+        if (!p)
+            return NULL;
+        b->p = p;
+        b->cap = cap;
+    }
+    unsigned char *r = b->p + b->len;
+    b->len += n;
+    return r;
+}
+
+static void buf_free(Buf *b)
+{
+    mem_free(b->p, b->cap);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- the files to read ------------------------------------------------- */
+
+typedef struct Part {
+    const char *path;
+    uint32_t gpart;     /* global partition number (0 for a file) */
+} Part;
+
+typedef struct PartList {
+    Part *p;
+    uint32_t n, total;  /* after elimination, before */
+} PartList;
+
+/* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
+static uint32_t part_of_path(const VSource *src, const char *path)
+{
+    st_storeinfo info;
+    unsigned v = 0, p = 0;
+    st_store_info(src->st, &info);
+    const char *s = strstr(path + strlen(src->path), "/v");
+    if (s)
+        sscanf(s, "/v%u/p%u/", &v, &p);
+    return v * info.partitions + p;
+}
+
+static bool part_wanted(const QScan *sc, uint32_t g)
+{
+    if (sc->nparts == UINT32_MAX)
+        return true;
+    for (uint32_t i = 0; i < sc->nparts; i++)
+        if (sc->parts[i] == g)
+            return true;
+    return false;
+}
+
+static void list_parts(VM *vm, const QScan *sc, PartList *pl)
+{
+    const VIter *it = &sc->src->it;
+    pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
+    pl->n = 0;
+    pl->total = it->npaths;
+    for (uint32_t i = 0; i < it->npaths; i++) {
+        uint32_t g = sc->src->st ? part_of_path(sc->src, it->paths[i]) : 0;
+        if (part_wanted(sc, g))
+            pl->p[pl->n++] = (Part){it->paths[i], g};
+    }
+}
+
+/* ---- ranges and partitions from the predicate -------------------------- */
+
+/* v in field f's storage form (clamped to its range): false if no value of
+ * the field can equal it. */
+static bool encode_const(const st_field *f, const QExpr *k, unsigned char *out, bool *exact)
+{
+    *exact = true;
+    memset(out, 0, f->width);
+    switch (f->type) {
+    case ST_F32: { float x = (float)(k->type == QT_FLOAT ? k->kf : (double)k->ki); memcpy(out, &x, 4); *exact = false; return true; }
+    case ST_F64: { double x = k->type == QT_FLOAT ? k->kf : (double)k->ki; memcpy(out, &x, 8); *exact = k->type == QT_FLOAT; return true; }
+    case ST_CHAR:
+        if (k->type != QT_STR || k->kn > f->width || memchr(k->ks, 0, k->kn))
+            return false;
+        memcpy(out, k->ks, k->kn);
+        return true;
+    case ST_ENUM: {
+        int s = k->type == QT_STR ? st_field_enum_find(f, k->ks, k->kn) : -1;
+        out[0] = (unsigned char)(s < 0 ? 0 : s);
+        return s >= 0;
+    }
+    default: {
+        if (k->type != QT_INT && k->type != QT_BOOL)
+            return false;
+        int64_t lo, hi, x = k->ki;
+        vm_int_range(f, &lo, &hi);
+        *exact = x >= lo && x <= hi;
+        x = x < lo ? lo : x > hi ? hi : x;
+        memcpy(out, &x, f->width);
+        return true;
+    }
+    }
+}
+
+typedef struct Ranges {
+    st_range *r;
+    unsigned char *bytes;   /* bounds, ST_MAX_CHAR each */
+    uint32_t n, cap;
+} Ranges;
+
+static void add_bound(VM *vm, QPlan *p, Ranges *rs, uint32_t col, const unsigned char *lo,
+                      const unsigned char *hi, uint32_t width)
+{
+    if (rs->n == rs->cap) {
+        uint32_t cap = rs->cap ? 2 * rs->cap : 8;
+        st_range *r = qp_alloc(vm, p, cap * sizeof *r);
+        if (rs->n)
+            memcpy(r, rs->r, rs->n * sizeof *r);
+        rs->r = r;
+        rs->cap = cap;
+    }
+    unsigned char *l = lo ? qp_alloc(vm, p, width) : NULL, *h = hi ? qp_alloc(vm, p, width) : NULL;
+    if (l)
+        memcpy(l, lo, width);
+    if (h)
+        memcpy(h, hi, width);
+    rs->r[rs->n++] = (st_range){col, l, h};
+}
+
+static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs);
+
+/* A comparison of a field with a constant gives a range of that column. */
+static void range_of_compare(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
+{
+    const st_schema *s = p->scan.vs->s;
+    if (e->a->op != QX_FIELD || e->b->op != QOP_CONST || e->op == QOP_NE || e->mask)
+        return;
+    const st_field *f = &s->fields[e->a->field];
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    if (f->type == ST_CHAR && e->op != QOP_EQ)
+        return;     /* zone maps hold 8-byte prefixes; equality is enough */
+    if (!encode_const(f, e->b, v, &exact)) {
+        if (e->op == QOP_EQ) {  /* nothing can match: an empty range */
+            unsigned char one = 1, zero = 0;
+            if (f->width == 1)
+                add_bound(vm, p, rs, (uint32_t)e->a->field, &one, &zero, 1);
+        }
+        return;
+    }
+    bool lo = e->op == QOP_EQ || e->op == QOP_GT || e->op == QOP_GE;
+    bool hi = e->op == QOP_EQ || e->op == QOP_LT || e->op == QOP_LE;
+    add_bound(vm, p, rs, (uint32_t)e->a->field, lo ? v : NULL, hi ? v : NULL, f->width);
+}
+
+static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
+{
+    if (!e)
+        return;
+    switch (e->op) {
+    case QOP_AND:
+        ranges_of(vm, p, e->a, rs);
+        ranges_of(vm, p, e->b, rs);
+        return;
+    case QOP_EQ: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        range_of_compare(vm, p, e, rs);
+        return;
+    case QX_QUANT:
+        /* any(tags, P): some tag of a kept tagset satisfies P's ranges */
+        if (e->fn == QF_any)
+            ranges_of(vm, p, e->a, rs);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The partitions a where can touch: partkey == c or partkey in set. */
+static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t *n)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    if (!e)
+        return false;
+    if (e->op == QOP_AND)
+        return parts_of(vm, p, e->a, out, n) || parts_of(vm, p, e->b, out, n);
+    if (e->op == QOP_EQ && e->a->op == QX_FIELD && e->a->field == (int)sc->src->partkey &&
+        e->b->op == QOP_CONST) {
+        *out = qp_alloc(vm, p, sizeof **out);
+        *n = 0;
+        if (encode_const(f, e->b, v, &exact) && exact) {
+            uint32_t vol, part;
+            st_storeinfo info;
+            st_store_info(sc->src->st, &info);
+            st_store_place(sc->src->st, v, f->width, &vol, &part);
+            (*out)[(*n)++] = vol * info.partitions + part;
+        }
+        return true;
+    }
+    if (e->op == QX_SET && e->set && !e->set->match && e->a->op == QX_FIELD &&
+        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT) {
+        const QSet *s = e->set;
+        st_storeinfo info;
+        st_store_info(sc->src->st, &info);
+        *out = qp_alloc(vm, p, (s->n + 1) * sizeof **out);
+        *n = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            QExpr k = {.type = s->type, .ki = s->ints[i], .ks = s->strs[i], .kn = s->lens[i]};
+            uint32_t vol, part, g, j;
+            if (!encode_const(f, &k, v, &exact) || !exact)
+                continue;
+            st_store_place(sc->src->st, v, f->width, &vol, &part);
+            g = vol * info.partitions + part;
+            for (j = 0; j < *n && (*out)[j] != g; j++)
+                ;
+            if (j == *n)
+                (*out)[(*n)++] = g;
+        }
+        return true;
+    }
+    return false;
+}
+
+static void prepare(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    if (sc->ranges || sc->nparts)
+        return;
+    Ranges rs = {0};
+    ranges_of(vm, p, sc->where, &rs);
+    ranges_of(vm, p, sc->tag_where, &rs);
+    sc->ranges = rs.r;
+    sc->nranges = rs.n;
+    sc->nparts = UINT32_MAX;
+    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts))
+        sc->nparts = UINT32_MAX;
+    sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
+}
+
+/* ---- consumers' state per worker ----------------------------------------- */
+
+typedef struct AggState {
+    uint64_t n;         /* values seen (rows for count()) */
+    int64_t si;
+    double sf;
+    bool overflow;      /* si overflowed: the sum is sf */
+    bool has;
+    unsigned char *best;    /* min/max: the key bytes of the best so far */
+    struct DSet *ds;    /* distinct */
+} AggState;
+
+typedef struct DSet {
+    uint64_t *h;
+    size_t n, mask;
+} DSet;
+
+typedef struct Group {
+    uint64_t hash;
+    unsigned char *key;
+    AggState *aggs;
+} Group;
+
+typedef struct GroupTable {
+    Group *g;
+    uint32_t *slots;    /* group index + 1 */
+    size_t n, cap, mask;
+    Buf arena;          /* keys and min/max bytes */
+} GroupTable;
+
+typedef struct ColStat {
+    uint64_t count, nulls;
+    double sum;
+    bool has;
+    unsigned char min[9], max[9];  /* numeric keys */
+    char *smin, *smax;             /* strings */
+    uint8_t hll[HLL_REGS];
+} ColStat;
+
+/* The rows one partition collected: records of [sort key][row][u32 ntags][tags],
+ * or [sort key][row][tag] for tag rows. */
+typedef struct PartRows {
+    Buf b;
+    uint64_t n;
+    bool done;
+} PartRows;
+
+typedef struct Shared Shared;
+
+typedef struct Worker {
+    Shared *sh;
+    KCtx k;
+    uint64_t count;
+    GroupTable gt;
+    ColStat *stats;
+    unsigned char *row, *tag;
+    pthread_t th;
+    bool started;
+} Worker;
+
+struct Shared {
+    VM *vm;
+    QPlan *p;
+    const QScan *sc;
+    PartList parts;
+    PartRows *rows;         /* per partition (COLLECT) */
+    atomic_uint next;       /* the next partition to claim */
+    atomic_bool stop;
+    pthread_mutex_t mu;
+    char err[600];
+    uint64_t prefix_rows;   /* COLLECT with a limit and no sort: rows of the done prefix */
+    uint32_t prefix;
+    VLoader *loader;        /* WRITE (one worker) */
+    uint64_t written;
+    st_read_stats io;
+};
+
+static void fail(Shared *sh, const char *msg)
+{
+    pthread_mutex_lock(&sh->mu);
+    if (!sh->err[0])
+        snprintf(sh->err, sizeof sh->err, "%s", msg);
+    pthread_mutex_unlock(&sh->mu);
+    atomic_store(&sh->stop, true);
+}
+
+static const char oom[] = "out of memory in a scan";
+
+/* ---- group tables ----------------------------------------------------- */
+
+static uint64_t hash_key(const unsigned char *k, size_t n)
+{
+    return XXH3_64bits(k, n) | 1;
+}
+
+static bool dset_add(DSet *d, uint64_t h)
+{
+    if (!d->mask) {
+        d->h = mem_calloc(16, 8);
+        if (!d->h)
+            return false;
+        d->mask = 15;
+    }
+    if (2 * (d->n + 1) > d->mask + 1) {
+        size_t cap = (d->mask + 1) * 2;
+        uint64_t *nh = mem_calloc(cap, 8);
+        if (!nh)
+            return false;
+        for (size_t i = 0; i <= d->mask; i++)
+            if (d->h[i]) {
+                size_t j = d->h[i] & (cap - 1);
+                while (nh[j])
+                    j = (j + 1) & (cap - 1);
+                nh[j] = d->h[i];
+            }
+        mem_free(d->h, (d->mask + 1) * 8);
+        d->h = nh;
+        d->mask = cap - 1;
+    }
+    size_t j = h & d->mask;
+    while (d->h[j] && d->h[j] != h)
+        j = (j + 1) & d->mask;
+    if (!d->h[j]) {
+        d->h[j] = h;
+        d->n++;
+    }
+    return true;
+}
+
+static void dset_free(DSet *d)
+{
+    if (d) {
+        mem_free(d->h, (d->mask + 1) * 8);
+        mem_free(d, sizeof *d);
+    }
+}
+
+/* The group of key (inserting it): its index, or -1 out of memory. */
+static long group_find(const QScan *sc, GroupTable *t, const unsigned char *key, uint64_t h)
+{
+    if (t->mask) {
+        for (size_t i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+            Group *g = &t->g[t->slots[i] - 1];
+            if (g->hash == h && !memcmp(g->key, key, sc->keyw))
+                return (long)(t->slots[i] - 1);
+        }
+    }
+    if (2 * (t->n + 1) > t->mask + 1 || !t->mask) {
+        size_t ns = t->mask ? (t->mask + 1) * 2 : 64;
+        uint32_t *s = mem_calloc(ns, 4);
+        if (!s)
+            return -1;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = t->g[i].hash & (ns - 1);
+            while (s[j])
+                j = (j + 1) & (ns - 1);
+            s[j] = (uint32_t)i + 1;
+        }
+        mem_free(t->slots, t->mask ? (t->mask + 1) * 4 : 0);
+        t->slots = s;
+        t->mask = ns - 1;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        Group *g = mem_realloc(t->g, t->cap * sizeof *g, cap * sizeof *g);
+        if (!g)
+            return -1;
+        t->g = g;
+        t->cap = cap;
+    }
+    Group *g = &t->g[t->n];
+    g->hash = h;
+    g->key = mem_alloc(sc->keyw + 1);
+    g->aggs = mem_calloc((size_t)sc->nagg_list + 1, sizeof(AggState));
+    if (!g->key || !g->aggs) {
+        mem_free(g->key, sc->keyw + 1);
+        mem_free(g->aggs, ((size_t)sc->nagg_list + 1) * sizeof(AggState));
+        return -1;
+    }
+    memcpy(g->key, key, sc->keyw);
+    size_t i = h & t->mask;
+    while (t->slots[i])
+        i = (i + 1) & t->mask;
+    t->slots[i] = (uint32_t)t->n + 1;
+    return (long)t->n++;
+}
+
+static void group_free(const QScan *sc, GroupTable *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        for (int a = 0; a < sc->nagg_list; a++) {
+            mem_free(t->g[i].aggs[a].best, qx_keywidth(sc->agg_list[a]->a ? sc->agg_list[a]->a : sc->agg_list[a]));
+            dset_free(t->g[i].aggs[a].ds);
+        }
+        mem_free(t->g[i].key, sc->keyw + 1);
+        mem_free(t->g[i].aggs, ((size_t)sc->nagg_list + 1) * sizeof(AggState));
+    }
+    mem_free(t->g, t->cap * sizeof *t->g);
+    mem_free(t->slots, t->mask ? (t->mask + 1) * 4 : 0);
+    buf_free(&t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+/* Folds one value (key bytes kb of the argument, or vector value j) in. */
+static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, const unsigned char *kb)
+{
+    const QExpr *a = ag->a;
+    if (ag->fn == QF_count && !a) {
+        s->n++;
+        return true;
+    }
+    if (v->valid && !v->valid[j])
+        return true;    /* nil: aggregates skip it */
+    s->n++;
+    switch (ag->fn) {
+    case QF_sum:
+    case QF_avg:
+        if (a->type == QT_FLOAT) {
+            s->sf += v->f[j];
+        } else {
+            s->sf += (double)v->i[j];
+            s->overflow |= __builtin_add_overflow(s->si, v->i[j], &s->si);
+        }
+        return true;
+    case QF_min:
+    case QF_max: {
+        uint32_t w = qx_keywidth(a);
+        if (!s->best && !(s->best = mem_alloc(w)))
+            return false;
+        int c = s->has ? memcmp(kb, s->best, w) : 0;
+        if (!s->has || (ag->fn == QF_min ? c < 0 : c > 0))
+            memcpy(s->best, kb, w);
+        s->has = true;
+        return true;
+    }
+    case QF_distinct:
+        if (!s->ds && !(s->ds = mem_calloc(1, sizeof *s->ds)))
+            return false;
+        return dset_add(s->ds, hash_key(kb, qx_keywidth(a)));
+    default:
+        return true;
+    }
+}
+
+static bool agg_merge(const QExpr *ag, AggState *into, const AggState *from)
+{
+    into->n += from->n;
+    into->sf += from->sf;
+    into->overflow |= from->overflow || __builtin_add_overflow(into->si, from->si, &into->si);
+    if ((ag->fn == QF_min || ag->fn == QF_max) && from->has) {
+        uint32_t w = qx_keywidth(ag->a);
+        int c = into->has ? memcmp(from->best, into->best, w) : 0;
+        if (!into->best && !(into->best = mem_alloc(w)))
+            return false;
+        if (!into->has || (ag->fn == QF_min ? c < 0 : c > 0))
+            memcpy(into->best, from->best, w);
+        into->has = true;
+    }
+    if (ag->fn == QF_distinct && from->ds) {
+        if (!into->ds && !(into->ds = mem_calloc(1, sizeof *into->ds)))
+            return false;
+        for (size_t i = 0; i <= from->ds->mask; i++)
+            if (from->ds->h[i] && !dset_add(into->ds, from->ds->h[i]))
+                return false;
+    }
+    return true;
+}
+
+static void consume_group(Worker *w, bool tag, const KSel *sel)
+{
+    const QScan *sc = w->sh->sc;
+    KCtx *k = &w->k;
+    unsigned char key[4096], ab[4096];
+    const KVec *kv[64], *av[64];
+    if (sc->keyw > sizeof key || sc->nkeys > 64 || sc->nagg_list > 64) {
+        fail(w->sh, "group by: too many or too wide keys");
+        return;
+    }
+    for (int i = 0; i < sc->nkeys; i++)
+        kv[i] = k_eval(k, sc->keys[i], tag, sel);
+    for (int a = 0; a < sc->nagg_list; a++)
+        av[a] = sc->agg_list[a]->a ? k_eval(k, sc->agg_list[a]->a, tag, sel) : NULL;
+    for (uint32_t j = 0; j < sel->n; j++) {
+        unsigned char *p = key;
+        for (int i = 0; i < sc->nkeys; i++) {
+            k_key(sc->keys[i], kv[i], j, false, p);
+            p += qx_keywidth(sc->keys[i]);
+        }
+        long gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
+        if (gi < 0) {
+            fail(w->sh, oom);
+            return;
+        }
+        Group *g = &w->gt.g[gi];
+        for (int a = 0; a < sc->nagg_list; a++) {
+            const QExpr *ag = sc->agg_list[a];
+            if (ag->a && (ag->fn == QF_min || ag->fn == QF_max || ag->fn == QF_distinct))
+                k_key(ag->a, av[a], j, false, ab);
+            if (!agg_add(ag, &g->aggs[a], av[a] ? av[a] : &(KVec){0}, j, ab)) {
+                fail(w->sh, oom);
+                return;
+            }
+        }
+    }
+}
+
+/* ---- stat ------------------------------------------------------------- */
+
+/* Columns of stat: the schema's fields, then the tags per tagset. */
+static uint32_t stat_ncols(const QScan *sc)
+{
+    return sc->vs->s->nfields + (sc->vs->s->tag_size && !sc->tags);
+}
+
+static void stat_value(ColStat *c, const st_field *f, const char *p)
+{
+    unsigned char k[9];
+    uint64_t h;
+    c->count++;
+    if (f && f->type == ST_CHAR) {
+        const char *z = memchr(p, 0, f->width);
+        uint32_t n = z ? (uint32_t)(z - p) : f->width;
+        c->nulls += n == 0;
+        h = XXH3_64bits(p, n);
+    } else {
+        double d;
+        uint64_t o = f ? st_field_order(f, p) : 0;
+        if (!f) {
+            uint32_t u;
+            memcpy(&u, p, 4);
+            d = u;
+            o = u;
+        } else if (f->type == ST_F32 || f->type == ST_F64) {
+            d = f->type == ST_F32 ? (double)*(const float *)(const void *)p : *(const double *)(const void *)p;
+        } else if (f->type == ST_ENUM || f->type == ST_BOOL || f->type <= ST_U64) {
+            d = (double)o;
+        } else {
+            int64_t x = (int64_t)(o ^ UINT64_C(1) << 63);
+            d = (double)x;
+        }
+        c->nulls += d == 0 && f && f->type != ST_ENUM;
+        c->sum += d;
+        h = XXH3_64bits(&o, 8);
+        k[0] = 1;
+        for (int i = 0; i < 8; i++)
+            k[1 + i] = (unsigned char)(o >> (56 - 8 * i));
+        if (!c->has || memcmp(k, c->min, 9) < 0)
+            memcpy(c->min, k, 9);
+        if (!c->has || memcmp(k, c->max, 9) > 0)
+            memcpy(c->max, k, 9);
+        c->has = true;
+    }
+    uint32_t r = (uint32_t)(h >> (64 - HLL_BITS));
+    uint64_t rest = h << HLL_BITS | (UINT64_C(1) << (HLL_BITS - 1));
+    uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
+    if (rank > c->hll[r])
+        c->hll[r] = rank;
+}
+
+/* char fields' min and max, as strings kept by the worker */
+static bool stat_string(ColStat *c, const st_field *f, const char *p)
+{
+    const char *z = memchr(p, 0, f->width);
+    size_t n = z ? (size_t)(z - p) : f->width;
+    for (int which = 0; which < 2; which++) {
+        char **s = which ? &c->smax : &c->smin;
+        int cmp = *s ? strncmp(p, *s, f->width) : 0;
+        if (!*s || (which ? cmp > 0 : cmp < 0)) {
+            if (!*s && !(*s = mem_alloc((size_t)f->width + 1)))
+                return false;
+            memcpy(*s, p, n);
+            (*s)[n] = 0;
+        }
+    }
+    return true;
+}
+
+static void consume_stat(Worker *w, bool tag, const KSel *sel)
+{
+    const QScan *sc = w->sh->sc;
+    const st_schema *s = sc->vs->s;
+    const st_batch *b = w->k.b;
+    for (uint32_t f = 0; f < s->nfields; f++) {
+        const st_field *fd = &s->fields[f];
+        bool tagf = fd->role == ST_TAG;
+        if (tagf && !tag) {
+            /* every tag of the selected tagsets */
+            const uint32_t *st = b->tag_start;
+            for (uint32_t j = 0; j < sel->n; j++)
+                for (uint32_t i = st[sel->idx[j]]; i < st[sel->idx[j] + 1]; i++) {
+                    const char *p = (const char *)b->cols[f] + (size_t)i * fd->width;
+                    stat_value(&w->stats[f], fd, p);
+                    if (fd->type == ST_CHAR && !stat_string(&w->stats[f], fd, p))
+                        fail(w->sh, oom);
+                }
+            continue;
+        }
+        for (uint32_t j = 0; j < sel->n; j++) {
+            uint32_t r = tag && !tagf ? w->k.owner[sel->idx[j]] : sel->idx[j];
+            const char *p = (const char *)b->cols[f] + (size_t)r * fd->width;
+            stat_value(&w->stats[f], fd, p);
+            if (fd->type == ST_CHAR && !stat_string(&w->stats[f], fd, p))
+                fail(w->sh, oom);
+        }
+    }
+    if (stat_ncols(sc) > s->nfields)
+        for (uint32_t j = 0; j < sel->n; j++) {
+            uint32_t t = sel->idx[j], n = b->tag_start[t + 1] - b->tag_start[t];
+            stat_value(&w->stats[s->nfields], NULL, (const char *)&n);
+        }
+}
+
+static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
+{
+    for (uint32_t c = 0; c < stat_ncols(sc); c++) {
+        ColStat *a = &into[c], *b = &from[c];
+        uint32_t w = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
+        a->count += b->count;
+        a->nulls += b->nulls;
+        a->sum += b->sum;
+        if (b->has && (!a->has || memcmp(b->min, a->min, 9) < 0))
+            memcpy(a->min, b->min, 9);
+        if (b->has && (!a->has || memcmp(b->max, a->max, 9) > 0))
+            memcpy(a->max, b->max, 9);
+        a->has |= b->has;
+        for (int which = 0; which < 2; which++) {
+            char **x = which ? &a->smax : &a->smin, **y = which ? &b->smax : &b->smin;
+            if (*y && (!*x || (which ? strcmp(*y, *x) > 0 : strcmp(*y, *x) < 0))) {
+                mem_free(*x, *x ? (size_t)w + 1 : 0);
+                *x = *y;
+                *y = NULL;
+            }
+        }
+        for (uint32_t r = 0; r < HLL_REGS; r++)
+            if (b->hll[r] > a->hll[r])
+                a->hll[r] = b->hll[r];
+    }
+}
+
+static double hll_estimate(const uint8_t *reg)
+{
+    double sum = 0;
+    uint32_t zeros = 0;
+    for (uint32_t i = 0; i < HLL_REGS; i++) {
+        sum += 1.0 / (double)(UINT64_C(1) << reg[i]);
+        zeros += reg[i] == 0;
+    }
+    double m = HLL_REGS, e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+    if (e <= 2.5 * m && zeros)
+        e = m * __builtin_log(m / zeros);
+    return e;
+}
+
+/* ---- collecting rows -------------------------------------------------- */
+
+static size_t record_size(const QScan *sc, uint32_t ntags)
+{
+    const st_schema *s = sc->vs->s;
+    return sc->keyw + s->row_size + (sc->tags ? s->tag_size : 4 + (size_t)ntags * s->tag_size);
+}
+
+static void consume_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
+    const st_schema *s = sc->vs->s;
+    const st_batch *b = w->k.b;
+    PartRows *pr = &sh->rows[pi];
+    const KVec *kv[64];
+    if (sc->nsort > 64) {
+        fail(sh, "sort: too many keys");
+        return;
+    }
+    for (int i = 0; i < sc->nsort; i++)
+        kv[i] = k_eval(&w->k, sc->sort[i].e, tag, sel);
+    for (uint32_t j = 0; j < sel->n; j++) {
+        if (!sc->nsort && pr->n >= sc->limit)
+            return;
+        uint32_t r = sel->idx[j], t = tag ? w->k.owner[r] : r;
+        /* tags only when a tag column was decoded (a select may need none) */
+        bool with_tags = s->tag_size && !tag && b->tag_start;
+        uint32_t lo = with_tags ? b->tag_start[t] : 0;
+        uint32_t nt = with_tags ? b->tag_start[t + 1] - lo : 0;
+        unsigned char *p = buf_room(&pr->b, record_size(sc, nt));
+        if (!p) {
+            fail(sh, oom);
+            return;
+        }
+        for (int i = 0; i < sc->nsort; i++) {
+            k_key(sc->sort[i].e, kv[i], j, sc->sort[i].desc, p);
+            p += qx_keywidth(sc->sort[i].e);
+        }
+        st_batch_row(s, b, t, p);
+        p += s->row_size;
+        if (tag) {
+            st_batch_tag(s, b, r, p);
+        } else if (s->tag_size) {
+            memcpy(p, &nt, 4);
+            p += 4;
+            for (uint32_t i = 0; i < nt; i++, p += s->tag_size)
+                st_batch_tag(s, b, lo + i, p);
+        }
+        pr->n++;
+    }
+}
+
+/* Offsets of the records of a buffer. */
+static size_t *record_offsets(const QScan *sc, const PartRows *pr, size_t *n)
+{
+    size_t *o = mem_alloc((pr->n + 1) * sizeof *o), off = 0;
+    if (!o)
+        return NULL;
+    for (uint64_t i = 0; i < pr->n; i++) {
+        uint32_t nt = 0;
+        o[i] = off;
+        if (!sc->tags && sc->vs->s->tag_size)
+            memcpy(&nt, pr->b.p + off + sc->keyw + sc->vs->s->row_size, 4);
+        off += record_size(sc, nt);
+    }
+    *n = pr->n;
+    return o;
+}
+
+static const unsigned char *sort_base;
+static uint32_t sort_keyw;
+
+static int cmp_records(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = memcmp(sort_base + x, sort_base + y, sort_keyw);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Sorts a partition's records by key and keeps the first limit of them. */
+static bool prune(const QScan *sc, PartRows *pr)
+{
+    size_t n, *o = record_offsets(sc, pr, &n);
+    if (!o)
+        return false;
+    pthread_mutex_lock(&sort_mu);   /* qsort has no context argument */
+    sort_base = pr->b.p;
+    sort_keyw = sc->keyw;
+    qsort(o, n, sizeof *o, cmp_records);
+    pthread_mutex_unlock(&sort_mu);
+    Buf nb = {0};
+    size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
+    for (size_t i = 0; i < keepn; i++) {
+        size_t len;
+        uint32_t nt = 0;
+        if (!sc->tags && sc->vs->s->tag_size)
+            memcpy(&nt, pr->b.p + o[i] + sc->keyw + sc->vs->s->row_size, 4);
+        len = record_size(sc, nt);
+        unsigned char *p = buf_room(&nb, len);
+        if (!p) {
+            buf_free(&nb);
+            mem_free(o, (n + 1) * sizeof *o);
+            return false;
+        }
+        memcpy(p, pr->b.p + o[i], len);
+    }
+    mem_free(o, (n + 1) * sizeof *o);
+    buf_free(&pr->b);
+    pr->b = nb;
+    pr->n = keepn;
+    return true;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void consume_write(Worker *w, bool tag, const KSel *sel)
+{
+    Shared *sh = w->sh;
+    const st_schema *s = sh->sc->vs->s;
+    const st_batch *b = w->k.b;
+    st_err err;
+    for (uint32_t j = 0; j < sel->n; j++) {
+        uint32_t r = sel->idx[j], t = tag ? w->k.owner[r] : r;
+        st_batch_row(s, b, t, w->row);
+        uint32_t lo = tag ? r : s->tag_size ? b->tag_start[t] : 0;
+        uint32_t hi = tag ? r + 1 : s->tag_size ? b->tag_start[t + 1] : 0;
+        int rc = 0;
+        if (lo == hi)
+            rc = st_loader_add(sh->loader->l, w->row, NULL, &err);
+        for (uint32_t i = lo; i < hi && rc == 0; i++) {
+            st_batch_tag(s, b, i, w->tag);
+            rc = st_loader_add(sh->loader->l, w->row, w->tag, &err);
+        }
+        if (rc < 0) {
+            fail(sh, err.msg);
+            return;
+        }
+        sh->written++;
+    }
+}
+
+/* ---- the scan of one partition ----------------------------------------- */
+
+static void scan_part(Worker *w, uint32_t pi)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
+    const st_schema *s = sc->vs->s;
+    st_err err;
+    st_reader *r = st_reader_open(sh->parts.p[pi].path, NULL, &err);
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
+    for (uint32_t c = 0; c < st_schema_ncols(s); c++)
+        if (sc->want[c])
+            cols[ncols++] = c;
+    if (!r || st_reader_select(r, cols, ncols, &err) < 0 ||
+        st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
+        fail(sh, err.msg);
+        st_reader_close(r);
+        return;
+    }
+    const st_batch *b;
+    int rc;
+    while (!atomic_load(&sh->stop) && (rc = st_reader_next(r, &b, &err)) == 1) {
+        if (vm_poll_flag & POLL_SIGINT) {
+            atomic_store(&sh->stop, true);
+            break;
+        }
+        if (k_batch(&w->k, b) < 0) {
+            fail(sh, w->k.err);
+            break;
+        }
+        KSel all = {w->k.selbuf[1], 0}, sel = {w->k.selbuf[2], 0};
+        uint32_t n = b->ntagsets;
+        for (uint32_t i = b->first; i < n; i++)
+            all.idx[all.n++] = i;
+        if (sc->where)
+            k_filter(&w->k, sc->where, false, &all, &sel);
+        else
+            sel = all;
+        bool tag = sc->tags;
+        if (tag) {
+            /* one row per tag of the kept tagsets */
+            KSel t = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
+            const uint32_t *st = b->tag_start;
+            for (uint32_t j = 0; j < sel.n; j++)
+                for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
+                    t.idx[t.n++] = i;
+            sel = t;
+            if (sc->tag_where) {
+                KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
+                k_filter(&w->k, sc->tag_where, true, &sel, &out);
+                sel = out;
+            }
+        }
+        if (w->k.err[0]) {
+            fail(sh, w->k.err);
+            break;
+        }
+        switch (sc->consumer) {
+        case QC_COUNT: w->count += sel.n; break;
+        case QC_COLLECT: consume_rows(w, pi, tag, &sel); break;
+        case QC_GROUP: consume_group(w, tag, &sel); break;
+        case QC_STAT: consume_stat(w, tag, &sel); break;
+        case QC_WRITE: consume_write(w, tag, &sel); break;
+        }
+        if (w->k.err[0])
+            fail(sh, w->k.err);
+        if (sc->consumer == QC_COLLECT && sc->nsort && sc->limit != UINT64_MAX &&
+            sh->rows[pi].n > 2 * sc->limit + 1024 && !prune(sc, &sh->rows[pi]))
+            fail(sh, oom);
+        if (sc->consumer == QC_COLLECT && !sc->nsort && sh->rows[pi].n >= sc->limit)
+            break;
+    }
+    if (rc < 0)
+        fail(sh, err.msg);
+    st_read_stats rs;
+    st_reader_stats(r, &rs);
+    st_reader_close(r);
+    pthread_mutex_lock(&sh->mu);
+    sh->io.blocks_read += rs.blocks_read;
+    sh->io.blocks_skipped += rs.blocks_skipped;
+    sh->io.bytes_read += rs.bytes_read;
+    if (sc->consumer == QC_COLLECT && !sc->nsort && sc->limit != UINT64_MAX) {
+        /* Once the first partitions hold limit rows, the rest need not run. */
+        sh->rows[pi].done = true;
+        while (sh->prefix < sh->parts.n && sh->rows[sh->prefix].done)
+            sh->prefix_rows += sh->rows[sh->prefix++].n;
+        if (sh->prefix_rows >= sc->limit)
+            atomic_store(&sh->stop, true);
+    }
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void *work(void *arg)
+{
+    Worker *w = arg;
+    Shared *sh = w->sh;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&sh->next, 1);
+        if (i >= sh->parts.n || atomic_load(&sh->stop))
+            break;
+        scan_part(w, i);
+    }
+    return NULL;
+}
+
+static int nthreads(uint32_t nparts, QConsumer c)
+{
+    const char *env = getenv("COMB_THREADS");
+    long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    if (c == QC_WRITE)
+        n = 1;  /* the loader takes rows from one thread */
+    return (int)(n > (long)nparts ? (nparts ? nparts : 1) : n);
+}
+
+static bool worker_init(Worker *w, Shared *sh)
+{
+    const QScan *sc = sh->sc;
+    const st_schema *s = sc->vs->s;
+    memset(w, 0, sizeof *w);
+    w->sh = sh;
+    if (k_ctx_init(&w->k, sc) < 0)
+        return false;
+    if (sc->consumer == QC_STAT && !(w->stats = mem_calloc(stat_ncols(sc), sizeof(ColStat))))
+        return false;
+    w->row = mem_alloc(s->row_size + 1);
+    w->tag = mem_alloc(s->tag_size + 1);
+    return w->row && w->tag;
+}
+
+static void worker_free(Worker *w)
+{
+    const QScan *sc = w->sh->sc;
+    if (w->stats) {
+        for (uint32_t c = 0; c < stat_ncols(sc); c++) {
+            uint32_t wd = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
+            mem_free(w->stats[c].smin, w->stats[c].smin ? wd + 1 : 0);
+            mem_free(w->stats[c].smax, w->stats[c].smax ? wd + 1 : 0);
+        }
+        mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
+    }
+    group_free(sc, &w->gt);
+    mem_free(w->row, sc->vs->s->row_size + 1);
+    mem_free(w->tag, sc->vs->s->tag_size + 1);
+    k_ctx_free(&w->k);
+}
+
+/* ---- results as comb values -------------------------------------------- */
+
+static void set(VM *vm, VMap *m, const char *k, Value v)
+{
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, k)), v);
+}
+
+static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
+{
+    switch (ag->fn) {
+    case QF_count:
+        return v_int((int64_t)s->n);
+    case QF_distinct:
+        return v_int(s->ds ? (int64_t)s->ds->n : 0);
+    case QF_sum:
+        if (!s->n)
+            return v_nil();
+        return ag->a->type == QT_FLOAT || s->overflow ? v_float(s->sf) : v_int(s->si);
+    case QF_avg:
+        return s->n ? v_float(s->sf / (double)s->n) : v_nil();
+    default:    /* min, max */
+        return s->has ? qx_key_value(vm, ag->a, s->best) : v_nil();
+    }
+}
+
+static uint32_t sorted_keyw;
+
+static int cmp_groups(const void *a, const void *b)
+{
+    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, sorted_keyw);
+}
+
+static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
+{
+    pthread_mutex_lock(&sort_mu);
+    sorted_keyw = sc->keyw;
+    qsort(t->g, t->n, sizeof *t->g, cmp_groups);
+    pthread_mutex_unlock(&sort_mu);
+    VArray *a = vm_array_new(vm, t->n);
+    Value av = v_obj(a);
+    vm_push_root(vm, av);
+    Value aggv[64];
+    for (size_t i = 0; i < t->n; i++) {
+        Group *g = &t->g[i];
+        VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
+        vm_array_push(vm, a, v_obj(m));
+        const unsigned char *k = g->key;
+        for (int j = 0; j < sc->nkeys; j++) {
+            vm_map_set(vm, m, v_obj(sc->key_names[j]), qx_key_value(vm, sc->keys[j], k));
+            k += qx_keywidth(sc->keys[j]);
+        }
+        for (int j = 0; j < sc->nagg_list; j++)
+            aggv[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
+        for (int j = 0; j < sc->naggs; j++)
+            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, aggv));
+    }
+    vm_pop_root(vm, 1);
+    return av;
+}
+
+static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
+{
+    const st_schema *s = sc->vs->s;
+    VArray *a = vm_array_new(vm, stat_ncols(sc));
+    Value av = v_obj(a);
+    vm_push_root(vm, av);
+    for (uint32_t c = 0; c < stat_ncols(sc); c++) {
+        const st_field *f = c < s->nfields ? &s->fields[c] : NULL;
+        ColStat *cs = &st[c];
+        VMap *m = vm_map_new(vm, 8);
+        char type[32];
+        vm_array_push(vm, a, v_obj(m));
+        set(vm, m, "field", v_obj(vm_str_cstr(vm, f ? f->name : "#tags")));
+        set(vm, m, "type", v_obj(vm_str_cstr(vm, f ? vm_field_type_name(f, type, sizeof type) : "u32")));
+        set(vm, m, "count", v_int((int64_t)cs->count));
+        set(vm, m, "nulls", v_int((int64_t)cs->nulls));
+        Value lo = v_nil(), hi = v_nil(), mean = v_nil();
+        if (f && f->type == ST_CHAR) {
+            lo = cs->smin ? v_obj(vm_str_cstr(vm, cs->smin)) : v_nil();
+            hi = cs->smax ? v_obj(vm_str_cstr(vm, cs->smax)) : v_nil();
+        } else if (cs->has) {
+            QExpr kx = {.type = QT_INT};
+            uint64_t omin = 0, omax = 0;
+            for (int i = 1; i < 9; i++) {
+                omin = omin << 8 | cs->min[i];
+                omax = omax << 8 | cs->max[i];
+            }
+            if (!f || f->type <= ST_U64 || f->type == ST_BOOL) {
+                lo = v_int((int64_t)omin);
+                hi = v_int((int64_t)omax);
+            } else if (f->type == ST_ENUM) {
+                lo = omin < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[omin])) : v_int((int64_t)omin);
+                hi = omax < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[omax])) : v_int((int64_t)omax);
+            } else if (f->type == ST_F32 || f->type == ST_F64) {
+                kx.type = QT_FLOAT;
+                lo = qx_key_value(vm, &kx, cs->min);
+                hi = qx_key_value(vm, &kx, cs->max);
+            } else {
+                lo = qx_key_value(vm, &kx, cs->min);
+                hi = qx_key_value(vm, &kx, cs->max);
+            }
+            if (!f || f->type != ST_ENUM)
+                mean = v_float(cs->count ? cs->sum / (double)cs->count : 0);
+        }
+        if (f && f->type == ST_TIME && IS_INT(lo)) {
+            char buf[40];
+            st_time_format(lo.as.i, buf, sizeof buf);
+            lo = v_obj(vm_str_cstr(vm, buf));
+            st_time_format(hi.as.i, buf, sizeof buf);
+            hi = v_obj(vm_str_cstr(vm, buf));
+            mean = v_nil();
+        }
+        set(vm, m, "min", lo);
+        set(vm, m, "max", hi);
+        set(vm, m, "mean", mean);
+        set(vm, m, "distinct", v_int((int64_t)(hll_estimate(cs->hll) + 0.5)));
+    }
+    vm_pop_root(vm, 1);
+    return av;
+}
+
+/* The collected records of every partition, in order, as maps. */
+static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
+{
+    const st_schema *s = sc->vs->s;
+    PartRows all = {0};
+    /* One buffer in partition order (sorting then sees every record). */
+    for (uint32_t i = 0; i < sh->parts.n; i++) {
+        unsigned char *p = sh->rows[i].b.len ? buf_room(&all.b, sh->rows[i].b.len) : NULL;
+        if (sh->rows[i].b.len && !p) {
+            buf_free(&all.b);
+            vm_throw(vm, v_obj(vm->oom));
+        }
+        if (p)
+            memcpy(p, sh->rows[i].b.p, sh->rows[i].b.len);
+        all.n += sh->rows[i].n;
+        buf_free(&sh->rows[i].b);
+    }
+    if (sc->nsort && !prune(sc, &all)) {
+        buf_free(&all.b);
+        vm_throw(vm, v_obj(vm->oom));
+    }
+    uint64_t n = all.n < sc->limit ? all.n : sc->limit;
+    VArray *a = vm_array_new(vm, n);
+    Value av = v_obj(a);
+    vm_push_root(vm, av);
+    const unsigned char *p = all.b.p;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t nt = 0;
+        p += sc->keyw;
+        const unsigned char *row = p, *tags;
+        p += s->row_size;
+        if (sc->tags) {
+            tags = p;
+            p += s->tag_size;
+        } else {
+            if (s->tag_size)
+                memcpy(&nt, p, 4), p += 4;
+            tags = s->tag_size ? p : NULL;
+            p += (size_t)nt * s->tag_size;
+        }
+        vm_array_push(vm, a, vm_record_value(vm, sc->vs, row, tags, nt, sc->out_fields, sc->tags));
+    }
+    buf_free(&all.b);
+    vm_pop_root(vm, 1);
+    return av;
+}
+
+static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < pl->n; i++) {
+        st_err err;
+        st_reader *r = st_reader_open(pl->p[i].path, NULL, &err);
+        st_file_info info;
+        if (!r)
+            vm_error(vm, "%s", err.msg);
+        st_reader_info(r, &info);
+        st_reader_close(r);
+        n += sc->tags ? info.ntags : info.ntagsets;
+    }
+    return n;
+}
+
+/* ---- running ----------------------------------------------------------- */
+
+typedef struct Run {
+    Shared sh;
+    Worker w[MAX_THREADS];
+    int nw;
+} Run;
+
+static void run_free(Run *run)
+{
+    Shared *sh = &run->sh;
+    for (int i = 0; i < run->nw; i++)
+        worker_free(&run->w[i]);
+    for (uint32_t i = 0; sh->rows && i < sh->parts.n; i++)
+        buf_free(&sh->rows[i].b);
+    mem_free(sh->rows, (sh->parts.n + 1) * sizeof *sh->rows);
+    pthread_mutex_destroy(&sh->mu);
+}
+
+/* The run's C memory is released by a handle's free, so a raise in the
+ * middle (out of memory, an interrupt) leaks nothing. */
+static void run_handle_free(VM *vm, void *data)
+{
+    (void)vm;
+    Run *run = *(Run **)data;
+    if (run) {
+        run_free(run);
+        mem_free(run, sizeof *run);
+    }
+}
+
+static const VHandleType run_type = {.name = "scan", .free = run_handle_free};
+
+static void run_workers(VM *vm, Run *run)
+{
+    Shared *sh = &run->sh;
+    int n = nthreads(sh->parts.n, sh->sc->consumer);
+    for (int i = 0; i < n; i++) {
+        if (!worker_init(&run->w[i], sh)) {
+            run->nw = i + 1;
+            vm_throw(vm, v_obj(vm->oom));
+        }
+        run->nw = i + 1;
+    }
+    for (int i = 1; i < n; i++)
+        run->w[i].started = pthread_create(&run->w[i].th, NULL, work, &run->w[i]) == 0;
+    work(&run->w[0]);
+    for (int i = 1; i < n; i++)
+        if (run->w[i].started)
+            pthread_join(run->w[i].th, NULL);
+        else
+            work(&run->w[i]);   /* no thread: do its share here */
+    vm_check_interrupt(vm);
+    if (sh->err[0])
+        vm_error(vm, "%s", sh->err);
+}
+
+Value scan_run(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    prepare(vm, p);
+    VHandle *h = vm_handle_new(vm, &run_type, sizeof(Run *));
+    vm_push_root(vm, v_obj(h));
+    Run *run = mem_calloc(1, sizeof *run);
+    if (!run)
+        vm_throw(vm, v_obj(vm->oom));
+    *(Run **)handle_data(h) = run;
+    Shared *sh = &run->sh;
+    pthread_mutex_init(&sh->mu, NULL);
+    sh->vm = vm;
+    sh->p = p;
+    sh->sc = sc;
+    list_parts(vm, sc, &sh->parts);
+    Value result;
+    if (sc->footer_count) {
+        result = v_int((int64_t)footer_count(vm, sc, &sh->parts));
+        goto done;
+    }
+    sh->rows = mem_calloc(sh->parts.n + 1, sizeof *sh->rows);
+    if (!sh->rows)
+        vm_throw(vm, v_obj(vm->oom));
+    Value keep = v_nil();
+    if (sc->consumer == QC_WRITE) {
+        sh->loader = vm_loader_new(vm, sc->write_target, sc->src->schema, sc->write_opts, &keep);
+        vm_push_root(vm, keep);
+        if (!st_schema_equal(vschema(sh->loader->schema)->s, sc->vs->s))
+            vm_error(vm, "write: the target's schema differs from the source's");
+    }
+    run_workers(vm, run);
+    switch (sc->consumer) {
+    case QC_COUNT: {
+        uint64_t n = 0;
+        for (int i = 0; i < run->nw; i++)
+            n += run->w[i].count;
+        result = v_int((int64_t)n);
+        break;
+    }
+    case QC_GROUP:
+        for (int i = 1; i < run->nw; i++) {
+            GroupTable *from = &run->w[i].gt;
+            for (size_t g = 0; g < from->n; g++) {
+                long gi = group_find(sc, &run->w[0].gt, from->g[g].key, from->g[g].hash);
+                if (gi < 0)
+                    vm_throw(vm, v_obj(vm->oom));
+                for (int a = 0; a < sc->nagg_list; a++)
+                    if (!agg_merge(sc->agg_list[a], &run->w[0].gt.g[gi].aggs[a], &from->g[g].aggs[a]))
+                        vm_throw(vm, v_obj(vm->oom));
+            }
+        }
+        if (sc->nkeys == 0 && run->w[0].gt.n == 0 && group_find(sc, &run->w[0].gt, (const unsigned char *)"", hash_key((const unsigned char *)"", 0)) < 0)
+            vm_throw(vm, v_obj(vm->oom));   /* no keys: one group, even of nothing */
+        result = group_rows(vm, sc, &run->w[0].gt);
+        break;
+    case QC_STAT:
+        for (int i = 1; i < run->nw; i++)
+            stat_merge(sc, run->w[0].stats, run->w[i].stats);
+        result = stat_rows(vm, sc, run->w[0].stats);
+        break;
+    case QC_WRITE:
+        vm_loader_finish(vm, sh->loader);
+        result = v_int((int64_t)sh->written);
+        vm_pop_root(vm, 1);
+        break;
+    default:
+        result = collect_rows(vm, sc, sh);
+        break;
+    }
+done:
+    vm_free_mem(vm, sh->parts.p, (sh->parts.total + 1) * sizeof *sh->parts.p);
+    sh->parts.p = NULL;
+    run_handle_free(vm, handle_data(h));
+    *(Run **)handle_data(h) = NULL;
+    vm_pop_root(vm, 1);
+    return result;
+}
+
+/* ---- explain ----------------------------------------------------------- */
+
+static const char *const consumer_names[] = {
+    [QC_COUNT] = "count", [QC_COLLECT] = "rows", [QC_GROUP] = "group", [QC_STAT] = "stat",
+    [QC_WRITE] = "write",
+};
+
+Value scan_explain(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    prepare(vm, p);
+    PartList pl;
+    list_parts(vm, sc, &pl);
+    VMap *m = vm_map_new(vm, 12);
+    Value mv = v_obj(m);
+    vm_push_root(vm, mv);
+    uint64_t blocks = 0, kept = 0;
+    for (uint32_t i = 0; i < pl.n; i++) {
+        st_err err;
+        st_reader *r = st_reader_open(pl.p[i].path, NULL, &err);
+        if (!r)
+            vm_error(vm, "%s", err.msg);
+        st_file_info info;
+        st_reader_info(r, &info);
+        blocks += info.nblocks;
+        if (st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
+            st_reader_close(r);
+            vm_error(vm, "%s", err.msg);
+        }
+        kept += sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        st_reader_close(r);
+    }
+    set(vm, m, "source", v_obj(vm_str_cstr(vm, sc->src->path)));
+    set(vm, m, "partitions", v_int(pl.total));
+    set(vm, m, "partitions_read", v_int(pl.n));
+    set(vm, m, "blocks", v_int((int64_t)blocks));
+    set(vm, m, "blocks_read", v_int((int64_t)kept));
+    VArray *cols = vm_array_new(vm, 8);
+    set(vm, m, "columns", v_obj(cols));
+    for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)
+        if (sc->want[c])
+            vm_array_push(vm, cols, v_obj(vm_str_cstr(vm, st_schema_col(s, c)->name)));
+    VArray *ranges = vm_array_new(vm, sc->nranges);
+    set(vm, m, "zone_ranges", v_obj(ranges));
+    for (uint32_t i = 0; i < sc->nranges; i++) {
+        const st_field *f = st_schema_col(s, sc->ranges[i].col);
+        char lo[64] = "", hi[64] = "", buf[160];
+        if (sc->ranges[i].lo)
+            st_field_format(f, sc->ranges[i].lo, lo, sizeof lo);
+        if (sc->ranges[i].hi)
+            st_field_format(f, sc->ranges[i].hi, hi, sizeof hi);
+        snprintf(buf, sizeof buf, "%s in [%s, %s]", f->name, sc->ranges[i].lo ? lo : "-inf",
+                 sc->ranges[i].hi ? hi : "+inf");
+        vm_array_push(vm, ranges, v_obj(vm_str_cstr(vm, buf)));
+    }
+    set(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
+    set(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
+                                                             : consumer_names[sc->consumer])));
+    set(vm, m, "threads", v_int(nthreads(pl.n, sc->consumer)));
+    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
+    set(vm, m, "then", v_obj(steps));
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].verb != QV_explain)
+            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
+    vm_free_mem(vm, pl.p, (pl.total + 1) * sizeof *pl.p);
+    vm_pop_root(vm, 1);
+    return mv;
+}
