@@ -8,8 +8,9 @@
  *
  * A gram is the q bytes (1 to 7) of a string that end at an index, read as
  * a big-endian int. A table of 2^k entries is indexed by the gram itself when
- * it fits (8q <= k: exact), else by the top k bits of the gram times an odd
- * constant (Fibonacci hashing: a multiply and a shift, no division).
+ * it fits (8q <= k: exact), else by the top k bits of the bytes (read as a
+ * little-endian int, one load on most machines) times an odd constant
+ * (Fibonacci hashing: a multiply and a shift, no division).
  *
  * A filter is a bit set of 8 * len(filter) bits (bit h is bit h % 8 of byte
  * h / 8), indexed by a gram the same way: where the table says 0, skip stops
@@ -41,10 +42,28 @@ static inline uint64_t gram_at(const unsigned char *p, size_t j, int q)
     return g;
 }
 
-/* The index of gram g (of q bytes) in a table of 2^bits entries. */
-static inline uint64_t gram_index(uint64_t g, int q, int bits)
+/* The q bytes of p ending at p[j] as a little-endian int. */
+static inline uint64_t gram_le(const unsigned char *p, size_t j, int q)
 {
-    return 8 * q <= bits ? g : (g * FIB) >> (64 - bits);
+    uint64_t g;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (j >= 7) {
+        memcpy(&g, p + j - 7, sizeof g);
+        return g >> (64 - 8 * q);
+    }
+#endif
+    g = 0;
+    for (const unsigned char *b = p + j; b > p + j - q; b--)
+        g = g << 8 | *b;
+    return g;
+}
+
+/* The index of the q-gram of p ending at p[j] in a table of 2^bits entries. */
+static inline uint64_t gram_index(const unsigned char *p, size_t j, int q, int bits)
+{
+    if (8 * q <= bits)
+        return gram_at(p, j, q);
+    return (gram_le(p, j, q) * FIB) >> (64 - bits);
 }
 
 /* log2 of a power of two n from 2 to 2^56, or -1. */
@@ -88,7 +107,7 @@ static size_t skipq(const unsigned char *p, size_t j, size_t end, int q, const u
                     int bits)
 {
     while (j < end) {
-        unsigned d = t[gram_index(gram_at(p, j, q), q, bits)];
+        unsigned d = t[gram_index(p, j, q, bits)];
         if (!d)
             return j;
         j += d;
@@ -103,7 +122,7 @@ typedef struct Filter {
 
 static bool passes(const Filter *f, const unsigned char *p, size_t j)
 {
-    uint64_t h = gram_index(gram_at(p, j, f->q), f->q, f->nbits);
+    uint64_t h = gram_index(p, j, f->q, f->nbits);
     return f->bits[h >> 3] >> (h & 7) & 1;
 }
 
@@ -162,5 +181,5 @@ Value nat_gram(VM *vm, int argc, Value *argv)
     if (j < q - 1 || (uint64_t)j >= s->len)
         vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j,
                  s->len);
-    return v_int((int64_t)gram_index(gram_at((const unsigned char *)s->data, (size_t)j, q), q, bits));
+    return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
 }
