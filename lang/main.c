@@ -60,6 +60,13 @@ typedef struct Args {
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, Args *a)
 {
+    /* `comb gre ARGS`: the grep -F work-alike written in comb (stdlib/gre.comb) */
+    if (argc > 1 && !strcmp(argv[1], "gre")) {
+        a->code = "import \"gre\"\ngre.command()";
+        a->nargs = argc - 2;
+        a->args = argv + 2;
+        return -1;
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *s = argv[i];

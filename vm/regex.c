@@ -146,18 +146,29 @@ void *vm_regex_code(VHandle *re)
     return ((Regex *)handle_data(re))->code;
 }
 
-bool vm_regex_match(VM *vm, VHandle *re, const char *s, size_t len)
+bool vm_regex_find(VM *vm, VHandle *re, const char *s, size_t len, size_t start, size_t *ms,
+                   size_t *me)
 {
     Regex *r = handle_data(re);
-    int rc = r->jit ? pcre2_jit_match(r->code, (PCRE2_SPTR)s, len, 0, 0, r->md, vm->re_mctx)
-                    : pcre2_match(r->code, (PCRE2_SPTR)s, len, 0, 0, r->md, vm->re_mctx);
-    if (rc >= 0)
+    int rc = r->jit ? pcre2_jit_match(r->code, (PCRE2_SPTR)s, len, start, 0, r->md, vm->re_mctx)
+                    : pcre2_match(r->code, (PCRE2_SPTR)s, len, start, 0, r->md, vm->re_mctx);
+    if (rc >= 0) {
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+        *ms = ov[0];
+        *me = ov[1] < ov[0] ? ov[0] : ov[1];   /* \K in a lookahead can end before the start */
         return true;
+    }
     if (rc == PCRE2_ERROR_NOMATCH)
         return false;
     PCRE2_UCHAR msg[120];
     pcre2_get_error_message(rc, msg, sizeof msg);
     vm_error(vm, "regex match failed: %s", (char *)msg);
+}
+
+bool vm_regex_match(VM *vm, VHandle *re, const char *s, size_t len)
+{
+    size_t ms, me;
+    return vm_regex_find(vm, re, s, len, 0, &ms, &me);
 }
 
 static VHandle *cached(VM *vm, VStr *pat)

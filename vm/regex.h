@@ -20,6 +20,11 @@ VHandle *vm_regex_new(VM *vm, const char *pat, size_t len, const char *flags, ch
 void *vm_regex_code(VHandle *re);
 /* Does the regex match anywhere in s? Raises on a matching error. */
 bool vm_regex_match(VM *vm, VHandle *re, const char *s, size_t len);
+/* Where the regex first matches in the subject s[0..len), searching from
+ * start: true with the match in [*ms, *me); false if nowhere. Raises on a
+ * matching error. */
+bool vm_regex_find(VM *vm, VHandle *re, const char *s, size_t len, size_t start, size_t *ms,
+                   size_t *me);
 /* subject ~ pattern: pattern a regex handle or a string (compiled once and
  * cached); raises on other types. */
 bool vm_match(VM *vm, Value subject, Value pattern);

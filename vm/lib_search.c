@@ -1,0 +1,185 @@
+/* lib_search: skip loops for string searches written in comb: skip, gram.
+ *
+ * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
+ * most of their time in one loop: read the bytes that end the current
+ * window, look up how far the window may move, move it. Interpreted, that
+ * loop costs a dozen instructions a step; here it is one call. What the
+ * table holds, and what to do where it says 0, stays in the comb program.
+ *
+ * A gram is the q bytes (1 to 7) of a string that end at an index, read as
+ * a big-endian int. A table of 2^k entries is indexed by the gram itself when
+ * it fits (8q <= k: exact), else by the top k bits of the bytes (read as a
+ * little-endian int, one load on most machines) times an odd constant
+ * (Fibonacci hashing: a multiply and a shift, no division).
+ *
+ * A filter is a bit set of 8 * len(filter) bits (bit h is bit h % 8 of byte
+ * h / 8), indexed by a gram the same way: where the table says 0, skip stops
+ * only if the filter also has the bit of the (usually longer) gram there,
+ * else it steps by one. A filter of the grams that end the keywords turns
+ * most false stops into one more step in C. */
+#include "config.h"
+
+#include <string.h>
+
+#include "vm/lib.h"
+
+#define MAX_GRAM 7
+#define FIB 0x9E3779B97F4A7C15u
+
+/* The gram of q bytes of p ending at p[j] (j >= q - 1). */
+static inline uint64_t gram_at(const unsigned char *p, size_t j, int q)
+{
+    uint64_t g;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (j >= 7) {
+        memcpy(&g, p + j - 7, sizeof g);
+        return __builtin_bswap64(g) & (((uint64_t)1 << (8 * q)) - 1);
+    }
+#endif
+    g = 0;
+    for (const unsigned char *b = p + j + 1 - q; b <= p + j; b++)
+        g = g << 8 | *b;
+    return g;
+}
+
+/* The q bytes of p ending at p[j] as a little-endian int. */
+static inline uint64_t gram_le(const unsigned char *p, size_t j, int q)
+{
+    uint64_t g;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (j >= 7) {
+        memcpy(&g, p + j - 7, sizeof g);
+        return g >> (64 - 8 * q);
+    }
+#endif
+    g = 0;
+    for (const unsigned char *b = p + j; b > p + j - q; b--)
+        g = g << 8 | *b;
+    return g;
+}
+
+/* The index of the q-gram of p ending at p[j] in a table of 2^bits entries. */
+static inline uint64_t gram_index(const unsigned char *p, size_t j, int q, int bits)
+{
+    if (8 * q <= bits)
+        return gram_at(p, j, q);
+    return (gram_le(p, j, q) * FIB) >> (64 - bits);
+}
+
+/* log2 of a power of two n from 2 to 2^56, or -1. */
+static int pow2_bits(int64_t n)
+{
+    if (n < 2 || n > ((int64_t)1 << 56) || (n & (n - 1)))
+        return -1;
+    return __builtin_ctzll((unsigned long long)n);
+}
+
+static int gram_arg(VM *vm, Value *argv, int i)
+{
+    int64_t q = vm_arg_int(vm, argv, i);
+    if (q < 1 || q > MAX_GRAM)
+        vm_error(vm, "the gram length must be 1 to %d, got %lld", MAX_GRAM, (long long)q);
+    return (int)q;
+}
+
+static int size_arg(VM *vm, int64_t size)
+{
+    int bits = pow2_bits(size);
+    if (bits < 0)
+        vm_error(vm, "the table size must be a power of two from 2 to 2^56, got %lld",
+                 (long long)size);
+    return bits;
+}
+
+/* Horspool's loop: one byte, 256 entries. */
+static size_t skip1(const unsigned char *p, size_t j, size_t end, const unsigned char *t)
+{
+    while (j < end) {
+        unsigned d = t[p[j]];
+        if (!d)
+            return j;
+        j += d;
+    }
+    return j;
+}
+
+static size_t skipq(const unsigned char *p, size_t j, size_t end, int q, const unsigned char *t,
+                    int bits)
+{
+    while (j < end) {
+        unsigned d = t[gram_index(p, j, q, bits)];
+        if (!d)
+            return j;
+        j += d;
+    }
+    return j;
+}
+
+typedef struct Filter {
+    const unsigned char *bits;
+    int q, nbits;
+} Filter;
+
+static bool passes(const Filter *f, const unsigned char *p, size_t j)
+{
+    uint64_t h = gram_index(p, j, f->q, f->nbits);
+    return f->bits[h >> 3] >> (h & 7) & 1;
+}
+
+/* skipq, stepping on by one where the filter fails. */
+static size_t skip_filtered(const unsigned char *p, size_t j, size_t end, int q,
+                            const unsigned char *t, int bits, const Filter *f)
+{
+    while (j < end) {
+        j = q == 1 && bits == 8 ? skip1(p, j, end, t) : skipq(p, j, end, q, t, bits);
+        if (j >= end || (j >= (size_t)f->q - 1 && passes(f, p, j)))
+            return j;
+        j++;
+    }
+    return j;
+}
+
+Value nat_skip(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t i = vm_arg_int(vm, argv, 1);
+    VStr *table = vm_arg_str(vm, argv, 2);
+    int q = argc > 3 ? gram_arg(vm, argv, 3) : 1;
+    int64_t end = argc > 4 ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
+    int bits = size_arg(vm, (int64_t)table->len);
+    Filter f = {NULL, 1, 0};
+    if (argc > 5) {
+        VStr *fs = vm_arg_str(vm, argv, 5);
+        f.bits = (const unsigned char *)fs->data;
+        f.q = argc > 6 ? gram_arg(vm, argv, 6) : q;
+        f.nbits = size_arg(vm, 8 * (int64_t)fs->len);
+    }
+    if (end < 0 || (uint64_t)end > s->len)
+        vm_error(vm, "end %lld out of range (length %zu)", (long long)end, s->len);
+    if (i < q - 1)
+        vm_error(vm, "start %lld is before the end of the first %d-byte gram", (long long)i, q);
+    if (i >= end)
+        return v_nil();
+    const unsigned char *p = (const unsigned char *)s->data;
+    const unsigned char *t = (const unsigned char *)table->data;
+    size_t j;
+    if (f.bits)
+        j = skip_filtered(p, (size_t)i, (size_t)end, q, t, bits, &f);
+    else if (q == 1 && bits == 8)
+        j = skip1(p, (size_t)i, (size_t)end, t);
+    else
+        j = skipq(p, (size_t)i, (size_t)end, q, t, bits);
+    return j < (size_t)end ? v_int((int64_t)j) : v_nil();
+}
+
+Value nat_gram(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t j = vm_arg_int(vm, argv, 1);
+    int q = gram_arg(vm, argv, 2);
+    int bits = argc > 3 ? size_arg(vm, vm_arg_int(vm, argv, 3)) : 8 * q;
+    if (j < q - 1 || (uint64_t)j >= s->len)
+        vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j,
+                 s->len);
+    return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
+}
