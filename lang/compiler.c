@@ -458,6 +458,16 @@ static int expr_any(Compiler *c, Expr *e)
     return r;
 }
 
+/* A register holding e's value, computed into dst if dst is a temporary
+ * (its old value is dead), so a chain a + b + c needs no register per link. */
+static int expr_in(Compiler *c, Expr *e, int dst)
+{
+    if (dst < c->fs->nactive || (e->kind == E_NAME && find_local(c->fs, &e->u.name) >= 0))
+        return expr_any(c, e);
+    expr_to(c, e, dst);
+    return dst;
+}
+
 static void load_const(Compiler *c, Expr *e, Value v, int dst)
 {
     if (IS_INT(v) && v.as.i >= MIN_sBx && v.as.i <= MAX_sBx)
@@ -489,17 +499,14 @@ static void arith_to(Compiler *c, Expr *e, int aop, Expr *a, Expr *b, int dst)
     static const VmOpcode rr[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD};
     static const VmOpcode rk[] = {OP_ADDK, OP_SUBK, OP_MULK, OP_DIVK, OP_MODK};
     int save = c->fs->freereg, imm, k;
-    if ((aop == ARITH_ADD || aop == ARITH_SUB) && small_int(b, &imm) &&
-        (aop == ARITH_ADD || imm != MIN_sC)) {
-        int ra = expr_any(c, a);
-        EMIT(e, mk_abc(OP_ADDI, dst, ra, (aop == ARITH_ADD ? imm : -imm) + 127));
+    if (aop == ARITH_ADD && small_int(b, &imm)) {
+        int ra = expr_in(c, a, dst);
+        EMIT(e, mk_abc(OP_ADDI, dst, ra, imm + 127));
     } else if (num_const(c, b, &k)) {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         EMIT(e, mk_abc(rk[aop], dst, ra, k));
-    } else if ((aop == ARITH_ADD || aop == ARITH_MUL) && (a->kind == E_INT || a->kind == E_FLOAT)) {
-        arith_to(c, e, aop, b, a, dst);    /* numbers commute; strings do not */
     } else {
-        int ra = expr_any(c, a);
+        int ra = expr_in(c, a, dst);
         int rb = expr_any(c, b);
         EMIT(e, mk_abc(rr[aop], dst, ra, rb));
     }
@@ -716,7 +723,7 @@ static void index_to(Compiler *c, Expr *e, int dst)
 {
     Expr *key = e->u.index.key;
     int save = c->fs->freereg, k;
-    int ro = expr_any(c, e->u.index.obj);
+    int ro = expr_in(c, e->u.index.obj, dst);
     fold(c, key);
     if (str_key(c, key, &k))
         EMIT(e, mk_abc(OP_GETINDEXK, dst, ro, k));
@@ -786,10 +793,11 @@ static void match_to(Compiler *c, Expr *e, int dst)
     if (b->kind == E_REGEX) {
         char err[200];
         VHandle *re = vm_regex_new(c->vm, b->u.str.s, b->u.str.n, b->u.str.flags, err, sizeof err);
-        if (!re)
+        if (!re) {
             error(c, b->line, b->col, "%s", err);
-        else
-            k = add_const(c, v_obj(re), b->line, b->col);
+            return;
+        }
+        k = add_const(c, v_obj(re), b->line, b->col);
     }
     if (k <= 255)
         EMIT(e, mk_abc(OP_MATCHK, dst, ra, k));
@@ -1090,7 +1098,7 @@ static void expr_to(Compiler *c, Expr *e, int dst)
         return;
     case E_UNARY: {
         int save = c->fs->freereg;
-        int ra = expr_any(c, e->u.op.a);
+        int ra = expr_in(c, e->u.op.a, dst);
         EMIT(e, mk_abc(e->u.op.op == T_NOT ? OP_NOT : OP_UNM, dst, ra, 0));
         free_to(c, save);
         return;
@@ -1408,7 +1416,8 @@ static void stmt(Compiler *c, Stmt *s)
         assign_stmt(c, s);
         break;
     case S_FN:
-        fn_stmt(c, s);
+        if (!at_module_level(c))    /* top-level ones are hoisted */
+            fn_stmt(c, s);
         break;
     case S_IF:
         if_stmt(c, s);
@@ -1519,7 +1528,8 @@ static VProto *function(Compiler *c, FnLit *fn)
 }
 
 /* Module-level names are known before any code, so functions may use the
- * ones defined after them. */
+ * ones defined after them; and top-level functions are made first (they
+ * capture no locals), so code may call one defined further down. */
 static void declare_top_level(Compiler *c, Block *prog)
 {
     for (int i = 0; i < prog->n; i++) {
@@ -1529,6 +1539,9 @@ static void declare_top_level(Compiler *c, Block *prog)
         else if (s->kind == S_FN)
             module_slot(c, &s->u.fn->name, true);
     }
+    for (int i = 0; i < prog->n; i++)
+        if (prog->items[i]->kind == S_FN)
+            fn_stmt(c, prog->items[i]);
 }
 
 VProto *lc_compile(VM *vm, VModule *mod, Block *prog, Arena *a, Diag *d)

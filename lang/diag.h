@@ -8,15 +8,24 @@
 
 #define DIAG_MAX 50     /* report at most this many errors of one file */
 
+typedef struct DiagMsg {
+    int line, col;
+    char text[240];
+} DiagMsg;
+
+/* Errors are kept and written in the order of their place in the file by
+ * diag_flush, as the lexer, parser and compiler find them out of order. */
 typedef struct Diag {
     FILE *out;          /* where messages go; NULL: counted only */
     const char *file;
     int nerrors;
     bool at_eof;        /* an error was at the end of the input (the prompt reads on) */
+    DiagMsg msgs[DIAG_MAX];
 } Diag;
 
 void diag_init(Diag *d, FILE *out, const char *file);
 void diag_error(Diag *d, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void diag_flush(Diag *d);
 
 #endif

@@ -63,6 +63,7 @@ static Token *add(Lexer *lx, TokKind kind, const char *start, int col)
     t->col = col;
     t->start = start;
     t->len = (size_t)(lx->p - start);
+    t->bol = lx->n == 1 || lx->toks[lx->n - 2].line != lx->line;
     return t;
 }
 
@@ -95,10 +96,15 @@ static bool ends_statement(const Lexer *lx)
            k == T_CONTINUE;
 }
 
+/* Inside ( or [ (brackets nested past what is kept count as parens)? */
+static bool in_parens(const Lexer *lx)
+{
+    return lx->depth > BRACKET_DEPTH || (lx->depth > 0 && lx->brackets[lx->depth - 1] != '{');
+}
+
 static void newline(Lexer *lx)
 {
-    bool in_parens = lx->depth > 0 && lx->brackets[lx->depth - 1] != '{';
-    if (!in_parens && ends_statement(lx))
+    if (!in_parens(lx) && ends_statement(lx))
         add(lx, T_NEWLINE, lx->p, col_of(lx, lx->p));
     lx->p++;
     lx->line++;
@@ -116,6 +122,28 @@ static void error_at(Lexer *lx, const char *at, const char *fmt, ...)
     diag_error(lx->diag, lx->line, col_of(lx, at), "%s", msg);
 }
 
+/* A line starting with a statement keyword inside ( or [ means they were
+ * left unclosed: forget them, so that newlines end statements again and
+ * the parser's error recovery finds the statements that follow. */
+static void unclosed_before(Lexer *lx, TokKind k)
+{
+    bool bol = lx->n == 0 || lx->toks[lx->n - 1].line != lx->line;
+    if (!bol || (k != T_LET && k != T_IF && k != T_WHILE && k != T_FOR && k != T_RETURN &&
+                 k != T_IMPORT && k != T_TRY && k != T_BREAK && k != T_CONTINUE))
+        return;
+    bool unclosed = false;
+    while (in_parens(lx)) {
+        lx->depth--;
+        unclosed = true;
+    }
+    if (unclosed) {     /* placed just after the last token */
+        const Token *prev = &lx->toks[lx->n - 1];
+        int line = prev->line, col = prev->col + (int)prev->len;
+        Token *t = add(lx, T_NEWLINE, lx->p, col);
+        t->line = line;
+    }
+}
+
 static bool is_ident(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9');
@@ -129,6 +157,7 @@ static void lex_name(Lexer *lx)
     size_t n = (size_t)(lx->p - s);
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
         if (strlen(keywords[i].word) == n && !memcmp(keywords[i].word, s, n)) {
+            unclosed_before(lx, keywords[i].kind);
             add(lx, keywords[i].kind, s, col_of(lx, s));
             return;
         }
@@ -447,8 +476,13 @@ static void lex_op(Lexer *lx)
 
 TokenList lex(Arena *a, const char *src, size_t len, Diag *diag)
 {
+    return lex_at(a, src, len, 1, diag);
+}
+
+TokenList lex_at(Arena *a, const char *src, size_t len, int first_line, Diag *diag)
+{
     Lexer lx = {.arena = a, .diag = diag, .src = src, .p = src, .end = src + len,
-                .line_start = src, .line = 1};
+                .line_start = src, .line = first_line};
     while (lx.p < lx.end) {
         char c = *lx.p;
         if (c == '\n') {
@@ -470,7 +504,7 @@ TokenList lex(Arena *a, const char *src, size_t len, Diag *diag)
             lex_op(&lx);
         }
     }
-    if (ends_statement(&lx))
+    if (ends_statement(&lx) && !in_parens(&lx))
         add(&lx, T_NEWLINE, lx.p, col_of(&lx, lx.p));
     add(&lx, T_EOF, lx.p, col_of(&lx, lx.p));
     return (TokenList){lx.toks, lx.n};

@@ -3,6 +3,7 @@
 #ifndef COMB_LEXER_H
 #define COMB_LEXER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ typedef enum {
 typedef struct Token {
     TokKind kind;
     int line, col;
+    bool bol;               /* first on its line */
     const char *start;      /* in the source */
     size_t len;
     union {
@@ -58,6 +60,9 @@ typedef struct TokenList {
 
 /* Tokens of src (ending with T_EOF); errors go to diag and become T_ERROR. */
 TokenList lex(Arena *a, const char *src, size_t len, Diag *diag);
+/* The same, numbering lines from first_line (a statement read from the
+ * middle of a file or session). */
+TokenList lex_at(Arena *a, const char *src, size_t len, int first_line, Diag *diag);
 
 /* How a token reads in a message: "')'", "name 'foo'", "end of input". */
 const char *tok_describe(const Token *t, char *buf, size_t size);

@@ -17,39 +17,110 @@ typedef struct CompileJob {
     VModule *mod;
     const char *src;
     size_t len;
+    int first_line;
+    bool value;         /* a final expression statement returns its value */
     Diag *d;
     Arena *a;
     VProto *main;
-    bool eval;          /* a final expression statement is returned */
+    size_t nvars;       /* the module's names before this compilation */
 } CompileJob;
+
+/* A final `expr` becomes `return expr`, so the prompt and -e can show it. */
+static void return_last_expression(Block *prog)
+{
+    if (prog->n && prog->items[prog->n - 1]->kind == S_EXPR)
+        prog->items[prog->n - 1]->kind = S_RETURN;
+}
 
 static void compile_job(VM *vm, void *ud)
 {
     CompileJob *j = ud;
-    TokenList toks = lex(j->a, j->src, j->len, j->d);
+    TokenList toks = lex_at(j->a, j->src, j->len, j->first_line, j->d);
     Block prog = parse(j->a, &toks, j->d);
-    if (j->eval && prog.n && prog.items[prog.n - 1]->kind == S_EXPR)
-        prog.items[prog.n - 1]->kind = S_RETURN;
-    if (j->d->nerrors == 0)
-        j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+    if (j->value && !j->d->nerrors)
+        return_last_expression(&prog);
+    /* Compiled even after syntax errors, to report its errors too. */
+    j->main = lc_compile(vm, j->mod, &prog, j->a, j->d);
+    if (j->d->nerrors)
+        j->main = NULL;
+}
+
+/* Forgets the top-level names a failed compilation declared, so that a
+ * statement retyped at the prompt does not meet its own half-made names. */
+static void forget_names(VM *vm, VModule *mod, size_t nvars)
+{
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(mod->symbols, &pos, &k, &v))
+        if ((size_t)v.as.i >= nvars)
+            vm_map_del(vm, mod->symbols, k);
+    mod->nvars = nvars;
+}
+
+static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bool *at_eof)
+{
+    Arena a;
+    Diag d;
+    arena_init(&a, vm);
+    diag_init(&d, errout, file);
+    j->d = &d;
+    j->a = &a;
+    j->main = NULL;
+    j->nvars = j->mod->nvars;
+    if (vm_protect(vm, compile_job, j)) {
+        if (errout)
+            fprintf(errout, "%s: out of memory while compiling\n", file);
+        j->main = NULL;
+    }
+    arena_free(&a);
+    diag_flush(&d);
+    if (!j->main && j->value)
+        forget_names(vm, j->mod, j->nvars);
+    if (at_eof)
+        *at_eof = d.at_eof;
+    return j->main;
 }
 
 static VProto *compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
                               bool *at_eof, bool eval)
 {
+    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = 1, .value = eval};
+    return compile(vm, &j, mod->path->data, errout, at_eof);
+}
+
+VProto *lc_compile_statement(VM *vm, VModule *mod, const char *src, size_t len,
+                             const char *file, int first_line, FILE *errout, bool *at_eof)
+{
+    CompileJob j = {.mod = mod, .src = src, .len = len, .first_line = first_line, .value = true};
+    return compile(vm, &j, file, errout, at_eof);
+}
+
+typedef struct TokensJob {
+    const char *src;
+    size_t len;
     Arena a;
+    void (*use)(const TokenList *toks, bool at_eof, void *ud);
+    void *ud;
+} TokensJob;
+
+static void tokens_job(VM *vm, void *ud)
+{
+    (void)vm;
+    TokensJob *j = ud;
     Diag d;
-    arena_init(&a, vm);
-    diag_init(&d, errout, mod->path->data);
-    CompileJob j = {mod, src, len, &d, &a, NULL, eval};
-    if (vm_protect(vm, compile_job, &j)) {
-        fprintf(errout, "%s: out of memory while compiling\n", mod->path->data);
-        j.main = NULL;
-    }
-    arena_free(&a);
-    if (at_eof)
-        *at_eof = d.at_eof;
-    return j.main;
+    diag_init(&d, NULL, "");
+    TokenList toks = lex(&j->a, j->src, j->len, &d);
+    j->use(&toks, d.at_eof, j->ud);
+}
+
+int lc_with_tokens(VM *vm, const char *src, size_t len,
+                   void (*use)(const TokenList *toks, bool at_eof, void *ud), void *ud)
+{
+    TokensJob j = {.src = src, .len = len, .use = use, .ud = ud};
+    arena_init(&j.a, vm);
+    int rc = vm_protect(vm, tokens_job, &j);
+    arena_free(&j.a);
+    return rc ? -1 : 0;
 }
 
 VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,

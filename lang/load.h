@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "lang/lexer.h"
 #include "vm/vm.h"
 
 /* Compiles src into mod: its main function, or NULL after reporting every
@@ -13,6 +14,20 @@
  * input, as when a line typed at the prompt is unfinished). */
 VProto *lc_compile_source(VM *vm, VModule *mod, const char *src, size_t len, FILE *errout,
                           bool *at_eof);
+
+/* For the prompt and batch input: compiles one statement (or several) read
+ * from file at first_line into mod, whose names persist between calls. When
+ * src is a single expression the function returns its value. A failed
+ * compilation leaves mod's names as they were. errout may be NULL. */
+VProto *lc_compile_statement(VM *vm, VModule *mod, const char *src, size_t len,
+                             const char *file, int first_line, FILE *errout, bool *at_eof);
+
+/* For tools that read a statement's tokens (the prompt's continuation and
+ * completion): lexes src quietly and calls use(toks, at_eof, ud), where
+ * at_eof says the text ended inside a token (an unterminated string). 0, or
+ * -1 out of memory. */
+int lc_with_tokens(VM *vm, const char *src, size_t len,
+                   void (*use)(const TokenList *toks, bool at_eof, void *ud), void *ud);
 
 /* A new module compiled from src (main set, not yet run), registered under
  * path so that importing the same file finds it; NULL after errors. */

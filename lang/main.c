@@ -3,10 +3,16 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "lang/cmd_jobs.h"
+#include "lang/cmd_store.h"
+#include "lang/help.h"
 #include "lang/load.h"
-#include "lang/output.h"
+#include "lang/table.h"
 #include "lang/paths.h"
+#include "lang/repl.h"
 #include "store/mem.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
@@ -21,12 +27,17 @@ static void usage(FILE *out)
             "\n"
             "comb is a query language, bytecode VM and prompt for stores of tagsets.\n"
             "\n"
+            "  comb                    the prompt on a terminal; else run standard input\n"
+            "                          as a batch, statement by statement, as if typed\n"
+            "  comb DIR                the same, with the store in DIR bound to ds\n"
             "  comb FILE [ARGS...]     run the program in FILE\n"
             "  comb -e CODE [ARGS...]  run CODE and print the value of its last expression\n"
             "  comb - [ARGS...]        run the program read from standard input\n"
             "\n"
             "options:\n"
+            "  --norc            do not run ~/.combrc before the prompt or batch\n"
             "  --dump            print the program's bytecode instead of running it\n"
+            "  --reference       print the reference tables of docs/LANGUAGE.md (Markdown)\n"
             "  --format F        how -e prints rows: table, tsv, csv or json\n"
             "                    (default: a table on a terminal, else tsv)\n"
             "  -h, --help        show this help and exit\n"
@@ -38,10 +49,11 @@ static void usage(FILE *out)
 
 /* What the command line asks for. */
 typedef struct Args {
-    const char *file;       /* a path, "-" for stdin; NULL with code */
+    const char *file;       /* a path, "-" for stdin, a store DIR; NULL: the prompt */
     const char *code;       /* -e */
     bool dump;
-    int format;             /* OUT_ */
+    bool norc;
+    int format;             /* a TableFormat, or -1: a table on a terminal, else TSV */
     int nargs;              /* the program's own arguments */
     char **args;
 } Args;
@@ -60,10 +72,16 @@ static int parse_args(int argc, char **argv, Args *a)
             printf("comb %s\n", PACKAGE_VERSION);
             return 0;
         }
+        if (!strcmp(s, "--reference")) {
+            help_reference(stdout);
+            return 0;
+        }
         if (!strcmp(s, "--dump")) {
             a->dump = true;
+        } else if (!strcmp(s, "--norc")) {
+            a->norc = true;
         } else if (!strcmp(s, "--format")) {
-            if (++i == argc || (a->format = out_format_parse(argv[i])) < 0) {
+            if (++i == argc || (a->format = table_format_parse(argv[i])) < 0) {
                 fprintf(stderr, "comb: --format needs table, tsv, csv or json\n");
                 return EXIT_USAGE;
             }
@@ -82,10 +100,6 @@ static int parse_args(int argc, char **argv, Args *a)
             usage(stderr);
             return EXIT_USAGE;
         }
-    }
-    if (!a->file && !a->code) {
-        usage(stderr);
-        return EXIT_USAGE;
     }
     a->nargs = argc - i;
     a->args = argv + i;
@@ -115,27 +129,42 @@ static VModule *load_stdin(VM *vm)
     return m;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
 static void new_main(VM *vm, void *ud)
 {
     Value *fn = ud;
     *fn = v_obj(vm_func_new(vm, AS_MODULE(*fn)->main));
 }
 
-/* -e: run the code and print the value of its last expression. */
+/* -e: run the code and print the value of its last expression (nil: nothing). */
 static int eval(VM *vm, VModule *m, const Args *a)
 {
     Value fn = v_obj(m), result;
+    TableFormat f = a->format >= 0 ? (TableFormat)a->format
+                                   : isatty(fileno(stdout)) ? TABLE_ALIGNED : TABLE_TSV;
+    VStr *text = NULL;
     if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
-        out_print(vm, result, a->format, stdout)) {
+        (!IS_NIL(result) && !(text = table_text(vm, result, f, false)))) {
         fflush(stdout);
         vm_print_error(vm, stderr);
         return vm_error_status(vm);
     }
+    if (text)
+        fwrite(text->data, 1, text->len, stdout);
     return 0;
 }
 
 static int run(VM *vm, const Args *a)
 {
+    if (!a->code && (!a->file || is_dir(a->file))) {
+        ReplOptions o = {.norc = a->norc, .store_dir = a->file};
+        return repl_main(vm, &o);
+    }
     VModule *m;
     if (a->code)
         m = lc_load_eval(vm, a->code, strlen(a->code), "<-e>", stderr);
@@ -160,9 +189,21 @@ static int run(VM *vm, const Args *a)
     return 0;
 }
 
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} subcommands[] = {
+    {"jobs", cmd_jobs},
+    {"store", cmd_store},
+};
+
 int main(int argc, char **argv)
 {
-    Args a = {0};
+    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(argv[1], subcommands[i].name))
+            return subcommands[i].run(argc - 1, argv + 1);
+    Args a = {.format = -1};
     int status = parse_args(argc, argv, &a);
     if (status >= 0)
         return status;

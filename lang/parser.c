@@ -10,7 +10,9 @@
 #include "vm/verbs.h"
 #include "vm/suggest.h"
 
-#define MAX_DEPTH 200   /* nesting of expressions and blocks */
+/* Nesting of expressions and blocks, counting each operator of a chain
+ * like a + b + c as a level too: the compiler recurses that deep. */
+#define MAX_DEPTH 400
 
 typedef struct Parser {
     Arena *a;
@@ -100,9 +102,10 @@ static bool enter(Parser *p)
     return false;
 }
 
+/* The name in token t; "" if the parser did not find one (an error). */
 static Name name_of(Parser *p, const Token *t)
 {
-    Name n = {NULL, 0, 0, 0};
+    Name n = {"", 0, 0, 0};
     if (t) {
         n.s = arena_strndup(p->a, t->start, t->len);
         n.n = t->len;
@@ -348,11 +351,14 @@ static int precedence(TokKind k)
 static Expr *binary(Parser *p, int min)
 {
     Expr *l = unary(p);
+    int depth = p->depth;
     for (;;) {
         const Token *t = peek(p);
         int prec = precedence(t->kind);
-        if (prec <= min || (t->kind == T_IN && !p->query))
+        if (prec <= min || (t->kind == T_IN && !p->query) || !enter(p)) {
+            p->depth = depth;
             return l;
+        }
         advance(p);
         Expr *r = binary(p, prec);
         if (t->kind == T_IN && check(p, T_DOTDOT)) {
@@ -806,13 +812,24 @@ static Stmt *statement(Parser *p)
     return s;
 }
 
+static bool starts_statement(TokKind k)
+{
+    return k == T_LET || k == T_FN || k == T_IF || k == T_WHILE || k == T_FOR ||
+           k == T_RETURN || k == T_BREAK || k == T_CONTINUE || k == T_TRY || k == T_IMPORT;
+}
+
 /* After an error: skip to the end of the statement (a newline or ';' at
- * this level, or the '}' that closes the block, which is left there). */
+ * this level, or the '}' that closes the block, which is left there), or
+ * to a keyword that starts a line and a statement (an unclosed '(' hides
+ * the newlines). */
 static void sync(Parser *p)
 {
     int depth = 0;
     for (;;) {
-        switch (peek(p)->kind) {
+        const Token *t = peek(p);
+        if (depth == 0 && t->bol && starts_statement(t->kind))
+            break;     /* statement() always takes its keyword: no loop */
+        switch (t->kind) {
         case T_EOF:
             goto done;
         case T_LBRACE:

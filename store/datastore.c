@@ -514,6 +514,18 @@ static int clean_scope(st_txn *t, const st_manifest *m, st_err *err)
     return 0;
 }
 
+/* Moves s's snapshot (and its pin) to a newer manifest m (taking m's files). */
+static void advance(st_store *s, st_manifest *m)
+{
+    st_err ignored; /* a shared lock on READERS conflicts with nothing */
+    uint64_t old = s->m.generation;
+    st_lock_try(&s->readers, m->generation, 0, &ignored);
+    st_lock_release(&s->readers, old);
+    st_manifest_free(&s->m);
+    s->m = *m;
+    m->files = NULL;
+}
+
 st_txn *st_store_begin(st_store *s, uint32_t vol, st_err *err)
 {
     if (vol != ST_ALL_VOLUMES && vol >= s->meta.volumes) {
@@ -542,7 +554,14 @@ st_txn *st_store_begin(st_store *s, uint32_t vol, st_err *err)
     if (load_manifest(s, -1, &m, err) < 0)
         goto fail;
     t->gen = m.generation + 1;
-    if (clean_scope(t, &m, err) < 0)
+    /* The writer reads the files it replaces through s: move s to what is
+     * current under the lock, or an update would build on a stale snapshot
+     * and undo a commit made to this volume since s was opened. s's old pin,
+     * older than m, is released only after m's is taken, so no commit can
+     * delete m's files in between. */
+    if (m.generation != s->m.generation)
+        advance(s, &m);
+    if (clean_scope(t, &s->m, err) < 0)
         goto fail;
     st_manifest_free(&m);
     return t;
@@ -682,18 +701,6 @@ static void remove_superseded(st_txn *t, const st_manifest *old, uint64_t gen)
             file_path(t->s, st->vol, st->part, st->kind, f->gen, path, &ignored) == 0)
             unlink(path);
     }
-}
-
-/* Moves s's snapshot (and its pin) to the manifest just committed. */
-static void advance(st_store *s, st_manifest *m)
-{
-    st_err ignored; /* a shared lock on READERS conflicts with nothing */
-    uint64_t old = s->m.generation;
-    st_lock_try(&s->readers, m->generation, 0, &ignored);
-    st_lock_release(&s->readers, old);
-    st_manifest_free(&s->m);
-    s->m = *m;
-    m->files = NULL;
 }
 
 int st_store_commit(st_txn *t, st_err *err)

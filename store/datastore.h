@@ -17,7 +17,9 @@
  *
  * Writers: st_store_begin takes the writer lock of one volume (so update jobs
  * on different volumes run in parallel, Gecko's one job per volume) or of the
- * whole store, refusing with the holder's pid if another writer has it.
+ * whole store, refusing with the holder's pid if another writer has it, and
+ * moves the handle's snapshot to the current generation, so the writer reads
+ * (st_store_file) the latest files of its scope, the ones it replaces.
  * st_store_stage names a new file (the caller writes it, e.g. through a
  * temporary name and a rename); st_store_commit makes all staged files
  * current at once by replacing MANIFEST (write MANIFEST.tmp, fsync, rename,
@@ -26,6 +28,9 @@
  * its staged files are removed then or by the next st_store_begin of that
  * volume. Files a commit supersedes are deleted when no reader pins an older
  * generation, else by a later begin or commit.
+ *
+ * A store handle and its transactions belong to one thread at a time; open
+ * one handle per thread (handles exclude each other like processes do).
  *
  * Errors: ST_EINPUT for bad arguments and for a writer lock held elsewhere,
  * ST_ECORRUPT for damaged STORE/MANIFEST, ST_EVERSION for a newer format,
@@ -100,8 +105,9 @@ int st_store_files(const st_store *s, int (*fn)(const st_file *f, void *ctx), vo
 /* DIR/vNNN, e.g. for a sort's temporary files on the same file system. */
 int st_store_volume_dir(const st_store *s, uint32_t vol, char *buf, size_t n, st_err *err);
 
-/* Starts a writer on one volume or ST_ALL_VOLUMES; cleans up the files that
- * crashed or aborted writers left in that scope. */
+/* Starts a writer on one volume or ST_ALL_VOLUMES; moves s to the current
+ * generation (like a commit, this invalidates st_store_info's pointers);
+ * cleans up the files that crashed or aborted writers left in that scope. */
 st_txn *st_store_begin(st_store *s, uint32_t vol, st_err *err);
 /* The path of a new file of kind for the partition (valid until the txn
  * ends); the commit makes it current. Each (vol, part, kind) once per txn. */

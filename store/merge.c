@@ -81,8 +81,8 @@ static int load(struct side *sd, st_err *err)
         if (c > 0)
             return st_err_set(err, ST_EINPUT,
                               "merge: %s: record %llu is out of order (its key sorts before "
-                           "the previous record's)",
-                           sd->name, (unsigned long long)sd->pos);
+                              "the previous record's)",
+                              sd->name, (unsigned long long)sd->pos);
         if (c < 0) {
             memcpy(sd->ahead, rec, sp->rec_size);
             return 0;

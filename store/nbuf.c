@@ -13,35 +13,14 @@
 #include <unistd.h>
 
 #include "store/mem.h"
+#include "store/sysio.h"
 
-/* ---- fault injection ----------------------------------------------------- */
-
-static atomic_ulong fault_countdown[ST_IO_NOPS];
-static atomic_int fault_errno[ST_IO_NOPS];
-
-void st_nbuf_set_fault(st_io_op op, unsigned long nth, int errnum)
-{
-    atomic_store(&fault_errno[op], errnum);
-    atomic_store(&fault_countdown[op], nth);
-}
-
-/* 0, or the errno the test hook wants this operation to fail with. */
-static int fault(st_io_op op)
-{
-    unsigned long n = atomic_load(&fault_countdown[op]);
-    while (n > 0) {
-        if (atomic_compare_exchange_weak(&fault_countdown[op], &n, n - 1))
-            return n == 1 ? atomic_load(&fault_errno[op]) : 0;
-    }
-    return 0;
-}
-
-/* ---- system calls, with the hook and EINTR handled ------------------------ */
+/* ---- system calls, with sysio's fault hook and EINTR handled --------------- */
 
 /* Reads until n bytes or end of file; returns the count or -1 with errno. */
 static ssize_t read_full(int fd, void *p, size_t n, uint64_t off)
 {
-    int e = fault(ST_IO_READ);
+    int e = st_sys_injected(ST_SYS_READ);
     if (e) {
         errno = e;
         return -1;
@@ -62,7 +41,7 @@ static ssize_t read_full(int fd, void *p, size_t n, uint64_t off)
 
 static int write_full(int fd, const void *p, size_t n, uint64_t off)
 {
-    int e = fault(ST_IO_WRITE);
+    int e = st_sys_injected(ST_SYS_WRITE);
     if (e) {
         errno = e;
         return -1;
@@ -81,7 +60,7 @@ static int write_full(int fd, const void *p, size_t n, uint64_t off)
 
 static int sync_fd(int fd)
 {
-    int e = fault(ST_IO_FSYNC);
+    int e = st_sys_injected(ST_SYS_FSYNC);
     if (e) {
         errno = e;
         return -1;
@@ -253,7 +232,6 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
         return NULL;
     }
     ring_opts(o, &r->g.n, &r->g.size);
-    r->fd = -1;
     struct stat st;
     r->fd = open_direct(path, O_RDONLY | O_CLOEXEC, 0, o && o->direct, &r->direct);
     if (r->fd < 0 || fstat(r->fd, &st) < 0) {
@@ -274,8 +252,10 @@ uint64_t st_nbuf_size(const st_nbuf_reader *r) { return r->size; }
 /* The thread updates the stats under the ring's lock once it runs. */
 static void lock_stats(st_nbuf_reader *r, bool lock)
 {
-    if (r->g.running)
-        (lock ? pthread_mutex_lock : pthread_mutex_unlock)(&r->g.mu);
+    if (r->g.running && lock)
+        pthread_mutex_lock(&r->g.mu);
+    else if (r->g.running)
+        pthread_mutex_unlock(&r->g.mu);
 }
 
 void st_nbuf_stats_get(st_nbuf_reader *r, st_nbuf_stats *out)

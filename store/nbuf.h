@@ -21,6 +21,10 @@
  * place and complete but the rename may not survive a crash; commit reports
  * the error.)
  *
+ * Faults: reads, writes and fsyncs here answer sysio's test hook
+ * (st_sys_fail_after with ST_SYS_READ, _WRITE, _FSYNC), so one switch fails
+ * the n-th call of a kind on every I/O path, counting all files and threads.
+ *
  * Memory per open file: N x bufsize (plus 4 KiB of alignment slack).
  * O_DIRECT (opts.direct) is tried and dropped silently where the filesystem
  * refuses it (tmpfs), so callers need not know.
@@ -75,10 +79,5 @@ int st_nbuf_write(st_nbuf_writer *w, const void *p, size_t n, st_err *err);
 uint64_t st_nbuf_tell(const st_nbuf_writer *w);
 int st_nbuf_commit(st_nbuf_writer *w, st_err *err);
 void st_nbuf_abort(st_nbuf_writer *w);
-
-/* Test hook: make the nth read, write or fsync from now (counting all files
- * and threads) fail with errnum (EIO, ENOSPC...). nth 0 turns it off. */
-typedef enum st_io_op { ST_IO_READ, ST_IO_WRITE, ST_IO_FSYNC, ST_IO_NOPS } st_io_op;
-void st_nbuf_set_fault(st_io_op op, unsigned long nth, int errnum);
 
 #endif

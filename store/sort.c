@@ -15,10 +15,10 @@
 #include "store/mem.h"
 #include "store/sysio.h"
 
-#define MERGE_BUF (64 * 1024)      /* the smallest run buffer worth a read */
-#define MAX_FAN_IN 500             /* open runs at once: well under the usual fd limit */
-#define MERGE_BUF_MAX (8u << 20)   /* larger reads gain nothing */
-#define INSERT_RUN 16         /* merge sort starts from sorted runs this long */
+#define MERGE_BUF (64 * 1024)    /* the smallest run buffer worth a read */
+#define MERGE_BUF_MAX (8u << 20) /* larger reads gain nothing */
+#define MAX_FAN_IN 500           /* open runs at once: well under the usual fd limit */
+#define INSERT_RUN 16            /* merge sort starts from sorted runs this long */
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* A sort entry: the record's key prefix (0 without a prefix function) and its
@@ -145,9 +145,9 @@ static void merge_ents(const st_sorter *s, const unsigned char *recs, const stru
     memcpy(out + (nl - i), r + j, (nr - j) * sizeof *r);
 }
 
-/* Sorts a[n] using spare[n]; returns whichever of the two holds the result. */
-static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, struct ent *a,
-                             struct ent *spare, size_t n)
+/* Stable merge sort of a[n] using spare[n]; returns whichever holds the result. */
+static struct ent *merge_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                              struct ent *spare, size_t n)
 {
     for (size_t lo = 0; lo < n; lo += INSERT_RUN)
         insertion_sort(s, recs, a + lo, MIN(INSERT_RUN, n - lo));
@@ -163,6 +163,51 @@ static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, stru
         dst = t;
     }
     return src;
+}
+
+/* With a prefix: LSD radix sort on the 64-bit keys, a byte per pass (stable,
+ * and passes where every key has the same byte are skipped), then a merge
+ * sort of each run of equal keys by cmp. */
+static struct ent *radix_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                              struct ent *spare, size_t n)
+{
+    size_t count[8][256] = {{0}}; /* per byte of the key: one pass counts all */
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 8; d++)
+            count[d][(a[i].key >> (8 * d)) & 0xff]++;
+    struct ent *src = a, *dst = spare;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d], sum = 0;
+        if (n == 0 || c[(src[0].key >> (8 * d)) & 0xff] == n)
+            continue;
+        for (int b = 0; b < 256; b++) {
+            size_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> (8 * d)) & 0xff]++] = src[i];
+        struct ent *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && src[hi].key == src[lo].key; hi++)
+            ;
+        if (hi - lo < 2)
+            continue;
+        const struct ent *r = merge_sort(s, recs, src + lo, dst + lo, hi - lo);
+        if (r != src + lo)
+            memcpy(src + lo, r, (hi - lo) * sizeof *r);
+    }
+    return src;
+}
+
+/* Sorts a[n] using spare[n]; returns whichever of the two holds the result. */
+static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, struct ent *a,
+                             struct ent *spare, size_t n)
+{
+    return s->prefix ? radix_sort(s, recs, a, spare, n) : merge_sort(s, recs, a, spare, n);
 }
 
 /* ---- run files ---------------------------------------------------------- */
@@ -601,8 +646,8 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     if (!o.threads)
         o.threads = 2;
     if (rec_size == 0 || !cmp || o.threads < 1 || o.threads > 2) {
-        st_err_set(err, ST_EINPUT, "sort: bad arguments (record size %zu, %d threads)", rec_size,
-                o.threads);
+        st_err_set(err, ST_EINPUT, "sort: bad arguments (record size %zu, %d threads)",
+                   rec_size, o.threads);
         return NULL;
     }
     size_t per = rec_size + 2 * sizeof(struct ent);
@@ -611,7 +656,7 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
     if (cap < need) {
         st_err_set(err, ST_EINPUT,
                    "sort: a parcel of %zu bytes is too small for %zu-byte records (needs %zu)",
-                o.parcel_bytes, rec_size, need * per * (size_t)o.threads);
+                   o.parcel_bytes, rec_size, need * per * (size_t)o.threads);
         return NULL;
     }
     if (strlen(o.tmpdir) >= PATH_MAX - 32) {
@@ -688,7 +733,7 @@ int st_sorter_finish(st_sorter *s, st_err *err)
     if (s->state != ADDING)
         return refuse(s, "st_sorter_finish", err);
     struct slot *sl = &s->slot[s->cur];
-    if (s->nruns == 0 && !s->worker_on) {
+    if (!s->worker_on && s->nruns == 0) { /* (nruns is the worker's while it runs) */
         if (sl->ent)
             s->sorted = sort_ents(s, sl->recs, sl->ent, sl->ent + s->cap, sl->n);
         s->state = IN_MEMORY;
@@ -726,7 +771,7 @@ int st_sorter_next(st_sorter *s, const void **rec, st_err *err)
     /* Trust but verify: as many records out as went in. */
     if (s->emitted != s->added) {
         st_err_set(err, ST_ECORRUPT, "sort: %llu records went in but %llu came out",
-                (unsigned long long)s->added, (unsigned long long)s->emitted);
+                   (unsigned long long)s->added, (unsigned long long)s->emitted);
         return fail(s, err);
     }
     merger_close(&s->m);

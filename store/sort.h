@@ -20,8 +20,11 @@
  * Order: cmp decides; records that compare equal come out in the order they
  * were added (the sort is stable). An optional prefix function returns a
  * normalised 64-bit key prefix: prefix(a) < prefix(b) must imply
- * cmp(a, b) < 0. Comparisons then look at the prefix first and call cmp only
- * on ties, which saves most callback calls.
+ * cmp(a, b) < 0. Parcels are then radix-sorted on the prefix and only ties
+ * go to cmp, and the merge compares prefixes first: most callback calls
+ * disappear.
+ *
+ * A sorter is used by one thread (its worker is internal).
  *
  * Temporary files live in TMPDIR/comb-sort-XXXXXX/run-N and are removed as the
  * merge consumes them, on error and by st_sorter_free. A process killed
@@ -71,6 +74,7 @@ int st_sorter_finish(st_sorter *s, st_err *err);
  * call), 0 at the end, -1 on error. */
 int st_sorter_next(st_sorter *s, const void **rec, st_err *err);
 
+/* After st_sorter_finish (while adding, the worker may be updating them). */
 void st_sorter_stats(const st_sorter *s, st_sort_stats *stats);
 
 /* Frees everything and removes any temporary files; NULL is allowed. */

@@ -40,8 +40,7 @@ int st_sys_err(st_err *err, int errnum, const char *fmt, ...)
     return -1;
 }
 
-/* Returns the errno to fake for this call of op, or 0 to make the real call. */
-static int injected(st_sys_op op)
+int st_sys_injected(st_sys_op op)
 {
     unsigned long n = atomic_load(&countdown[op]);
     while (n > 0) {
@@ -53,7 +52,7 @@ static int injected(st_sys_op op)
 
 int st_sys_open(const char *path, int flags, mode_t mode, st_err *err)
 {
-    int e = injected(ST_SYS_OPEN);
+    int e = st_sys_injected(ST_SYS_OPEN);
     if (e)
         return st_sys_err(err, e, "open %s", path);
     int fd;
@@ -69,7 +68,7 @@ int st_sys_write(int fd, const void *buf, size_t n, const char *path, st_err *er
 {
     const char *p = buf;
     while (n > 0) {
-        int e = injected(ST_SYS_WRITE);
+        int e = st_sys_injected(ST_SYS_WRITE);
         if (e)
             return st_sys_err(err, e, "write %s", path);
         ssize_t w = write(fd, p, n);
@@ -88,7 +87,7 @@ ssize_t st_sys_read(int fd, void *buf, size_t n, const char *path, st_err *err)
     char *p = buf;
     size_t got = 0;
     while (got < n) {
-        int e = injected(ST_SYS_READ);
+        int e = st_sys_injected(ST_SYS_READ);
         if (e)
             return st_sys_err(err, e, "read %s", path);
         ssize_t r = read(fd, p + got, n - got);
@@ -105,7 +104,7 @@ ssize_t st_sys_read(int fd, void *buf, size_t n, const char *path, st_err *err)
 
 int st_sys_fsync(int fd, const char *path, st_err *err)
 {
-    int e = injected(ST_SYS_FSYNC);
+    int e = st_sys_injected(ST_SYS_FSYNC);
     if (e)
         return st_sys_err(err, e, "fsync %s", path);
     if (fsync(fd) < 0)
@@ -125,7 +124,7 @@ int st_sys_fsync_dir(const char *dir, st_err *err)
 
 int st_sys_rename(const char *from, const char *to, st_err *err)
 {
-    int e = injected(ST_SYS_RENAME);
+    int e = st_sys_injected(ST_SYS_RENAME);
     if (e)
         return st_sys_err(err, e, "rename %s to %s", from, to);
     if (rename(from, to) < 0)

@@ -21,6 +21,10 @@ typedef enum st_sys_op {
  * hook for op off); st_sys_fail_reset turns every hook off. */
 void st_sys_fail_after(st_sys_op op, unsigned long n, int errnum);
 void st_sys_fail_reset(void);
+/* The errno the hook fakes for this call of op, or 0 for the real call; for
+ * I/O paths that make their own system calls (store/nbuf), so one hook
+ * reaches them all. Each call counts as one call of op. */
+int st_sys_injected(st_sys_op op);
 
 /* Fills err for a failed system call: ST_ENOMEM for ENOMEM, else ST_EIO, with
  * ": strerror(errnum)" after the formatted text. Returns -1. */

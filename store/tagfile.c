@@ -14,11 +14,22 @@
 static const unsigned char head_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'S', '\n'};
 static const unsigned char tail_magic[8] = {0x89, 'C', 'O', 'M', 'B', 'T', 'E', '\n'};
 static const unsigned char foot_magic[4] = {'C', 'F', 'T', 'R'};
+
+bool st_file_is_tagset(const char *path)
+{
+    unsigned char m[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    bool yes = fread(m, 1, 8, f) == 8 && !memcmp(m, head_magic, 8);
+    fclose(f);
+    return yes;
+}
 #define HEAD_FIXED 32u    /* header bytes before the schema text */
 #define FOOT_FIXED 40u    /* footer bytes before the block entries */
 #define ENTRY_FIXED 24u   /* entry bytes before the keys */
 #define TRAILER 32u
-#define SCHEMA_MAX (1u << 20)
+#define SCHEMA_MAX (32u << 20) /* above the longest text the schema limits allow */
 
 static size_t entry_size(const st_schema *s)
 {
@@ -64,9 +75,6 @@ static void writer_free(st_writer *w)
 static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
 {
     size_t slen, llen = o->label ? strlen(o->label) : 0;
-    if (llen > ST_LABEL_MAX)
-        return st_err_set(err, ST_EINPUT, "%s: label of %zu bytes is longer than %u", w->path, llen,
-                          ST_LABEL_MAX);
     char *text = st_schema_format(w->s, &slen);
     size_t n = HEAD_FIXED + slen + llen + 8;
     unsigned char *h = text ? mem_alloc(n) : NULL;
@@ -107,6 +115,11 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
     }
     if ((unsigned)o->codec > ST_CODEC_LZ4HC) {
         st_err_set(err, ST_EINPUT, "%s: unknown codec %d", path, (int)o->codec);
+        return NULL;
+    }
+    if (o->label && strlen(o->label) > ST_LABEL_MAX) {
+        st_err_set(err, ST_EINPUT, "%s: label of %zu bytes is longer than %u", path, strlen(o->label),
+                   ST_LABEL_MAX);
         return NULL;
     }
     st_writer *w = mem_calloc(1, sizeof *w);
@@ -613,8 +626,10 @@ static uint32_t lower_bound(st_reader *r)
     return lo;
 }
 
-/* Reads and decodes block i into the batch. */
-static int read_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
+/* Reads and decodes block i into the batch. The block a seek lands on is
+ * read with one positioned read of its own bytes: a point lookup then costs
+ * one block, not a stream restart with its read-ahead. */
+static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint32_t stored = st_get32(e + 8);
@@ -625,7 +640,9 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
         r->scratch = q;
         r->scratch_cap = stored;
     }
-    const void *p = st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
+    const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
+                                      ? NULL : r->scratch)
+                               : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
     if (!p) {
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
@@ -652,7 +669,7 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
             continue;
         }
         bool seeking = r->seek_pending && i == r->seek_block;
-        if (read_block(r, i, seeking ? r->want_key : r->want, err) < 0)
+        if (read_block(r, i, seeking ? r->want_key : r->want, seeking, err) < 0)
             return -1;
         if (seeking)
             r->batch.first = lower_bound(r);
@@ -728,7 +745,7 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     }
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
-        if (read_block(r, i, r->want, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
+        if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         if (e.code == ST_ENOMEM) {
             *err = e;

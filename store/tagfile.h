@@ -84,12 +84,15 @@ typedef struct st_read_stats {
 
 typedef struct st_reader st_reader;
 
+/* Whether path starts with a tagset file's magic (cheap: no checks beyond). */
+bool st_file_is_tagset(const char *path);
+
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err);
 const st_schema *st_reader_schema(const st_reader *r);
 const char *st_reader_label(const st_reader *r);
 void st_reader_info(const st_reader *r, st_file_info *out);
 /* Decode only these columns (default: all); n = 0 decodes none, which
- * still gives each block's counts. */
+ * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);

@@ -37,9 +37,43 @@ void vm_free_mem(VM *vm, void *p, size_t size)
         vm_realloc(vm, p, size ? size : 1, 0);
 }
 
+#define SMALL_KEEP 16384    /* blocks kept per class */
+
+static void *obj_alloc(VM *vm, size_t size)
+{
+    if (size > VM_SMALL_MAX)
+        return vm_alloc(vm, size);
+    size_t c = (size - 1) / 16;
+    void *p = vm->small[c];
+    if (!p)
+        return vm_alloc(vm, (c + 1) * 16);
+    vm->small[c] = *(void **)p;
+    vm->nsmall[c]--;
+    vm->bytes += (c + 1) * 16;
+    vm->debt += (c + 1) * 16;
+    return p;
+}
+
+void vm_free_obj(VM *vm, void *o, size_t size)
+{
+    if (size > VM_SMALL_MAX) {
+        vm_free_mem(vm, o, size);
+        return;
+    }
+    size_t c = (size - 1) / 16;
+    if (vm->nsmall[c] == SMALL_KEEP) {
+        vm_free_mem(vm, o, (c + 1) * 16);
+        return;
+    }
+    *(void **)o = vm->small[c];
+    vm->small[c] = o;
+    vm->nsmall[c]++;
+    vm->bytes -= (c + 1) * 16;
+}
+
 void *vm_new_obj(VM *vm, size_t size, VType type)
 {
-    Obj *o = vm_alloc(vm, size);
+    Obj *o = obj_alloc(vm, size);
     o->type = (uint8_t)type;
     o->marked = 0;
     o->flags = 0;
@@ -163,6 +197,14 @@ void vm_gc_free_all(VM *vm)
         Obj *o = vm->objects;
         vm->objects = o->next;
         vm_obj_release(vm, o);
+    }
+    for (size_t c = 0; c < VM_SMALL_CLASSES; c++) {
+        while (vm->small[c]) {
+            void *p = vm->small[c];
+            vm->small[c] = *(void **)p;
+            mem_free(p, (c + 1) * 16);
+        }
+        vm->nsmall[c] = 0;
     }
     mem_free(vm->gray, vm->cap_gray * sizeof *vm->gray);
     vm->gray = NULL;

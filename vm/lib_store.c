@@ -550,14 +550,18 @@ static Value open_store(VM *vm, VStr *dir)
     return hv;
 }
 
-Value nat_open(VM *vm, int argc, Value *argv)
+bool vm_store_open(VM *vm, VStr *path, Value *out)
 {
-    (void)argc;
-    VStr *path = vm_arg_str(vm, argv, 0);
     struct stat st;
     if (stat(path->data, &st) < 0)
-        vm_error(vm, "%s: %s", path->data, strerror(errno));
-    return S_ISDIR(st.st_mode) ? open_store(vm, path) : open_file(vm, path);
+        return false;
+    if (S_ISDIR(st.st_mode))
+        *out = open_store(vm, path);
+    else if (st_file_is_tagset(path->data))
+        *out = open_file(vm, path);
+    else
+        return false;
+    return true;
 }
 
 /* ---- datastores: create ----------------------------------------------- */

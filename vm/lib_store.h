@@ -52,6 +52,10 @@ typedef struct VSource {
     VRowBuf rows;     /* the tagset `for` is at */
 } VSource;
 
+/* open(path) of a directory (a datastore) or a tagset file: true and the
+ * handle in *out; false for anything else, which open() reads as a file. */
+bool vm_store_open(VM *vm, VStr *path, Value *out);
+
 extern const VHandleType vm_schema_type, vm_tagfile_type, vm_store_type, vm_writer_type,
     vm_loader_type;
 

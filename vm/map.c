@@ -64,9 +64,20 @@ static bool key_eq(Value a, Value b)
     }
 }
 
+static bool dense(const VMap *m)
+{
+    return m->hdr.flags & MAP_DENSE;
+}
+
+static size_t slot_size(const VMap *m)
+{
+    return dense(m) ? sizeof(Value) : sizeof(MapEntry);
+}
+
 VMap *vm_map_new(VM *vm, size_t cap)
 {
     VMap *m = vm_new_obj(vm, sizeof(VMap), VT_MAP);
+    m->hdr.flags = MAP_DENSE;
     m->entries = NULL;
     m->index = NULL;
     m->count = m->live = m->cap = m->mask = 0;
@@ -75,17 +86,17 @@ VMap *vm_map_new(VM *vm, size_t cap)
     return m;
 }
 
+/* The entry of key (hash h) in a map that is not dense. */
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {
     if (!m->index)
         return NULL;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        uint32_t s = m->index[i];
-        if (!s)
+        MapSlot s = m->index[i];
+        if (!s.entry)
             return NULL;
-        MapEntry *e = &m->entries[s - 1];
-        if (key_eq(e->key, key))
-            return e;
+        if (s.hash == h && key_eq(m->entries[s.entry - 1].key, key))
+            return &m->entries[s.entry - 1];
     }
 }
 
@@ -93,10 +104,11 @@ static void reindex(VMap *m)
 {
     memset(m->index, 0, (m->mask + 1) * sizeof *m->index);
     for (size_t j = 0; j < m->count; j++) {
-        size_t i = vm_hash_value(m->entries[j].key) & m->mask;
-        while (m->index[i])
+        uint32_t h = vm_hash_value(m->entries[j].key);
+        size_t i = h & m->mask;
+        while (m->index[i].entry)
             i = (i + 1) & m->mask;
-        m->index[i] = (uint32_t)(j + 1);
+        m->index[i] = (MapSlot){h, (uint32_t)(j + 1)};
     }
 }
 
@@ -110,21 +122,14 @@ static void compact(VMap *m)
     m->count = j;
 }
 
-/* Room for cap entries. If an allocation fails part way the map stays
- * valid: vm_map_set grows again while index[] is half full. */
-void vm_map_reserve(VM *vm, VMap *m, size_t cap)
+/* An index big enough for cap entries, rebuilt. */
+static void build_index(VM *vm, VMap *m, size_t cap)
 {
-    if (cap > MAP_MAX)
-        vm_error(vm, "map too large");
-    if (cap <= m->cap)
-        return;
-    m->entries = vm_realloc(vm, m->entries, m->cap * sizeof(MapEntry), cap * sizeof(MapEntry));
-    m->cap = cap;
     size_t isize = 8;
     while (isize < 2 * cap)
         isize *= 2;
     if (!m->index || isize > m->mask + 1) {
-        uint32_t *index = vm_alloc(vm, isize * sizeof *index);
+        MapSlot *index = vm_alloc(vm, isize * sizeof *index);
         if (m->index)
             vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
         m->index = index;
@@ -134,30 +139,79 @@ void vm_map_reserve(VM *vm, VMap *m, size_t cap)
     reindex(m);
 }
 
-static MapEntry *lookup(const VMap *m, Value key)
+/* Room for cap entries. If an allocation fails part way the map stays
+ * valid: vm_map_set grows again while index[] is half full. */
+void vm_map_reserve(VM *vm, VMap *m, size_t cap)
 {
-    return norm_key(&key) ? find(m, key, vm_hash_value(key)) : NULL;
+    if (cap > MAP_MAX)
+        vm_error(vm, "map too large");
+    if (cap <= m->cap)
+        return;
+    m->entries = vm_realloc(vm, m->entries, m->cap * slot_size(m), cap * slot_size(m));
+    m->cap = cap;
+    if (!dense(m))
+        build_index(vm, m, cap);
+}
+
+/* A key other than the next int: the general form from now on. */
+static void undense(VM *vm, VMap *m)
+{
+    size_t cap = m->cap < 4 ? 4 : m->cap;
+    MapEntry *e = vm_alloc(vm, cap * sizeof *e);
+    for (size_t k = 0; k < m->count; k++) {
+        e[k].key = v_int((int64_t)k);
+        e[k].val = m->vals[k];
+    }
+    vm_free_mem(vm, m->vals, m->cap * sizeof(Value));
+    m->entries = e;
+    m->cap = cap;
+    m->hdr.flags &= (uint16_t)~MAP_DENSE;
+    build_index(vm, m, cap);
+}
+
+Value *vm_map_ref(VMap *m, Value key)
+{
+    if (!norm_key(&key))
+        return NULL;
+    if (dense(m))
+        return key.type == VT_INT && (uint64_t)key.as.i < m->count ? &m->vals[key.as.i] : NULL;
+    MapEntry *e = find(m, key, vm_hash_value(key));
+    return e ? &e->val : NULL;
 }
 
 bool vm_map_get(VM *vm, VMap *m, Value key, Value *out)
 {
     (void)vm;
-    MapEntry *e = lookup(m, key);
-    if (e)
-        *out = e->val;
-    return e != NULL;
+    Value *v = vm_map_ref(m, key);
+    if (v)
+        *out = *v;
+    return v != NULL;
 }
 
-Value *vm_map_ref(VMap *m, Value key)
+/* Room for one more entry at the end. */
+static void grow(VM *vm, VMap *m)
 {
-    MapEntry *e = lookup(m, key);
-    return e ? &e->val : NULL;
+    if (m->count == m->cap)
+        vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
 }
 
 void vm_map_set(VM *vm, VMap *m, Value key, Value val)
 {
     if (!norm_key(&key))
         vm_error(vm, "map key cannot be %s", key.type == VT_NIL ? "nil" : "NaN");
+    if (dense(m)) {
+        if (key.type == VT_INT && (uint64_t)key.as.i < m->count) {
+            m->vals[key.as.i] = val;
+            return;
+        }
+        if (key.type == VT_INT && (uint64_t)key.as.i == m->count) {
+            grow(vm, m);
+            m->vals[m->count++] = val;
+            m->live++;
+            return;
+        }
+        undense(vm, m);
+    }
     uint32_t h = vm_hash_value(key);
     MapEntry *e = find(m, key, h);
     if (e) {
@@ -165,28 +219,29 @@ void vm_map_set(VM *vm, VMap *m, Value key, Value val)
         return;
     }
     if (m->count == m->cap || 2 * (m->count + 1) > m->mask + 1) {
-        if (m->live < m->count / 2) {
-            compact(m);
-            reindex(m);
-        } else {
+        if (m->live < m->count / 2)
+            build_index(vm, m, m->cap);
+        else
             vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
-        }
     }
     size_t i = h & m->mask;
-    while (m->index[i])
+    while (m->index[i].entry)
         i = (i + 1) & m->mask;
+    m->index[i] = (MapSlot){h, (uint32_t)(m->count + 1)};
     m->entries[m->count].key = key;
     m->entries[m->count].val = val;
-    m->index[i] = (uint32_t)++m->count;
+    m->count++;
     m->live++;
 }
 
 bool vm_map_del(VM *vm, VMap *m, Value key)
 {
-    (void)vm;
-    MapEntry *e = lookup(m, key);
-    if (!e)
+    if (!vm_map_ref(m, key))
         return false;
+    if (dense(m))
+        undense(vm, m);
+    norm_key(&key);
+    MapEntry *e = find(m, key, vm_hash_value(key));
     e->key = v_undef();
     e->val = v_nil();
     m->live--;
@@ -195,6 +250,13 @@ bool vm_map_del(VM *vm, VMap *m, Value key)
 
 bool vm_map_next(VMap *m, size_t *pos, Value *key, Value *val)
 {
+    if (dense(m)) {
+        if (*pos >= m->count)
+            return false;
+        *key = v_int((int64_t)*pos);
+        *val = m->vals[(*pos)++];
+        return true;
+    }
     while (*pos < m->count) {
         MapEntry *e = &m->entries[(*pos)++];
         if (e->key.type != VT_UNDEF) {
@@ -204,4 +266,25 @@ bool vm_map_next(VMap *m, size_t *pos, Value *key, Value *val)
         }
     }
     return false;
+}
+
+void vm_map_traverse(VM *vm, VMap *m)
+{
+    if (dense(m)) {
+        for (size_t i = 0; i < m->count; i++)
+            vm_mark(vm, m->vals[i]);
+        return;
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        vm_mark(vm, m->entries[i].key);
+        vm_mark(vm, m->entries[i].val);
+    }
+}
+
+void vm_map_release(VM *vm, VMap *m)
+{
+    vm_free_mem(vm, m->entries, m->cap * slot_size(m));
+    if (m->index)
+        vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
+    vm_free_obj(vm, m, sizeof *m);
 }

@@ -1,5 +1,6 @@
 /* natives: the natives table, argument helpers, and the core natives
- * (print, len, type, str, int, float, error, push, pop, keys, has). */
+ * (print, len, type, str, int, float, error, push, pop, has); keys is with
+ * values in vm/lib_map.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -164,8 +165,12 @@ Value nat_int(VM *vm, int argc, Value *argv)
     char buf[64], *end;
     if (!number_text(AS_STR(v), buf, sizeof buf))
         return v_nil();
+    /* decimal, or hex after 0x: never octal, so "010" is 10 */
+    const char *digits = buf + strspn(buf, " \t\n\r");
+    digits += *digits == '-' || *digits == '+';
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
     errno = 0;
-    long long n = strtoll(buf, &end, 0);
+    long long n = strtoll(buf, &end, base);
     if (errno || end == buf || !only_space(end))
         return v_nil();
     return v_int(n);
@@ -211,18 +216,6 @@ Value nat_pop(VM *vm, int argc, Value *argv)
     if (!a->len)
         vm_error(vm, "the array is empty");
     return a->items[--a->len];
-}
-
-Value nat_keys(VM *vm, int argc, Value *argv)
-{
-    (void)argc;
-    VMap *m = vm_arg_map(vm, argv, 0);
-    VArray *a = vm_array_new(vm, m->live);
-    Value k, v;
-    size_t pos = 0;
-    while (vm_map_next(m, &pos, &k, &v))
-        a->items[a->len++] = k;
-    return v_obj(a);
 }
 
 Value nat_has(VM *vm, int argc, Value *argv)

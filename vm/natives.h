@@ -8,6 +8,8 @@
  *      argc is already checked against min and max; argv[0..argc) are the
  *      arguments (they live on the VM stack, so they stay rooted).
  *   3. Return the result (v_nil() for none).
+ *   4. Add the file to VM_C in Makefile.am (the library and the fuzz
+ *      target are built from that list).
  *
  * Reading arguments: vm_arg_int/num/str/array/map/handle check the type of
  * argv[i] and raise "name: argument i+1 must be TYPE, got TYPE" otherwise.
@@ -19,7 +21,13 @@
  * (files, stores, matchers: a VHandleType with name, free, mark, next, show).
  * Collection happens only at the VM's safe points, so objects a native makes
  * need no rooting, unless it calls back into comb with vm_call: then push
- * them with vm_push_root first, and vm_pop_root after.
+ * them with vm_push_root first, and vm_pop_root after. A callback may also
+ * change what the native is working on (pop the array being sorted): check
+ * bounds again after each vm_call. An error in a callback unwinds through
+ * the native without returning to it, so hold no malloc'd memory or open
+ * FILE across vm_call except inside a handle, whose free callback runs
+ * when it is collected.
+ * The script's arguments are vm->args (an array of strings), for args().
  */
 #ifndef COMB_NATIVES_H
 #define COMB_NATIVES_H
@@ -60,5 +68,6 @@ _Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got);
 void vm_show(VM *vm, VStrBuf *sb, Value v, bool quote);
 VStr *vm_tostring(VM *vm, Value v);
 void vm_format_float(double f, char buf[32]);
+const char *vm_format_int(int64_t i, char buf[32]);   /* points into buf */
 
 #endif

@@ -134,14 +134,9 @@ void vm_obj_traverse(VM *vm, Obj *o)
             vm_mark(vm, a->items[i]);
         break;
     }
-    case VT_MAP: {
-        VMap *m = (VMap *)o;
-        for (size_t i = 0; i < m->count; i++) {
-            vm_mark(vm, m->entries[i].key);
-            vm_mark(vm, m->entries[i].val);
-        }
+    case VT_MAP:
+        vm_map_traverse(vm, (VMap *)o);
         break;
-    }
     case VT_FUNC: {
         VFunc *f = (VFunc *)o;
         vm_mark_obj(vm, &f->p->hdr);
@@ -178,7 +173,7 @@ static void release_proto(VM *vm, VProto *p)
     vm_free_mem(vm, p->protos, p->nprotos * sizeof *p->protos);
     vm_free_mem(vm, p->upv_local, p->nupvals);
     vm_free_mem(vm, p->upv_index, p->nupvals);
-    vm_free_mem(vm, p, sizeof *p);
+    vm_free_obj(vm, p, sizeof *p);
 }
 
 void vm_obj_release(VM *vm, Obj *o)
@@ -186,50 +181,45 @@ void vm_obj_release(VM *vm, Obj *o)
     switch ((VType)o->type) {
     case VT_STR: {
         VStr *s = (VStr *)o;
-        vm_free_mem(vm, s, sizeof *s + ((o->flags & STR_VIEW) ? 0 : s->cap + 1));
+        vm_free_obj(vm, s, sizeof *s + ((o->flags & STR_VIEW) ? 0 : s->cap + 1));
         break;
     }
     case VT_ARRAY: {
         VArray *a = (VArray *)o;
         vm_free_mem(vm, a->items, a->cap * sizeof(Value));
-        vm_free_mem(vm, a, sizeof *a);
+        vm_free_obj(vm, a, sizeof *a);
         break;
     }
-    case VT_MAP: {
-        VMap *m = (VMap *)o;
-        vm_free_mem(vm, m->entries, m->cap * sizeof(MapEntry));
-        if (m->index)
-            vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
-        vm_free_mem(vm, m, sizeof *m);
+    case VT_MAP:
+        vm_map_release(vm, (VMap *)o);
         break;
-    }
     case VT_FUNC: {
         VFunc *f = (VFunc *)o;
-        vm_free_mem(vm, f, sizeof *f + f->hdr.flags * sizeof(VUpval *));
+        vm_free_obj(vm, f, sizeof *f + f->hdr.flags * sizeof(VUpval *));
         break;
     }
     case VT_HANDLE: {
         VHandle *h = (VHandle *)o;
         if (h->type->free)
             h->type->free(vm, h->data);
-        vm_free_mem(vm, h, sizeof *h + h->size);
+        vm_free_obj(vm, h, sizeof *h + h->size);
         break;
     }
     case VT_MODULE: {
         VModule *m = (VModule *)o;
         vm_free_mem(vm, m->vars, m->cap * sizeof(Value));
         vm_free_mem(vm, m->exported, m->cap);
-        vm_free_mem(vm, m, sizeof *m);
+        vm_free_obj(vm, m, sizeof *m);
         break;
     }
     case VT_PROTO:
         release_proto(vm, (VProto *)o);
         break;
     case VT_NATIVE:
-        vm_free_mem(vm, o, sizeof(VNative));
+        vm_free_obj(vm, o, sizeof(VNative));
         break;
     case VT_UPVAL:
-        vm_free_mem(vm, o, sizeof(VUpval));
+        vm_free_obj(vm, o, sizeof(VUpval));
         break;
     default:
         break;

@@ -85,17 +85,31 @@ void vm_array_reserve(VM *vm, VArray *a, size_t cap);
 
 /* Maps keep insertion order: entries[] in the order keys were added (a
  * deleted entry keeps its place with an VT_UNDEF key until the next resize),
- * and index[] is an open-addressing table of entry numbers + 1 (0 = empty).
+ * and index[] is an open-addressing table of slots {hash, entry number + 1}
+ * (entry 0: empty), so that a probe compares hashes without touching the
+ * entries. A dense map (flag MAP_DENSE) has had only the keys 0, 1, 2...
+ * added in that order and nothing deleted: it keeps just the values, vals[k]
+ * for key k, and no index, so a map used as an int-keyed table costs what
+ * an array does; the first other key turns it into the general form.
  * Keys are any value but nil and NaN; a float key with an integral value is
  * stored as the int, so m[1] and m[1.0] are one entry. */
 typedef struct MapEntry {
     Value key, val;
 } MapEntry;
 
+#define MAP_DENSE 1u
+
+typedef struct MapSlot {
+    uint32_t hash, entry;
+} MapSlot;
+
 typedef struct VMap {
     Obj hdr;
-    MapEntry *entries;
-    uint32_t *index;
+    union {
+        MapEntry *entries;
+        Value *vals;    /* dense */
+    };
+    MapSlot *index;
     size_t count;       /* entries[] used, deleted ones included */
     size_t live;        /* entries with a key */
     size_t cap;         /* entries[] room */
@@ -213,6 +227,8 @@ size_t vm_module_slot(VM *vm, VModule *m, VStr *name, bool exported);
 /* Hash of a map key (after normalisation); equal keys hash equal. */
 uint32_t vm_hash_value(Value v);
 void vm_map_reserve(VM *vm, VMap *m, size_t cap);
+void vm_map_traverse(VM *vm, VMap *m);
+void vm_map_release(VM *vm, VMap *m);
 
 /* For the collector: what an object keeps alive, its size, releasing it. */
 void vm_obj_traverse(VM *vm, Obj *o);

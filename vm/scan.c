@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "store/loader.h"
 #include "store/mem.h"
 #include "vm/natives.h"
+#include "vm/progress.h"
 
 #define MAX_THREADS 16
 #define HLL_BITS 12
@@ -927,7 +929,7 @@ static void scan_part(Worker *w, uint32_t pi)
     const st_batch *b;
     int rc;
     while (!atomic_load(&sh->stop) && (rc = st_reader_next(r, &b, &err)) == 1) {
-        if (vm_interrupt_flag) {
+        if (vm_poll_flag & POLL_SIGINT) {
             atomic_store(&sh->stop, true);
             break;
         }
@@ -971,6 +973,7 @@ static void scan_part(Worker *w, uint32_t pi)
         }
         if (w->k.err[0])
             fail(sh, w->k.err);
+        vm_progress_add(0, 1, 0);
         if (sc->consumer == QC_COLLECT && sc->nsort && sc->limit != UINT64_MAX &&
             sh->rows[pi].n > 2 * sc->limit + 1024 && !prune(sc, &sh->rows[pi]))
             fail(sh, oom);
@@ -982,6 +985,7 @@ static void scan_part(Worker *w, uint32_t pi)
     st_read_stats rs;
     st_reader_stats(r, &rs);
     st_reader_close(r);
+    vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
     sh->io.blocks_read += rs.blocks_read;
     sh->io.blocks_skipped += rs.blocks_skipped;
@@ -1265,6 +1269,12 @@ static void run_workers(VM *vm, Run *run)
 {
     Shared *sh = &run->sh;
     int n = nthreads(sh->parts.n, sh->sc->consumer);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < sh->parts.n; i++) {
+        struct stat st;
+        bytes += stat(sh->parts.p[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    }
+    vm_progress_begin(sh->sc->src->path, sh->parts.n, 0, bytes);
     for (int i = 0; i < n; i++) {
         if (!worker_init(&run->w[i], sh)) {
             run->nw = i + 1;

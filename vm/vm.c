@@ -15,12 +15,11 @@
 #define DEFAULT_SLOTS ((size_t)1 << 20)
 #define DEFAULT_FRAMES 200000u
 #define MAX_CLEVEL 200          /* vm_call nesting: natives calling comb */
-#define POLL_QUANTUM 1024
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-volatile sig_atomic_t vm_interrupt_flag;
+volatile sig_atomic_t vm_poll_flag;
 
 /* ---- life ------------------------------------------------------------- */
 
@@ -40,18 +39,19 @@ VM *vm_new(const VmOptions *opt)
     size_t slots = o.stack_slots ? o.stack_slots : DEFAULT_SLOTS;
     vm->max_frames = o.max_frames ? o.max_frames : DEFAULT_FRAMES;
     vm->stack = mem_alloc(slots * sizeof(Value));
+    vm->stack_end = vm->stack ? vm->stack + slots : NULL;
     vm->frames = mem_alloc(vm->max_frames * sizeof(VmFrame));
     vm->oom = mem_alloc(sizeof(VStr) + 14);
-    vm->budget = POLL_QUANTUM;
     vm->step_limited = o.step_limit != 0;
     vm->steps_left = o.step_limit;
+    if (vm->step_limited)
+        vm_poll_flag |= POLL_STEPS;
     vm->err = v_nil();
     vm_gc_stress(vm, getenv("COMB_GC_STRESS") && !strcmp(getenv("COMB_GC_STRESS"), "1"));
     if (!vm->stack || !vm->frames || !vm->oom || !vm_regex_init(vm)) {
         vm_free(vm);
         return NULL;
     }
-    vm->stack_end = vm->stack + slots;
     /* The out-of-memory message is made by hand: raising needs it. */
     memset(vm->oom, 0, sizeof(VStr));
     vm->oom->hdr.type = VT_STR;
@@ -127,7 +127,7 @@ void vm_pop_root(VM *vm, size_t n)
 static void on_sigint(int sig)
 {
     (void)sig;
-    vm_interrupt_flag = 1;
+    vm_poll_flag |= POLL_SIGINT;
 }
 
 void vm_install_sigint(void)
@@ -158,6 +158,7 @@ const char *vm_frame_name(const VmFrame *f)
 static void trace_add(VM *vm, const VmFrame *f)
 {
     VmTraceEntry *t = &vm->trace[vm->ntrace++];
+    memset(t, 0, sizeof *t);    /* compared whole by vm_print_error */
     t->native = f->native;
     t->p = f->fn ? f->fn->p : NULL;
     if (t->p) {
@@ -235,32 +236,33 @@ _Noreturn static void interrupt(VM *vm, const char *why)
     raise_error(vm);
 }
 
-/* Called every POLL_QUANTUM backward jumps and calls. */
+/* Called on backward jumps and calls while vm_poll_flag is set. */
 static void poll(VM *vm)
 {
-    vm->budget = POLL_QUANTUM;
-    if (vm_interrupt_flag) {
-        vm_interrupt_flag = 0;
-        interrupt(vm, "interrupted");
-    }
-    if (vm->step_limited) {
-        if (vm->steps_left <= POLL_QUANTUM)
-            interrupt(vm, "step limit exceeded");
-        vm->steps_left -= POLL_QUANTUM;
-    }
+    vm_check_interrupt(vm);
+    if (vm->step_limited && vm->steps_left-- == 0)
+        interrupt(vm, "step limit exceeded");
+}
+
+static void error_text(VM *vm, void *msg)
+{
+    *(VStr **)msg = vm_tostring(vm, vm->err);
 }
 
 void vm_check_interrupt(VM *vm)
 {
-    if (vm_interrupt_flag) {
-        vm_interrupt_flag = 0;
+    if (vm_poll_flag & POLL_SIGINT) {
+        vm_poll_flag &= ~POLL_SIGINT;
         interrupt(vm, "interrupted");
     }
 }
 
 void vm_print_error(VM *vm, FILE *out)
 {
-    VStr *msg = vm_tostring(vm, vm->err);
+    VStr *msg = vm->oom;    /* if even the text of the error cannot be made */
+    Value err = vm->err;
+    vm_protect(vm, error_text, &msg);
+    vm->err = err;
     const VmTraceEntry *at = NULL;
     for (int i = 0; i < vm->ntrace && !at; i++)
         if (vm->trace[i].p)
@@ -271,15 +273,23 @@ void vm_print_error(VM *vm, FILE *out)
         fputs("comb: ", out);
     fwrite(msg->data, 1, msg->len, out);
     fputc('\n', out);
-    for (int i = 0; i < vm->ntrace; i++) {
+    for (int i = 0; i < vm->ntrace;) {
         const VmTraceEntry *t = &vm->trace[i];
         if (i == VM_TRACE_MAX / 2 && vm->trace_skipped)
             fprintf(out, "  ... %u more\n", vm->trace_skipped);
+        int same = 1;   /* a recursion shows as one line */
+        while (i + same < vm->ntrace && i + same != VM_TRACE_MAX / 2 &&
+               !memcmp(&vm->trace[i + same], t, sizeof *t))
+            same++;
         if (t->native)
-            fprintf(out, "  in native %s\n", t->native->def->name);
+            fprintf(out, "  in native %s", t->native->def->name);
         else
-            fprintf(out, "  in %s at %s:%u:%u\n", t->p->name ? t->p->name->data : "fn",
+            fprintf(out, "  in %s at %s:%u:%u", t->p->name ? t->p->name->data : "fn",
                     t->p->module->path->data, t->line, t->col);
+        if (same > 1)
+            fprintf(out, " (%d times)", same);
+        fputc('\n', out);
+        i += same;
     }
 }
 
@@ -342,8 +352,9 @@ _Noreturn static void overflow_error(VM *vm)
     vm_error(vm, "stack overflow (more than %u nested calls)", vm->max_frames);
 }
 
-/* A frame for comb function f whose arguments are at base[0..argc). */
-static VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
+/* A frame for comb function f whose arguments are at base[0..argc).
+ * Inlined: it is most of what a call costs. */
+static inline __attribute__((always_inline)) VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
 {
     VProto *p = f->p;
     if (UNLIKELY(argc != p->nparams))
@@ -358,9 +369,10 @@ static VmFrame *push_frame(VM *vm, VFunc *f, Value *base, int argc)
     fr->pc = p->code;
     fr->base = base;
     fr->top = base + p->maxregs;
+    fr->k = p->k;
+    fr->mvars = p->module->vars;
     fr->nhandlers = vm->nhandlers;
     fr->flags = 0;
-    fr->argc = (int16_t)argc;
     return fr;
 }
 
@@ -379,7 +391,6 @@ static Value call_native(VM *vm, const VNative *n, Value *args, int argc)
     fr->top = args + argc;
     fr->nhandlers = vm->nhandlers;
     fr->flags = 0;
-    fr->argc = (int16_t)argc;
     Value r = d->fn(vm, argc, args);
     vm->nframes--;
     return r;
@@ -548,7 +559,7 @@ static VModule *import(VM *vm, VStr *name, VModule *from)
 static Value module_get(VM *vm, VModule *m, Value key)
 {
     if (!IS_STR(key))
-        vm_error(vm, "module '%s' has no export %s", m->name->data, v_type_name(key));
+        vm_error(vm, "module '%s' is read by name, not by %s", m->name->data, v_type_name(key));
     Value *slot = vm_map_ref(m->symbols, key);
     if (!slot || !m->exported[slot->as.i])
         vm_error(vm, "module '%s' has no export '%.*s'", m->name->data, (int)AS_STR(key)->len,
@@ -574,7 +585,7 @@ static void arith_slow(VM *vm, int op, Value a, Value b, Value *dst)
         *dst = r;
         return;
     case AR_OVERFLOW:
-        vm_error(vm, "integer overflow in '%s'", vm_arith_sym[op]);
+        vm_error(vm, "integer overflow");
     case AR_DIVZERO:
         vm_error(vm, "division by zero");
     default:
@@ -595,7 +606,7 @@ static Value negate_slow(VM *vm, Value a)
     Value r;
     ArithStatus st = vm_negate(a, &r);
     if (st == AR_OVERFLOW)
-        vm_error(vm, "integer overflow in unary '-'");
+        vm_error(vm, "integer overflow");
     if (st != AR_OK)
         vm_error(vm, "cannot apply unary '-' to %s", v_type_name(a));
     return r;
@@ -776,15 +787,15 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
     } while (0)
 #define POLL()                                      \
     do {                                            \
-        if (UNLIKELY(--vm->budget < 0))             \
+        if (UNLIKELY(vm_poll_flag))                 \
             PROTECT(poll(vm));                      \
     } while (0)
 #define LOAD_FRAME()                                \
     do {                                            \
         base = frame->base;                         \
         pc = frame->pc;                             \
-        k = frame->fn->p->k;                        \
-        mvars = frame->fn->p->module->vars;         \
+        k = frame->k;                               \
+        mvars = frame->mvars;                       \
     } while (0)
 /* A test's result c: take the JMP that follows if c == k, else skip it. */
 #define COND(c)                                     \
@@ -808,6 +819,9 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
             RA->as.i = r;                                                           \
         } else if (rb->type == VT_FLOAT && rc->type == VT_FLOAT && fltop(rb->as.f, rc->as.f, &f)) { \
             *RA = v_float(f);                                                       \
+        } else if (aop == ARITH_ADD && rb->type == VT_STR && rc->type == VT_STR) {  \
+            PROTECT(*RA = v_obj(vm_str_concat(vm, AS_STR(*rb), AS_STR(*rc))));      \
+            GCSTEP();                                                               \
         } else {                                                                    \
             PROTECT(arith_slow(vm, aop, *rb, *rc, RA));                             \
             GCSTEP();                                                               \
@@ -864,6 +878,12 @@ static inline bool fmod_ok(double a, double b, double *r)
     return true;
 }
 
+/* Each instruction ends in its own indirect jump (threaded code) only if
+ * GCC does not merge those tails into one: hence no-crossjumping and, as
+ * the GCC manual advises for computed gotos, no-gcse. */
+#if defined(VM_GOTO) && !defined(__clang__)
+__attribute__((optimize("no-crossjumping", "no-gcse")))
+#endif
 static Value execute(VM *vm)
 {
 #ifdef VM_GOTO
@@ -991,10 +1011,19 @@ next:
     CASE(GETINDEX)
     {
         Value *rb = RB, *rc = RC;
-        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len)
+        if (rb->type == VT_ARRAY && rc->type == VT_INT && (uint64_t)rc->as.i < AS_ARRAY(*rb)->len) {
             *RA = AS_ARRAY(*rb)->items[rc->as.i];
-        else
+        } else if (rb->type == VT_MAP) {
+            VMap *m = AS_MAP(*rb);
+            Value *v;
+            if ((m->hdr.flags & MAP_DENSE) && rc->type == VT_INT && (uint64_t)rc->as.i < m->count)
+                v = &m->vals[rc->as.i];
+            else
+                v = vm_map_ref(m, *rc);
+            *RA = v ? *v : v_nil();
+        } else {
             PROTECT(*RA = index_get(vm, *rb, *rc));
+        }
         NEXT();
     }
     CASE(GETINDEXK)
@@ -1020,9 +1049,17 @@ next:
     CASE(SETINDEX)
     {
         Value *ra = RA, *rb = RB;
-        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len)
+        if (ra->type == VT_ARRAY && rb->type == VT_INT && (uint64_t)rb->as.i < AS_ARRAY(*ra)->len) {
             AS_ARRAY(*ra)->items[rb->as.i] = *RC;
-        else {
+        } else if (ra->type == VT_MAP && (AS_MAP(*ra)->hdr.flags & MAP_DENSE) && rb->type == VT_INT &&
+                   (uint64_t)rb->as.i <= AS_MAP(*ra)->count && AS_MAP(*ra)->count < AS_MAP(*ra)->cap) {
+            VMap *m = AS_MAP(*ra);      /* a dense map: set, or append with room */
+            m->vals[rb->as.i] = *RC;
+            if ((uint64_t)rb->as.i == m->count) {
+                m->count++;
+                m->live++;
+            }
+        } else {
             PROTECT(index_set(vm, *ra, *rb, *RC));
             GCSTEP();
         }
@@ -1139,9 +1176,9 @@ next:
     CASE(JMP)
     {
         int off = GsJ(i);
-        pc += off;
         if (off < 0)
-            POLL();
+            POLL();     /* before moving, so an interrupt names the loop */
+        pc += off;
         NEXT();
     }
     CASE(FORPREP)
@@ -1164,8 +1201,9 @@ next:
             ra[0].as.i = n;
             ra[2].type = VT_INT;
             ra[2].as.i = n;
+            if (UNLIKELY((n & 1023) == 0))  /* a range ends: polling now and then is enough */
+                POLL();
             pc -= GsBx(i);
-            POLL();
         }
         NEXT();
     }
@@ -1191,8 +1229,8 @@ next:
             GCSTEP();
         }
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1202,8 +1240,8 @@ next:
         PROTECT(more = iter_next(vm, RA, true));
         GCSTEP();
         if (more) {
-            pc -= GsBx(i);
             POLL();
+            pc -= GsBx(i);
         }
         NEXT();
     }
@@ -1211,15 +1249,14 @@ next:
     {
         Value *ra = RA;
         int argc = GB(i);
+        POLL();
         SAVEPC();
         if (LIKELY(ra->type == VT_FUNC)) {
             frame = push_frame(vm, AS_FUNC(*ra), ra + 1, argc);
             LOAD_FRAME();
-            POLL();
         } else if (ra->type == VT_NATIVE) {
             Value r = call_native(vm, AS_NATIVE(*ra), ra + 1, argc);
             *ra = r;
-            mvars = frame->fn->p->module->vars;
             GCSTEP();
         } else {
             vm_error(vm, "cannot call %s", v_type_name(*ra));
@@ -1261,7 +1298,6 @@ next:
         VModule *m;
         PROTECT(m = import(vm, AS_STR(k[GBx(i)]), frame->fn->p->module));
         *RA = v_obj(m);
-        mvars = frame->fn->p->module->vars;
         GCSTEP();
         NEXT();
     }

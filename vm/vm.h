@@ -22,9 +22,10 @@ typedef struct VmFrame {
     const uint32_t *pc;     /* comb: next instruction (saved on calls and raises) */
     Value *base;            /* R[0] (comb) or argv[0] (native) */
     Value *top;             /* end of the slots this frame uses */
+    const Value *k;         /* comb: fn's constants and module variables, */
+    Value *mvars;           /* kept here for the return to the frame */
     uint32_t nhandlers;     /* try handlers open when the frame was entered */
     uint16_t flags;
-    int16_t argc;
 } VmFrame;
 
 #define FRAME_ENTRY 1       /* returning from it leaves the run loop */
@@ -59,11 +60,20 @@ typedef struct VmOptions {
     uint64_t step_limit;    /* raise after about this many loop/call steps; 0: none */
 } VmOptions;
 
+/* A module's variables (vars[]) may grow only while none of its code runs
+ * (compiling into it: the prompt), as frames keep a pointer to them. */
+
 /* The module loader `import` calls: resolve name relative to the importing
  * module's path and return the module, compiling it (state MOD_COMPILED, its
  * main function in main) the first time; or raise. Set by the front end
  * (lang/), which the VM knows nothing of. */
 typedef VModule *(*vm_import_fn)(VM *vm, VStr *name, VModule *from);
+
+/* Object blocks up to VM_SMALL_MAX bytes come in classes of 16 bytes and
+ * are kept for reuse when freed (up to a bound), sparing malloc and the
+ * allocation hook's counters on the commonest allocations. */
+#define VM_SMALL_MAX 64
+#define VM_SMALL_CLASSES (VM_SMALL_MAX / 16)
 
 struct VM {
     /* the stack and frames (fixed size: slots never move, so natives'
@@ -85,6 +95,8 @@ struct VM {
     Obj **gray;
     size_t ngray, cap_gray;
     bool gray_overflow;
+    void *small[VM_SMALL_CLASSES];  /* freed small object blocks, for reuse */
+    uint32_t nsmall[VM_SMALL_CLASSES];
     Value *roots;           /* vm_push_root */
     size_t nroots, cap_roots;
 
@@ -98,8 +110,7 @@ struct VM {
     int ntrace;
     uint32_t trace_skipped; /* frames left out of the middle of the trace */
 
-    /* interrupt and step limit, polled on backward jumps and calls */
-    int32_t budget;
+    /* the step limit, counted on backward jumps and calls */
     uint64_t steps_left;
     bool step_limited;
 
@@ -147,8 +158,12 @@ int vm_error_status(VM *vm);
 void vm_push_root(VM *vm, Value v);
 void vm_pop_root(VM *vm, size_t n);
 
-/* SIGINT sets this; the loop raises "interrupted" when it sees it. */
-extern volatile sig_atomic_t vm_interrupt_flag;
+/* Nonzero asks the loop to poll on backward jumps and calls: SIGINT sets
+ * POLL_SIGINT (the loop raises "interrupted"); a VM with a step limit sets
+ * POLL_STEPS, and then counts one step per poll. */
+extern volatile sig_atomic_t vm_poll_flag;
+#define POLL_SIGINT 1
+#define POLL_STEPS 2
 void vm_install_sigint(void);
 /* Raises "interrupted" (not catchable) if SIGINT came: for long natives,
  * such as scans, that do not return to the loop for a while. */
@@ -159,8 +174,10 @@ void vm_check_interrupt(VM *vm);
 void *vm_alloc(VM *vm, size_t size);
 void *vm_realloc(VM *vm, void *p, size_t osize, size_t nsize);
 void vm_free_mem(VM *vm, void *p, size_t size);
-/* A new object of size bytes and type, on the collector's list. */
+/* A new object of size bytes and type, on the collector's list; and the
+ * release of its block (by vm_obj_release) with the same size. */
 void *vm_new_obj(VM *vm, size_t size, VType type);
+void vm_free_obj(VM *vm, void *o, size_t size);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */

@@ -345,6 +345,44 @@ static void commits_show_new_files_while_snapshots_keep_old(void **state)
     st_store_close(s);
 }
 
+/* A writer builds on the files it replaces: begin moves an old handle to
+ * the generation current under the lock, so a later writer of the volume
+ * sees (and would merge into) what an earlier one committed. */
+static void begin_moves_the_snapshot_to_the_current_generation(void **state)
+{
+    (void)state;
+    st_err err;
+    st_store *old = st_store_open(dir, &err), *s2 = st_store_open(dir, &err);
+    assert_non_null(old);
+    st_txn *t = st_store_begin(s2, 1, &err);
+    assert_non_null(t);
+    stage_write(t, 1, 0, ST_TAGS);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    st_store_close(s2);
+    st_file f;
+    assert_int_equal(st_store_file(old, 1, 0, ST_TAGS, &f, &err), 0); /* a reader keeps its view */
+    t = st_store_begin(old, 1, &err);
+    assert_non_null(t);
+    assert_int_equal(st_store_file(old, 1, 0, ST_TAGS, &f, &err), 1);
+    assert_int_equal(f.gen, 1);
+    assert_true(exists(f.path));
+    stage_write(t, 1, 1, ST_TAGS);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    /* The begin moved the handle's pin too: nothing holds generation 0 back. */
+    st_storeinfo info;
+    st_store_info(old, &info);
+    assert_int_equal(info.generation, 2);
+    assert_int_equal(info.files[ST_TAGS], 2);
+    t = st_store_begin(old, 1, &err); /* already current: the pin stays */
+    assert_non_null(t);
+    st_store_abort(t);
+    st_store *r = st_store_open(dir, &err);
+    assert_non_null(r);
+    assert_int_equal(st_store_files(r, check_file, &(int){0}), 0);
+    st_store_close(r);
+    st_store_close(old);
+}
+
 static void writers_exclude_each_other_by_scope(void **state)
 {
     (void)state;
@@ -705,6 +743,7 @@ int main(void)
         T(failed_create_leaves_nothing),
         T(placement_is_fixed_and_uniform),
         T(commits_show_new_files_while_snapshots_keep_old),
+        T(begin_moves_the_snapshot_to_the_current_generation),
         T(writers_exclude_each_other_by_scope),
         T(a_writer_in_another_process_is_named),
         T(failed_commits_leave_the_previous_generation),

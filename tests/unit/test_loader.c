@@ -12,8 +12,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 
 #include "store/loader.h"
+#include "store/sysio.h"
 #include "store/mem.h"
 #include "store/nbuf.h"
 #include "tests/unit/tmpdir.h"
@@ -185,9 +187,9 @@ static void store_loads_merge_and_failures_keep_the_old(void **state)
     assert_non_null(strstr(err.msg, "bool"));
     row[8] = 1;
     assert_int_equal(st_loader_add(l, row, NULL, &err), 0);
-    st_nbuf_set_fault(ST_IO_WRITE, 1, 5 /* EIO */);
+    st_sys_fail_after(ST_SYS_WRITE, 1, EIO);
     assert_int_equal(st_loader_finish(l, NULL, &err), -1);
-    st_nbuf_set_fault(ST_IO_WRITE, 0, 0);
+    st_sys_fail_after(ST_SYS_WRITE, 0, 0);
     st_loader_free(l);
     st_store_close(st);
     st = st_store_open(dir, &err);

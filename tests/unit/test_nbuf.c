@@ -12,6 +12,7 @@
 
 #include "store/mem.h"
 #include "store/nbuf.h"
+#include "store/sysio.h"
 #include "tests/unit/gen_store.h"
 
 /* The byte at offset i of every test file. */
@@ -184,11 +185,11 @@ static void direct_io_and_its_fallback(void **state)
     for (int refuse = 0; refuse < 2; refuse++) {
         /* A filesystem that refuses O_DIRECT answers EINVAL; play one. */
         if (refuse)
-            st_nbuf_set_fault(ST_IO_WRITE, 1, EINVAL);
+            st_sys_fail_after(ST_SYS_WRITE, 1, EINVAL);
         assert_int_equal(write_file(path, 70001, &d, &err), 0);
         check_file(path, 70001);
         if (refuse)
-            st_nbuf_set_fault(ST_IO_READ, 1, EINVAL);
+            st_sys_fail_after(ST_SYS_READ, 1, EINVAL);
         st_nbuf_reader *r = st_nbuf_open(path, &d, &err);
         assert_non_null(r);
         st_nbuf_stats st;
@@ -222,7 +223,7 @@ static void read_faults_are_reported(void **state)
     for (unsigned long nth = 1; nth <= 4; nth++) {
         st_nbuf_reader *r = st_nbuf_open(path, &small, &err);
         assert_non_null(r);
-        st_nbuf_set_fault(ST_IO_READ, nth, EIO);
+        st_sys_fail_after(ST_SYS_READ, nth, EIO);
         unsigned char scratch[1000];
         int failed = 0;
         for (uint64_t at = 0; at + 1000 <= 50000 && !failed; at += 1000) {
@@ -237,12 +238,12 @@ static void read_faults_are_reported(void **state)
             }
         }
         assert_true(failed);
-        st_nbuf_set_fault(ST_IO_READ, 0, 0);
+        st_sys_fail_after(ST_SYS_READ, 0, 0);
         st_nbuf_close(r);
     }
     st_nbuf_reader *r = st_nbuf_open(path, &small, &err);
     unsigned char buf[10];
-    st_nbuf_set_fault(ST_IO_READ, 1, EIO);
+    st_sys_fail_after(ST_SYS_READ, 1, EIO);
     assert_int_equal(st_nbuf_pread(r, 0, sizeof buf, buf, &err), -1);
     char want[400];
     snprintf(want, sizeof want, "%s: read at offset 0: Input/output error", path);
@@ -265,9 +266,9 @@ static void write_faults_keep_the_old_file(void **state)
     int errs[] = {EIO, ENOSPC};
     for (int k = 0; k < 2; k++) {
         for (unsigned long nth = 1;; nth++) {
-            st_nbuf_set_fault(ST_IO_WRITE, nth, errs[k]);
+            st_sys_fail_after(ST_SYS_WRITE, nth, errs[k]);
             int rc = write_file(path, 60000, &small, &err);
-            st_nbuf_set_fault(ST_IO_WRITE, 0, 0);
+            st_sys_fail_after(ST_SYS_WRITE, 0, 0);
             if (rc == 0) {
                 assert_true(nth > 14); /* 60000 bytes = 15 buffers */
                 break;
@@ -284,7 +285,7 @@ static void write_faults_keep_the_old_file(void **state)
         /* The successful run replaced the file; put the old one back. */
         assert_int_equal(write_file(path, 30000, &small, &err), 0);
     }
-    st_nbuf_set_fault(ST_IO_FSYNC, 1, EIO);
+    st_sys_fail_after(ST_SYS_FSYNC, 1, EIO);
     assert_int_equal(write_file(path, 60000, &small, &err), -1);
     char want[400];
     snprintf(want, sizeof want, "%s: fsync: Input/output error", path);
@@ -292,7 +293,7 @@ static void write_faults_keep_the_old_file(void **state)
     check_file(path, 30000);
     assert_int_equal(gen_count_temps(dir), 0);
     /* The second fsync is the directory's, after the rename: the new file stands. */
-    st_nbuf_set_fault(ST_IO_FSYNC, 2, EIO);
+    st_sys_fail_after(ST_SYS_FSYNC, 2, EIO);
     assert_int_equal(write_file(path, 60000, &small, &err), -1);
     assert_non_null(strstr(err.msg, "fsync of its directory: Input/output error (the file is complete)"));
     check_file(path, 60000);

@@ -15,6 +15,7 @@
 
 #include "store/bytes.h"
 #include "store/mem.h"
+#include "store/sysio.h"
 #include "store/tagfile.h"
 #include "tests/unit/gen_store.h"
 
@@ -178,6 +179,34 @@ static void empty_file_and_label(void **state)
     st_schema_free(s);
 }
 
+/* The longest schemas the limits allow still travel in the header. */
+static void huge_schema_travels_in_the_header(void **state)
+{
+    (void)state;
+    size_t cap = 2 << 20, n = 0;
+    char *text = mem_alloc(cap);
+    n += (size_t)snprintf(text + n, cap - n, "key k: u32\n");
+    for (int f = 0; f < 80; f++) {
+        n += (size_t)snprintf(text + n, cap - n, "tagset e%d: enum(", f);
+        for (int k = 0; k < 255; k++)
+            n += (size_t)snprintf(text + n, cap - n, "%s%.58s%03d", k ? ", " : "",
+                                  "symbol_with_a_long_name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", k);
+        n += (size_t)snprintf(text + n, cap - n, ")\n");
+    }
+    assert_true(n > (1 << 20));
+    st_schema *s = parse(text);
+    gen_tagsets t;
+    gen g = {13};
+    gen_make_tagsets(&g, s, 10, 0, 1, &t);
+    st_write_opts o = opts(ST_BLOCK_DEFAULT, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file("huge"), s, &t, &o, &err), 0);
+    check_model(file("huge"), s, &t);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+    mem_free(text, cap);
+}
+
 /* A tagset larger than the block size gets a block of its own. */
 static void oversized_tagset_gets_its_own_block(void **state)
 {
@@ -301,6 +330,12 @@ static void bad_input_is_refused_and_loses_nothing(void **state)
     o.codec = (st_codec)7;
     assert_null(st_writer_create(file("x"), s, &o, &err));
     assert_non_null(strstr(err.msg, "unknown codec 7"));
+    o.codec = ST_CODEC_LZ4;
+    static char label[ST_LABEL_MAX + 2];
+    memset(label, 'l', ST_LABEL_MAX + 1);
+    o.label = label;
+    assert_null(st_writer_create(file("x"), s, &o, &err));
+    assert_non_null(strstr(err.msg, "label of 65537 bytes is longer than 65536"));
     assert_int_equal(gen_count_temps(dir), 0);
     st_schema_free(notags);
     st_schema_free(s);
@@ -675,16 +710,16 @@ static void write_faults_keep_the_previous_file(void **state)
     o.io.bufsize = 4096;
     st_err err = {0};
     const char *path = file("gen");
-    const st_io_op ops[] = {ST_IO_WRITE, ST_IO_WRITE, ST_IO_FSYNC};
+    const st_sys_op ops[] = {ST_SYS_WRITE, ST_SYS_WRITE, ST_SYS_FSYNC};
     const int errs[] = {EIO, ENOSPC, EIO};
     for (int k = 0; k < 3; k++) {
         for (unsigned long nth = 1;; nth += k < 2 ? 3 : 1) {
             assert_int_equal(write_model(path, s, &old, &o, &err), 0);
             size_t n0;
             unsigned char *before = gen_slurp(path, &n0);
-            st_nbuf_set_fault(ops[k], nth, errs[k]);
+            st_sys_fail_after(ops[k], nth, errs[k]);
             int rc = write_model(path, s, &t, &o, &err);
-            st_nbuf_set_fault(ops[k], 0, 0);
+            st_sys_fail_after(ops[k], 0, 0);
             assert_int_equal(gen_count_temps(dir), 0);
             mem_free(before, n0 + 1);
             if (rc == 0 || (k == 2 && nth == 2)) {
@@ -721,7 +756,7 @@ static void read_faults_name_file_and_block(void **state)
     assert_int_equal(write_model(file("rf"), s, &t, &o, &err), 0);
     st_nbuf_opts io = {3, 4096, false};
     for (unsigned long nth = 1; nth < 12; nth++) {
-        st_nbuf_set_fault(ST_IO_READ, nth, EIO);
+        st_sys_fail_after(ST_SYS_READ, nth, EIO);
         st_reader *r = st_reader_open(file("rf"), &io, &err);
         int rc = -1;
         if (r) {
@@ -729,7 +764,7 @@ static void read_faults_name_file_and_block(void **state)
             while ((rc = st_reader_next(r, &b, &err)) == 1)
                 ;
         }
-        st_nbuf_set_fault(ST_IO_READ, 0, 0);
+        st_sys_fail_after(ST_SYS_READ, 0, 0);
         assert_int_equal(rc, -1);
         assert_int_equal(err.code, ST_EIO);
         assert_memory_equal(err.msg, file("rf"), strlen(file("rf")));
@@ -846,6 +881,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_files_round_trip),
         cmocka_unit_test(empty_file_and_label),
+        cmocka_unit_test(huge_schema_travels_in_the_header),
         cmocka_unit_test(oversized_tagset_gets_its_own_block),
         cmocka_unit_test(wide_schema_without_tags),
         cmocka_unit_test(bad_input_is_refused_and_loses_nothing),

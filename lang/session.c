@@ -1,0 +1,383 @@
+/* session: the prompt's state between statements and what one statement
+ * does: compile it into the session's module, run it, show its value. */
+#include "config.h"
+#include "lang/session.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "lang/load.h"
+#include "lang/meta.h"
+#include "lang/multiline.h"
+#include "lang/term.h"
+#include "lang/text.h"
+#include "store/mem.h"
+#include "vm/lib_store.h"
+#include "vm/natives.h"
+#include "vm/progress.h"
+
+static bool store_fields(VM *vm, Value v, session_name_fn add, void *acc)
+{
+    (void)vm;
+    VHandle *h = vm_schema_of(v);
+    if (!h)
+        return false;
+    const VSchema *vs = vschema(h);
+    for (uint32_t f = 0; f < vs->s->nfields; f++)
+        add(acc, vs->names[f]->data, vs->names[f]->len);
+    if (vs->s->tag_size)
+        add(acc, vs->tags_name->data, vs->tags_name->len);
+    return true;
+}
+
+static bool store_schema(VM *vm, Value v, FILE *out)
+{
+    (void)vm;
+    VHandle *h = vm_schema_of(v);
+    size_t len;
+    char *text = h ? st_schema_format(vschema(h)->s, &len) : NULL;
+    if (!text)
+        return false;
+    fwrite(text, 1, len, out);
+    mem_free(text, len + 1);
+    return true;
+}
+
+static Value store_open(VM *vm, const char *dir)
+{
+    Value v;
+    if (!vm_store_open(vm, vm_str_cstr(vm, dir), &v))
+        vm_error(vm, "%s: not a datastore or tagset file", dir);
+    return v;
+}
+
+/* The prompt's view of stores, through the store bindings; tests may swap it. */
+SessionStoreOps session_store_ops = {store_fields, store_schema, store_open};
+
+/* What the session keeps alive, in s->keep. */
+enum { KEEP_MODULE, KEEP_LAST, KEEP_PATH, KEEP_N };
+
+#define FIELD_ROWS 100  /* rows whose keys name an array's fields */
+
+/* A protected step of the session's with the text (a path) it needs. */
+typedef struct Job {
+    Session *s;
+    const char *text;
+} Job;
+
+static void init_job(VM *vm, void *ud)
+{
+    Job *j = ud;
+    Session *s = j->s;
+    s->keep = vm_array_new(vm, KEEP_N);
+    vm_push_root(vm, v_obj(s->keep));
+    s->mod = vm_module_new(vm, "prompt", j->text);
+    for (int i = 0; i < KEEP_N; i++)
+        vm_array_push(vm, s->keep, v_nil());
+    s->keep->items[KEEP_MODULE] = v_obj(s->mod);
+}
+
+int session_init(Session *s, VM *vm, const char *path, bool terminal)
+{
+    memset(s, 0, sizeof *s);
+    s->vm = vm;
+    s->terminal = terminal;
+    s->mode = terminal ? TABLE_ALIGNED : TABLE_TSV;
+    s->color = terminal && term_color(1);
+    s->color_err = term_color(2);
+    s->file = path;
+    Job j = {s, path};
+    return vm_protect(vm, init_job, &j) ? -1 : 0;
+}
+
+VProto *session_last(Session *s)
+{
+    Value f = s->keep->items[KEEP_LAST];
+    return IS_FUNC(f) ? AS_FUNC(f)->p : NULL;
+}
+
+/* ---- errors and timing ------------------------------------------------ */
+
+/* Error text goes to stderr, red where colour is on. */
+static void err_begin(Session *s)
+{
+    fflush(stdout);
+    vm_progress_clear();
+    if (s->color_err)
+        fputs("\033[31m", stderr);
+}
+
+static void err_end(Session *s)
+{
+    if (s->color_err)
+        fputs("\033[0m", stderr);
+    fflush(stderr);
+}
+
+typedef struct Clock {
+    struct timespec wall, cpu;
+} Clock;
+
+static void clock_now(Clock *c)
+{
+    clock_gettime(CLOCK_MONOTONIC, &c->wall);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c->cpu);
+}
+
+static double seconds(struct timespec a, struct timespec b)
+{
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
+static void report_time(Session *s, const Clock *start)
+{
+    if (!s->timer)
+        return;
+    Clock end;
+    clock_now(&end);
+    fprintf(stderr, "time: wall %.3f s, cpu %.3f s\n", seconds(start->wall, end.wall),
+            seconds(start->cpu, end.cpu));
+}
+
+/* ---- running a statement ---------------------------------------------- */
+
+static RunStatus show_result(Session *s, Value v)
+{
+    vm_progress_clear();
+    if (IS_NIL(v))
+        return RUN_OK;
+    VStr *text = table_text(s->vm, v, s->mode, s->color);
+    if (!text) {
+        err_begin(s);
+        vm_print_error(s->vm, stderr);
+        err_end(s);
+        return RUN_ERROR;
+    }
+    fflush(stdout);
+    term_page(text->data, text->len, s->terminal);
+    return RUN_OK;
+}
+
+typedef struct FnJob {
+    Session *s;
+    VProto *p;
+} FnJob;
+
+/* The compiled statement becomes the kept function (no collection can
+ * happen between the compiler's return and this). */
+static void make_function(VM *vm, void *ud)
+{
+    FnJob *j = ud;
+    j->s->keep->items[KEEP_LAST] = v_obj(vm_func_new(vm, j->p));
+}
+
+static RunStatus execute(Session *s, VProto *p)
+{
+    VM *vm = s->vm;
+    Value result = v_nil();
+    FnJob j = {s, p};
+    vm_poll_flag &= ~POLL_SIGINT;
+    int rc = vm_protect(vm, make_function, &j);
+    if (!rc)
+        rc = vm_pcall(vm, s->keep->items[KEEP_LAST], 0, NULL, &result);
+    fflush(stdout);
+    if (!rc)
+        return show_result(s, result);
+    bool interrupted = vm_error_status(vm) == 130;
+    err_begin(s);
+    if (interrupted)
+        fputs("interrupted\n", stderr);
+    else
+        vm_print_error(vm, stderr);
+    err_end(s);
+    return interrupted ? RUN_INTERRUPTED : RUN_ERROR;
+}
+
+static RunStatus statement(Session *s, const char *src, size_t len, int first_line, bool final)
+{
+    VM *vm = s->vm;
+    if (!final && ml_open(vm, src, len))
+        return RUN_MORE;
+    Clock start;
+    clock_now(&start);
+    bool at_eof = false;
+    /* Compiled quietly first: an unfinished statement is not an error yet. */
+    VProto *p = lc_compile_statement(vm, s->mod, src, len, s->file, first_line, NULL, &at_eof);
+    if (!p && at_eof && !final)
+        return RUN_MORE_EOF;
+    if (s->ready)
+        s->ready(src, len);
+    if (!p) {
+        err_begin(s);
+        lc_compile_statement(vm, s->mod, src, len, s->file, first_line, stderr, NULL);
+        err_end(s);
+        return RUN_ERROR;
+    }
+    RunStatus st = execute(s, p);
+    report_time(s, &start);
+    return st;
+}
+
+RunStatus session_run(Session *s, const char *src, size_t len, int first_line, bool final)
+{
+    size_t i = 0;
+    while (i < len && (src[i] == ' ' || src[i] == '\t'))
+        i++;
+    if (i < len && src[i] == '.') {
+        if (s->ready)
+            s->ready(src, len);
+        return meta_run(s, src + i, len - i);
+    }
+    return statement(s, src, len, first_line, final);
+}
+
+/* ---- statements from a stream ----------------------------------------- */
+
+/* Appends the next line of in (with its newline) to t: 1, 0 at the end of
+ * the input, -1 out of memory. */
+static int read_line(FILE *in, Text *t)
+{
+    char chunk[4096];
+    size_t start = t->len;
+    while (fgets(chunk, sizeof chunk, in)) {
+        size_t n = strlen(chunk);
+        if (text_add(t, chunk, n))
+            return -1;
+        if (chunk[n - 1] == '\n')
+            return 1;
+    }
+    if (t->len == start)
+        return 0;
+    return text_add(t, "\n", 1) ? -1 : 1;
+}
+
+static RunStatus run_lines(Session *s, FILE *in)
+{
+    Text t = {0};
+    RunStatus st = RUN_OK;
+    int line = 0, first = 0, got;
+    while ((got = read_line(in, &t)) > 0) {
+        line++;
+        if (text_blank(t.p, t.len)) {
+            t.len = 0;
+            continue;
+        }
+        if (first == 0)
+            first = line;
+        st = session_run(s, t.p, t.len, first, false);
+        if (st == RUN_MORE || st == RUN_MORE_EOF)
+            continue;
+        t.len = 0;
+        first = 0;
+        if (st != RUN_OK || s->quit)
+            break;
+    }
+    if (got == 0 && t.len && !s->quit)
+        st = session_run(s, t.p, t.len, first, true);
+    if (got < 0) {
+        fprintf(stderr, "%s: out of memory reading the input\n", s->file);
+        st = RUN_ERROR;
+    }
+    text_free(&t);
+    return st == RUN_MORE || st == RUN_MORE_EOF ? RUN_OK : st;
+}
+
+static void set_path(VM *vm, void *ud)
+{
+    Job *j = ud;
+    j->s->mod->path = vm_str_cstr(vm, j->text);
+}
+
+RunStatus session_run_stream(Session *s, FILE *in, const char *name)
+{
+    /* Run-time errors name the module's path: the stream's, while it runs. */
+    const char *file = s->file;
+    VStr *path = s->mod->path;
+    s->keep->items[KEEP_PATH] = v_obj(path);
+    Job j = {s, name};
+    if (vm_protect(s->vm, set_path, &j)) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return RUN_ERROR;
+    }
+    void (*ready)(const char *, size_t) = s->ready;
+    s->file = name;
+    s->ready = NULL;    /* the prompt's history holds what was typed */
+    RunStatus st = run_lines(s, in);
+    s->ready = ready;
+    s->file = file;
+    s->mod->path = path;
+    s->keep->items[KEEP_PATH] = v_nil();
+    return st;
+}
+
+RunStatus session_run_file(Session *s, const char *path, bool missing_ok)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (missing_ok && errno == ENOENT)
+            return RUN_OK;
+        err_begin(s);
+        fprintf(stderr, "comb: cannot read %s: %s\n", path, strerror(errno));
+        err_end(s);
+        return RUN_ERROR;
+    }
+    RunStatus st = session_run_stream(s, f, path);
+    fclose(f);
+    return st;
+}
+
+/* ---- names and stores ------------------------------------------------- */
+
+bool session_global(Session *s, const char *name, size_t len, Value *out)
+{
+    size_t pos = 0;
+    Value k, slot;
+    while (vm_map_next(s->mod->symbols, &pos, &k, &slot)) {
+        VStr *ks = AS_STR(k);
+        if (ks->len == len && !memcmp(ks->data, name, len)) {
+            *out = s->mod->vars[slot.as.i];
+            return out->type != VT_UNDEF;
+        }
+    }
+    return false;
+}
+
+bool session_fields(Session *s, Value v, session_name_fn add, void *acc)
+{
+    if (session_store_ops.fields && session_store_ops.fields(s->vm, v, add, acc))
+        return true;
+    if (!table_is_rows(v))
+        return false;
+    VArray *rows = AS_ARRAY(v);
+    for (size_t r = 0; r < rows->len && r < FIELD_ROWS; r++) {
+        size_t pos = 0;
+        Value k, x;
+        while (vm_map_next(AS_MAP(rows->items[r]), &pos, &k, &x))
+            if (IS_STR(k))
+                add(acc, AS_STR(k)->data, AS_STR(k)->len);
+    }
+    return true;
+}
+
+static void bind_job(VM *vm, void *ud)
+{
+    Job *j = ud;
+    Value store = session_store_ops.open(vm, j->text);
+    size_t slot = vm_module_slot(vm, j->s->mod, vm_str_cstr(vm, "ds"), true);
+    j->s->mod->vars[slot] = store;
+}
+
+int session_bind_store(Session *s, const char *dir)
+{
+    if (!session_store_ops.open) {
+        fprintf(stderr, "comb: cannot open %s: this comb has no stores yet\n", dir);
+        return -1;
+    }
+    Job j = {s, dir};
+    if (vm_protect(s->vm, bind_job, &j)) {
+        vm_print_error(s->vm, stderr);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,37 @@
+/* table: results as text: rows (an array of maps) as an aligned table, TSV,
+ * CSV or JSON; the prompt's .mode and the batch CLI's --format. */
+#ifndef COMB_TABLE_H
+#define COMB_TABLE_H
+
+#include <stdbool.h>
+
+#include "vm/vm.h"
+
+typedef enum { TABLE_ALIGNED, TABLE_TSV, TABLE_CSV, TABLE_JSON } TableFormat;
+
+/* The format called name ("table", "tsv", "csv", "json"), or -1. */
+int table_format_parse(const char *name);
+const char *table_format_name(TableFormat f);
+/* The names, for messages and completion: "table|tsv|csv|json". */
+extern const char *const table_format_names[];
+
+/* Whether v is rows: a non-empty array whose items are all maps. */
+bool table_is_rows(Value v);
+
+/* Appends v to sb in format f. Rows get a header of the keys (in the order
+ * they first appear) and one line per row; any other value is its text (as
+ * a literal in the aligned format, plain in TSV and CSV) or its JSON.
+ * bold: the aligned header in bold (a terminal with colour).
+ * Raises in the VM (out of memory, a value nested too deeply for JSON):
+ * call it protected. */
+void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold);
+
+/* table_render into a new string, run protected: the text, or NULL with
+ * the error in the VM (vm_print_error). */
+VStr *table_text(VM *vm, Value v, TableFormat f, bool bold);
+
+/* The columns text takes on a terminal: UTF-8 code points, each one column
+ * (wide and combining characters are not told apart). */
+size_t table_text_width(const char *s, size_t len);
+
+#endif

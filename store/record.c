@@ -1,0 +1,156 @@
+/* record: tag records (tagset row + tag row + flag) and a tagset file as a record stream. */
+#include "config.h"
+#include "store/record.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "store/mem.h"
+#include "store/tagfile.h"
+
+size_t st_rec_size(const st_schema *s)
+{
+    return (size_t)s->row_size + (s->tag_size ? s->tag_size + 1u : 0u);
+}
+
+void st_rec_make(const st_schema *s, void *rec, const void *row, const void *tag)
+{
+    unsigned char *p = rec;
+    memcpy(p, row, s->row_size);
+    if (!s->tag_size)
+        return;
+    if (tag)
+        memcpy(p + s->row_size, tag, s->tag_size);
+    else
+        memset(p + s->row_size, 0, s->tag_size);
+    p[s->row_size + s->tag_size] = tag != NULL;
+}
+
+const void *st_rec_tag(const st_schema *s, const void *rec)
+{
+    const unsigned char *p = rec;
+    return s->tag_size && p[s->row_size + s->tag_size] ? p + s->row_size : NULL;
+}
+
+int st_rec_check(const st_schema *s, const void *rec, st_err *err)
+{
+    const unsigned char *p = rec;
+    if (st_schema_check_row(s, p, false, err) < 0)
+        return -1;
+    if (!s->tag_size)
+        return 0;
+    unsigned flag = p[s->row_size + s->tag_size];
+    if (flag > 1)
+        return st_err_set(err, ST_EINPUT, "record flag %u (must be 1: a tag, or 0: no tag)", flag);
+    return flag ? st_schema_check_row(s, p + s->row_size, true, err) : 0;
+}
+
+int st_rec_cmp(const void *a, const void *b, void *schema)
+{
+    return st_schema_key_cmp(schema, a, b);
+}
+
+uint64_t st_rec_prefix(const void *rec, void *schema)
+{
+    const st_schema *s = schema;
+    return st_field_order(&s->fields[0], (const unsigned char *)rec + s->fields[0].offset);
+}
+
+/* ---- a tagset file as records ---------------------------------------------- */
+
+struct st_rec_reader {
+    char *path; /* the source's name in messages */
+    st_reader *r;
+    const st_schema *s; /* the file's */
+    const st_batch *b;  /* the current block; NULL before the first */
+    uint32_t t, j;      /* the next record is tag j of tagset t of b */
+    bool row_done;      /* rec holds tagset t's row */
+    unsigned char *rec;
+};
+
+st_rec_reader *st_rec_open(const char *path, const st_schema *expect, const st_nbuf_opts *io,
+                           st_err *err)
+{
+    st_rec_reader *rr = mem_calloc(1, sizeof *rr);
+    if (!rr || !(rr->path = mem_strdup(path))) {
+        mem_free(rr, sizeof *rr);
+        st_err_nomem(err, path);
+        return NULL;
+    }
+    if (!(rr->r = st_reader_open(path, io, err)))
+        goto fail;
+    rr->s = st_reader_schema(rr->r);
+    if (expect && !st_schema_equal(expect, rr->s)) {
+        st_err_set(err, ST_EINPUT, "%s: its schema differs from the one expected (the store's)",
+                   path);
+        goto fail;
+    }
+    if (!(rr->rec = mem_alloc(st_rec_size(rr->s)))) {
+        st_err_nomem(err, path);
+        goto fail;
+    }
+    return rr;
+fail:
+    st_rec_close(rr);
+    return NULL;
+}
+
+/* Copies fields [from, to) of value i from the batch's columns into the row
+ * at dst (a tagset row for fields below nrow, a tag row above). */
+static void gather(const st_schema *s, const st_batch *b, uint32_t from, uint32_t to, size_t i,
+                   unsigned char *dst)
+{
+    for (uint32_t c = from; c < to; c++) {
+        const st_field *f = &s->fields[c];
+        memcpy(dst + f->offset, (const unsigned char *)b->cols[c] + i * f->width, f->width);
+    }
+}
+
+static int rec_next(void *self, const void **out, st_err *err)
+{
+    st_rec_reader *rr = self;
+    const st_schema *s = rr->s;
+    while (!rr->b || rr->t == rr->b->ntagsets) {
+        int rc = st_reader_next(rr->r, &rr->b, err);
+        if (rc <= 0)
+            return rc;
+        rr->t = rr->j = 0;
+        rr->row_done = false;
+    }
+    const st_batch *b = rr->b;
+    if (!rr->row_done) {
+        gather(s, b, 0, s->nrow, rr->t, rr->rec);
+        rr->row_done = true;
+    }
+    *out = rr->rec;
+    uint32_t ntags = s->tag_size ? b->counts[rr->t] : 0;
+    unsigned char *tag = rr->rec + s->row_size;
+    if (s->tag_size && ntags == 0) { /* the marker */
+        memset(tag, 0, s->tag_size + 1u);
+    } else if (ntags) {
+        gather(s, b, s->nrow, s->nfields, (size_t)b->tag_start[rr->t] + rr->j, tag);
+        tag[s->tag_size] = 1;
+        if (++rr->j < ntags)
+            return 1;
+    }
+    rr->t++;
+    rr->j = 0;
+    rr->row_done = false;
+    return 1;
+}
+
+st_source st_rec_source(st_rec_reader *r)
+{
+    return (st_source){rec_next, r, r->path};
+}
+
+void st_rec_close(st_rec_reader *rr)
+{
+    if (!rr)
+        return;
+    if (rr->rec)
+        mem_free(rr->rec, st_rec_size(rr->s));
+    st_reader_close(rr->r);
+    mem_free(rr->path, strlen(rr->path) + 1);
+    mem_free(rr, sizeof *rr);
+}

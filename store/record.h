@@ -1,0 +1,58 @@
+/* record: the tag records that partition updates and loads move, and a tagset
+ * file read back as a stream of them.
+ *
+ * A record is one tag of a tagset, with its tagset's row in front:
+ *
+ *     [tagset row: row_size bytes][tag row: tag_size bytes][flag: 1 byte]
+ *
+ * flag 1: the tag row is a tag. flag 0: the record carries no tag (its tag
+ * bytes are zero): the marker for a tagset without tags, which a schema with
+ * tag fields cannot otherwise express. Other flag values are refused. A
+ * schema without tag fields has neither tag row nor flag: a record is a
+ * tagset row, and each record is a tagset of its own.
+ *
+ * In a stream sorted by key, consecutive records with equal keys make one
+ * tagset (as store/merge groups them): its tags are the tag rows of its
+ * flag-1 records in stream order, and its tagset fields are those of its
+ * LAST record, so an add can carry a tagset's new state (a marker can carry
+ * only that). Sorts are stable, so tags keep the order they were added in.
+ * docs/FORMAT.md ("Tag records") has the layout.
+ *
+ * Ownership: a record reader belongs to its caller (st_rec_close); the
+ * records it returns are valid until its next call. */
+#ifndef COMB_STORE_RECORD_H
+#define COMB_STORE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/err.h"
+#include "store/merge.h"
+#include "store/nbuf.h"
+#include "store/schema.h"
+
+/* Bytes in a record of s: row_size + tag_size + 1, or row_size without tag fields. */
+size_t st_rec_size(const st_schema *s);
+/* Builds a record from a tagset row and a tag row; tag NULL makes the
+ * no-tag marker (ignored without tag fields). */
+void st_rec_make(const st_schema *s, void *rec, const void *row, const void *tag);
+/* The record's tag row, or NULL for a marker or a schema without tag fields. */
+const void *st_rec_tag(const st_schema *s, const void *rec);
+/* Checks the flag and the bool and enum values of a record. */
+int st_rec_check(const st_schema *s, const void *rec, st_err *err);
+/* Key order of two records (or tagset rows): an st_cmp_fn whose ctx is the schema. */
+int st_rec_cmp(const void *a, const void *b, void *schema);
+/* The first key field's order image: an st_prefix_fn for st_sorter (ctx: the schema). */
+uint64_t st_rec_prefix(const void *rec, void *schema);
+
+/* A tagset file's tagsets as records, in file order. The file's schema
+ * must equal expect (when not NULL); a tagset with no tags gives a marker. */
+typedef struct st_rec_reader st_rec_reader;
+
+st_rec_reader *st_rec_open(const char *path, const st_schema *expect, const st_nbuf_opts *io,
+                           st_err *err);
+/* The reader as a source for st_merge (named by the file's path). */
+st_source st_rec_source(st_rec_reader *r);
+void st_rec_close(st_rec_reader *r); /* NULL is allowed */
+
+#endif

@@ -1,0 +1,2 @@
+# comb - reads the program from standard input.
+printf 'let x = 6\nprint(x * 7)\n' | "$COMB" -

@@ -1,0 +1,341 @@
+/* test_value: values, strings, maps and the collector, allocation failure included. */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "store/mem.h"
+#include "vm/natives.h"
+#include "vm/vm.h"
+
+static int setup(void **state)
+{
+    *state = vm_new(NULL);
+    return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    vm_free(*state);
+    return 0;
+}
+
+static Value str(VM *vm, const char *s)
+{
+    return v_obj(vm_str_cstr(vm, s));
+}
+
+static void equality(void **state)
+{
+    VM *vm = *state;
+    assert_true(v_equal(v_int(1), v_float(1.0)));
+    assert_false(v_equal(v_int(1), v_float(1.5)));
+    /* exact: 2^53 + 1 is not the double 2^53 */
+    assert_false(v_equal(v_int(9007199254740993), v_float(9007199254740992.0)));
+    assert_false(v_equal(v_float(NAN), v_float(NAN)));
+    assert_true(v_equal(str(vm, "ab"), str(vm, "ab")));
+    assert_false(v_equal(str(vm, "ab"), str(vm, "abc")));
+    assert_false(v_equal(v_nil(), v_bool(false)));
+    assert_false(v_equal(v_int(1), str(vm, "1")));
+    assert_true(v_equal(v_nil(), v_nil()));
+    assert_false(v_truthy(v_nil()));
+    assert_false(v_truthy(v_bool(false)));
+    assert_true(v_truthy(v_int(0)));
+    assert_true(v_truthy(str(vm, "")));
+}
+
+static void ordering_is_exact(void **state)
+{
+    (void)state;
+    bool r;
+    assert_int_equal(vm_less(v_int(INT64_MAX), v_float(0x1p63), false, &r), AR_OK);
+    assert_true(r);
+    assert_int_equal(vm_less(v_float(0x1p63), v_int(INT64_MAX), false, &r), AR_OK);
+    assert_false(r);
+    assert_int_equal(vm_less(v_int(3), v_float(3.0), true, &r), AR_OK);
+    assert_true(r);
+    assert_int_equal(vm_less(v_int(3), v_float(NAN), true, &r), AR_OK);
+    assert_false(r);
+    assert_int_equal(vm_less(v_int(1), v_nil(), false, &r), AR_TYPES);
+}
+
+static void arithmetic_checks(void **state)
+{
+    VM *vm = *state;
+    Value r;
+    assert_int_equal(vm_arith(vm, ARITH_ADD, v_int(INT64_MAX), v_int(1), &r), AR_OVERFLOW);
+    assert_int_equal(vm_arith(vm, ARITH_MUL, v_int(INT64_MIN), v_int(-1), &r), AR_OVERFLOW);
+    assert_int_equal(vm_arith(vm, ARITH_DIV, v_int(INT64_MIN), v_int(-1), &r), AR_OVERFLOW);
+    assert_int_equal(vm_arith(vm, ARITH_MOD, v_int(INT64_MIN), v_int(-1), &r), AR_OVERFLOW);
+    assert_int_equal(vm_arith(vm, ARITH_DIV, v_int(1), v_int(0), &r), AR_DIVZERO);
+    assert_int_equal(vm_arith(vm, ARITH_DIV, v_float(1), v_float(0), &r), AR_DIVZERO);
+    assert_int_equal(vm_arith(vm, ARITH_DIV, v_int(-7), v_int(2), &r), AR_OK);
+    assert_true(IS_INT(r) && AS_INT(r) == -3);
+    assert_int_equal(vm_arith(vm, ARITH_ADD, v_int(1), v_float(0.5), &r), AR_OK);
+    assert_true(IS_FLOAT(r) && AS_FLOAT(r) == 1.5);
+    assert_int_equal(vm_arith(vm, ARITH_SUB, str(vm, "a"), v_int(1), &r), AR_TYPES);
+    assert_int_equal(vm_arith(vm, ARITH_ADD, str(vm, "ab"), str(vm, "c"), &r), AR_OK);
+    assert_true(str_eq_cstr(AS_STR(r), "abc"));
+    assert_int_equal(vm_negate(v_int(INT64_MIN), &r), AR_OVERFLOW);
+}
+
+static void strings_append_in_place_but_never_change(void **state)
+{
+    VM *vm = *state;
+    VStr *s = vm_str_cstr(vm, "");
+    VStr *seen[200];
+    for (int i = 0; i < 200; i++) {
+        s = vm_str_concat(vm, s, vm_str_cstr(vm, "x"));
+        seen[i] = s;
+    }
+    /* appends after the first ones shared one buffer */
+    assert_true(str_owner(seen[199]) == str_owner(seen[150]));
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(seen[i]->len, (size_t)i + 1);
+    /* extending an earlier string copies: the later ones keep their bytes */
+    VStr *fork = vm_str_concat(vm, seen[100], vm_str_cstr(vm, "Y"));
+    assert_int_equal(fork->data[101], 'Y');
+    assert_int_equal(seen[101]->data[101], 'x');
+    assert_int_equal(seen[199]->data[101], 'x');
+    /* equal bytes hash equal, NUL included */
+    VStr *a = vm_str_new(vm, "a\0b", 3), *b = vm_str_new(vm, "a\0b", 3);
+    assert_int_equal(str_hash(a), str_hash(b));
+    assert_true(str_equal(a, b));
+    assert_false(str_equal(a, vm_str_new(vm, "a\0c", 3)));
+    assert_true(str_compare(vm_str_cstr(vm, "ab"), vm_str_cstr(vm, "abc")) < 0);
+}
+
+static void map_order_and_kinds(void **state)
+{
+    VM *vm = *state;
+    VMap *m = vm_map_new(vm, 0);
+    /* dense while keys are 0, 1, 2... */
+    for (int i = 0; i < 5; i++)
+        vm_map_set(vm, m, v_int(i), v_int(i * 10));
+    assert_true(m->hdr.flags & MAP_DENSE);
+    vm_map_set(vm, m, str(vm, "k"), v_int(99));
+    assert_false(m->hdr.flags & MAP_DENSE);
+    vm_map_set(vm, m, v_float(2.0), v_int(-2));      /* 2.0 is the key 2 */
+    Value v;
+    assert_true(vm_map_get(vm, m, v_int(2), &v) && AS_INT(v) == -2);
+    assert_true(vm_map_get(vm, m, str(vm, "k"), &v) && AS_INT(v) == 99);
+    assert_false(vm_map_get(vm, m, str(vm, "nope"), &v));
+    assert_false(vm_map_get(vm, m, v_nil(), &v));
+    assert_true(vm_map_del(vm, m, v_int(1)));
+    assert_false(vm_map_del(vm, m, v_int(1)));
+    vm_map_set(vm, m, v_int(1), v_int(11));          /* back, at the end */
+    int64_t want[] = {0, 2, 3, 4, -1, 1};
+    size_t pos = 0, n = 0;
+    Value k;
+    while (vm_map_next(m, &pos, &k, &v)) {
+        if (IS_STR(k))
+            assert_true(want[n] == -1);
+        else
+            assert_true(AS_INT(k) == want[n]);
+        n++;
+    }
+    assert_int_equal(n, 6);
+    assert_int_equal(m->live, 6);
+}
+
+static void map_many_and_deletes(void **state)
+{
+    VM *vm = *state;
+    VMap *m = vm_map_new(vm, 0);
+    char buf[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(buf, sizeof buf, "key%d", i);
+        vm_map_set(vm, m, str(vm, buf), v_int(i));
+    }
+    for (int i = 0; i < 20000; i += 2) {
+        snprintf(buf, sizeof buf, "key%d", i);
+        assert_true(vm_map_del(vm, m, str(vm, buf)));
+    }
+    for (int i = 0; i < 5000; i++)     /* reuses room: compaction keeps order */
+        vm_map_set(vm, m, v_int(i), v_int(i));
+    assert_int_equal(m->live, 15000);
+    Value v;
+    for (int i = 1; i < 20000; i += 2) {
+        snprintf(buf, sizeof buf, "key%d", i);
+        assert_true(vm_map_get(vm, m, str(vm, buf), &v) && AS_INT(v) == i);
+    }
+    size_t pos = 0;
+    Value k, first;
+    assert_true(vm_map_next(m, &pos, &first, &v));
+    assert_true(str_eq_cstr(AS_STR(first), "key1"));
+    while (vm_map_next(m, &pos, &k, &v))
+        ;
+    assert_true(IS_INT(k) && AS_INT(k) == 4999);
+}
+
+static void set_nil_key(VM *vm, void *m)
+{
+    vm_map_set(vm, m, v_nil(), v_int(1));
+}
+
+static void errors_from_c_are_protected(void **state)
+{
+    VM *vm = *state;
+    VMap *m = vm_map_new(vm, 0);
+    vm_push_root(vm, v_obj(m));
+    assert_int_equal(vm_protect(vm, set_nil_key, m), -1);
+    assert_true(str_eq_cstr(vm_tostring(vm, vm->err), "map key cannot be nil"));
+    vm_pop_root(vm, 1);
+}
+
+static void text_forms(void **state)
+{
+    VM *vm = *state;
+    VArray *a = vm_array_new(vm, 0);
+    vm_array_push(vm, a, v_int(-5));
+    vm_array_push(vm, a, v_float(2.0));
+    vm_array_push(vm, a, str(vm, "q\"t"));
+    vm_array_push(vm, a, v_obj(a));             /* a cycle */
+    assert_true(str_eq_cstr(vm_tostring(vm, v_obj(a)), "[-5, 2.0, \"q\\\"t\", [...]]"));
+    char buf[32];
+    vm_format_float(0.1, buf);
+    assert_string_equal(buf, "0.1");
+    vm_format_float(1e21, buf);
+    assert_string_equal(buf, "1e+21");
+    assert_string_equal(vm_format_int(INT64_MIN, buf), "-9223372036854775808");
+}
+
+/* ---- the collector ---------------------------------------------------- */
+
+/* vm->bytes counts the bytes of live objects (freed small blocks kept for
+ * reuse are not), so it shows what a collection freed. */
+static void collects_the_unreachable(void **state)
+{
+    VM *vm = *state;
+    vm_gc(vm);
+    size_t base = vm->bytes;
+    VArray *keep = vm_array_new(vm, 0);
+    vm_push_root(vm, v_obj(keep));
+    for (int i = 0; i < 1000; i++) {
+        VMap *garbage = vm_map_new(vm, 0);
+        vm_map_set(vm, garbage, v_int(0), v_obj(garbage));    /* a cycle */
+        vm_map_set(vm, garbage, str(vm, "s"), str(vm, "a string"));
+        if (i % 100 == 0)
+            vm_array_push(vm, keep, str(vm, "kept"));
+    }
+    assert_true(vm->bytes > base + 1000 * sizeof(VMap));
+    vm_gc(vm);
+    assert_int_equal(keep->len, 10);
+    assert_true(str_eq_cstr(AS_STR(keep->items[9]), "kept"));
+    size_t kept = vm->bytes;
+    assert_true(kept < base + 2000);
+    vm_pop_root(vm, 1);
+    vm_gc(vm);
+    assert_true(vm->bytes < kept);
+    assert_int_equal(vm->bytes, base);
+}
+
+static void views_keep_their_owner(void **state)
+{
+    VM *vm = *state;
+    VStr *s = vm_str_cstr(vm, "");
+    for (int i = 0; i < 100; i++)
+        s = vm_str_concat(vm, s, vm_str_cstr(vm, "abcdefgh"));
+    assert_true(s->hdr.flags & STR_VIEW);
+    vm_push_root(vm, v_obj(s));
+    vm_gc(vm);     /* only the view is rooted: its owner must stay */
+    assert_int_equal(s->len, 800);
+    assert_int_equal(s->data[799], 'h');
+    vm_pop_root(vm, 1);
+}
+
+typedef struct Work {
+    int n;
+    VArray *out;
+} Work;
+
+/* Allocates a little of everything, then collects. */
+static void busy(VM *vm, void *ud)
+{
+    Work *w = ud;
+    VArray *a = vm_array_new(vm, 0);
+    vm_push_root(vm, v_obj(a));
+    for (int i = 0; i < w->n; i++) {
+        VMap *m = vm_map_new(vm, 0);
+        vm_array_push(vm, a, v_obj(m));
+        vm_map_set(vm, m, str(vm, "i"), v_int(i));
+        vm_map_set(vm, m, v_int(0), v_obj(vm_str_concat(vm, vm_str_cstr(vm, "x"), vm_tostring(vm, v_int(i)))));
+        if (i % 7 == 0)
+            vm_gc(vm);
+    }
+    w->out = a;
+    vm_pop_root(vm, 1);
+}
+
+static void allocation_failure_loses_nothing(void **state)
+{
+    (void)state;
+    size_t base = mem_in_use();
+    int failed = 0, ok = 0;
+    for (unsigned long n = 1; n < 400; n += 3) {
+        mem_fail_after(n);
+        VM *vm = vm_new(NULL);
+        if (!vm) {              /* the failure hit vm_new itself */
+            mem_fail_after(0);
+            assert_int_equal(mem_in_use(), base);
+            failed++;
+            continue;
+        }
+        Work w = {40, NULL};
+        int st = vm_protect(vm, busy, &w);
+        mem_fail_after(0);
+        if (st) {
+            assert_true(str_eq_cstr(AS_STR(vm->err), "out of memory"));
+            failed++;
+        } else {
+            assert_int_equal(w.out->len, 40);
+            ok++;
+        }
+        /* the VM is still usable after the failure */
+        Work again = {5, NULL};
+        assert_int_equal(vm_protect(vm, busy, &again), 0);
+        vm_free(vm);
+        assert_int_equal(mem_in_use(), base);
+    }
+    assert_true(failed > 0);
+    assert_true(ok > 0);
+}
+
+static void stress_mode_collects_at_safe_points(void **state)
+{
+    VM *vm = *state;
+    vm_gc_stress(vm, true);
+    assert_int_equal(vm->gc_limit, 0);
+    Work w = {50, NULL};
+    assert_int_equal(vm_protect(vm, busy, &w), 0);
+    vm_push_root(vm, v_obj(w.out));
+    vm_gc(vm);
+    Value v;
+    assert_true(vm_map_get(vm, AS_MAP(w.out->items[49]), v_int(0), &v));
+    assert_true(str_eq_cstr(AS_STR(v), "x49"));
+    vm_pop_root(vm, 1);
+    vm_gc_stress(vm, false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(equality, setup, teardown),
+        cmocka_unit_test_setup_teardown(ordering_is_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(arithmetic_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(strings_append_in_place_but_never_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(map_order_and_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(map_many_and_deletes, setup, teardown),
+        cmocka_unit_test_setup_teardown(errors_from_c_are_protected, setup, teardown),
+        cmocka_unit_test_setup_teardown(text_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(collects_the_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(views_keep_their_owner, setup, teardown),
+        cmocka_unit_test(allocation_failure_loses_nothing),
+        cmocka_unit_test_setup_teardown(stress_mode_collects_at_safe_points, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,56 @@
+/* lib: helpers the library natives (vm/lib_*.c) share: sequence indices and
+ * slices as sub, slice, byte and find read them, C strings from arguments,
+ * and command statuses. */
+#include "config.h"
+
+#include <string.h>
+#include <sys/wait.h>
+
+#include "vm/lib.h"
+
+/* An index argument made absolute: negative ones count from the end. */
+static int64_t absolute(VM *vm, Value *argv, int i, size_t len)
+{
+    int64_t n = vm_arg_int(vm, argv, i);
+    return n < 0 ? n + (int64_t)len : n;
+}
+
+static size_t clamp(int64_t n, size_t len)
+{
+    if (n < 0)
+        return 0;
+    return (uint64_t)n > len ? len : (size_t)n;
+}
+
+void lib_slice_range(VM *vm, int argc, Value *argv, int i, size_t len, size_t *from, size_t *to)
+{
+    *from = i < argc ? clamp(absolute(vm, argv, i, len), len) : 0;
+    *to = i + 1 < argc ? clamp(absolute(vm, argv, i + 1, len), len) : len;
+    if (*to < *from)
+        *to = *from;
+}
+
+size_t lib_index(VM *vm, int64_t n, size_t len)
+{
+    int64_t i = n < 0 ? n + (int64_t)len : n;
+    if (i < 0 || (uint64_t)i >= len)
+        vm_error(vm, "index %lld out of range (length %zu)", (long long)n, len);
+    return (size_t)i;
+}
+
+VStr *lib_cstr_arg(VM *vm, Value *argv, int i)
+{
+    VStr *s = vm_arg_str(vm, argv, i);
+    if (memchr(s->data, '\0', s->len))
+        vm_error(vm, "argument %d holds a NUL byte", i + 1);
+    return s->data[s->len] == '\0' ? s : vm_str_new(vm, s->data, s->len);
+}
+
+int64_t lib_exit_status(int ws)
+{
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+        return 128 + WTERMSIG(ws);
+    return -1;
+}
