@@ -366,6 +366,17 @@ static const char oom[] = "out of memory in a scan";
 
 static uint64_t hash_key(const unsigned char *k, size_t n)
 {
+    if (n <= 16) {  /* short keys, the usual: two words mixed */
+        uint64_t a = 0, b = 0;
+        memcpy(&a, k, n < 8 ? n : 8);
+        if (n > 8)
+            memcpy(&b, k + 8, n - 8);
+        a ^= b * UINT64_C(0x9E3779B97F4A7C15) + n;
+        a ^= a >> 33;
+        a *= UINT64_C(0xff51afd7ed558ccd);
+        a ^= a >> 33;
+        return a | 1;
+    }
     return XXH3_64bits(k, n) | 1;
 }
 
