@@ -9,8 +9,8 @@
 #include "vm/natives.h"
 
 const HelpEntry help_verbs[] = {
-#define X(name, usage, text) {#name, usage, text},
-#include "lang/verbs.def"
+#define X(name, last, usage, text) {#name, usage, text},
+#include "vm/verbs.def"
 #undef X
 };
 const size_t help_nverbs = sizeof help_verbs / sizeof help_verbs[0];

@@ -1,5 +1,5 @@
 /* help: the prompt's .help and comb --reference, both generated from the
- * tables: natives (vm/natives.def), verbs (lang/verbs.def), dot commands
+ * tables: natives (vm/natives.def), verbs (vm/verbs.def), dot commands
  * (lang/commands.def) and topics (lang/topics.def). */
 #ifndef COMB_HELP_H
 #define COMB_HELP_H

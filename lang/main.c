@@ -4,12 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lang/cmd_jobs.h"
 #include "lang/cmd_store.h"
 #include "lang/help.h"
 #include "lang/load.h"
-#include "lang/output.h"
+#include "lang/table.h"
 #include "lang/paths.h"
 #include "lang/repl.h"
 #include "store/mem.h"
@@ -52,7 +53,7 @@ typedef struct Args {
     const char *code;       /* -e */
     bool dump;
     bool norc;
-    int format;             /* OUT_ */
+    int format;             /* a TableFormat, or -1: a table on a terminal, else TSV */
     int nargs;              /* the program's own arguments */
     char **args;
 } Args;
@@ -87,7 +88,7 @@ static int parse_args(int argc, char **argv, Args *a)
         } else if (!strcmp(s, "--norc")) {
             a->norc = true;
         } else if (!strcmp(s, "--format")) {
-            if (++i == argc || (a->format = out_format_parse(argv[i])) < 0) {
+            if (++i == argc || (a->format = table_format_parse(argv[i])) < 0) {
                 fprintf(stderr, "comb: --format needs table, tsv, csv or json\n");
                 return EXIT_USAGE;
             }
@@ -147,16 +148,21 @@ static void new_main(VM *vm, void *ud)
     *fn = v_obj(vm_func_new(vm, AS_MODULE(*fn)->main));
 }
 
-/* -e: run the code and print the value of its last expression. */
+/* -e: run the code and print the value of its last expression (nil: nothing). */
 static int eval(VM *vm, VModule *m, const Args *a)
 {
     Value fn = v_obj(m), result;
+    TableFormat f = a->format >= 0 ? (TableFormat)a->format
+                                   : isatty(fileno(stdout)) ? TABLE_ALIGNED : TABLE_TSV;
+    VStr *text = NULL;
     if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
-        out_print(vm, result, a->format, stdout)) {
+        (!IS_NIL(result) && !(text = table_text(vm, result, f, false)))) {
         fflush(stdout);
         vm_print_error(vm, stderr);
         return vm_error_status(vm);
     }
+    if (text)
+        fwrite(text->data, 1, text->len, stdout);
     return 0;
 }
 
@@ -204,7 +210,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
         if (!strcmp(argv[1], subcommands[i].name))
             return subcommands[i].run(argc - 1, argv + 1);
-    Args a = {0};
+    Args a = {.format = -1};
     int status = parse_args(argc, argv, &a);
     if (status >= 0)
         return status;

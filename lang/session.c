@@ -10,7 +10,6 @@
 #include "lang/load.h"
 #include "lang/meta.h"
 #include "lang/multiline.h"
-#include "lang/output.h"
 #include "lang/term.h"
 #include "lang/text.h"
 #include "store/mem.h"
@@ -143,20 +142,12 @@ static void report_time(Session *s, const Clock *start)
 
 /* ---- running a statement ---------------------------------------------- */
 
-static void present_job(VM *vm, void *ud)
-{
-    Value *v = ud;
-    *v = out_present(vm, *v);
-}
-
 static RunStatus show_result(Session *s, Value v)
 {
     vm_progress_clear();
     if (IS_NIL(v))
         return RUN_OK;
-    int failed = vm_protect(s->vm, present_job, &v);
-    vm_progress_clear();
-    VStr *text = failed ? NULL : table_text(s->vm, v, s->mode, s->color);
+    VStr *text = table_text(s->vm, v, s->mode, s->color);
     if (!text) {
         err_begin(s);
         vm_print_error(s->vm, stderr);

@@ -4,6 +4,8 @@
 #include "config.h"
 #include "lang/table.h"
 
+#include "vm/query.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -373,8 +375,11 @@ static void text_job(VM *vm, void *ud)
 {
     TextJob *j = ud;
     VStrBuf sb;
+    j->v = vm_query_display(vm, j->v);     /* a query shows its rows */
+    vm_push_root(vm, j->v);
     vm_sb_init(vm, &sb, 64);
     table_render(vm, &sb, j->v, j->f, j->bold);
+    vm_pop_root(vm, 1);
     j->text = vm_sb_done(vm, &sb);
 }
 

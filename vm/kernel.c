@@ -38,10 +38,36 @@ static void free_slots(KCtx *k)
     }
 }
 
+/* Does e read a tagset field for tag rows (which needs each tag's tagset)? */
+static bool reads_up(const QExpr *e, const st_schema *s, bool tag)
+{
+    if (!e)
+        return false;
+    if (e->op == QX_FIELD)
+        return tag && s->fields[e->field].role != ST_TAG;
+    if (e->op == QX_QUANT)
+        return reads_up(e->a, s, true);
+    return reads_up(e->a, s, tag) || reads_up(e->b, s, tag) || reads_up(e->c, s, tag);
+}
+
+static bool scan_needs_owner(const QScan *sc)
+{
+    const st_schema *s = sc->vs->s;
+    bool need = sc->tags || reads_up(sc->where, s, false);
+    for (int i = 0; i < sc->nsort; i++)
+        need |= reads_up(sc->sort[i].e, s, sc->tags);
+    for (int i = 0; i < sc->nkeys; i++)
+        need |= reads_up(sc->keys[i], s, sc->tags);
+    for (int i = 0; i < sc->nagg_list; i++)
+        need |= reads_up(sc->agg_list[i]->a, s, sc->tags);
+    return need;
+}
+
 int k_ctx_init(KCtx *k, const QScan *scan)
 {
     memset(k, 0, sizeof *k);
     k->scan = scan;
+    k->need_owner = scan_needs_owner(scan);
     k->s = scan->vs->s;
     k->vecs = mem_calloc((size_t)scan->nslots + 1, sizeof(Slot));
     k->md = pcre2_match_data_create(1, NULL);
@@ -108,6 +134,8 @@ int k_batch(KCtx *k, const st_batch *b)
         }
         k->selbuf[0][b->ntagsets] = sum;
     }
+    if (!k->need_owner)
+        return 0;
     if (b->ntags > k->owner_cap) {
         mem_free(k->owner, k->owner_cap * 4);
         k->owner_cap = (size_t)b->ntags * 5 / 4 + 1;
@@ -430,6 +458,12 @@ static void tags_of(KCtx *k, const KSel *in, KSel *t)
     t->n = m;
 }
 
+/* Whether a quantifier's predicate holds for every tag (none, or true). */
+static bool every_tag(const QExpr *e)
+{
+    return !e->a || (e->a->op == QOP_CONST && e->a->type == QT_BOOL && e->a->ki);
+}
+
 /* The tags of in's tagsets that satisfy the quantifier's predicate. */
 static void quant_tags(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
 {
@@ -440,22 +474,45 @@ static void quant_tags(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
         return;
     }
     tags_of(k, in, &all);
-    if (e->a)
-        k_filter(k, e->a, true, &all, hits);
-    else
-        memcpy(hits->idx, all.idx, (size_t)(hits->n = all.n) * 4);
+    k_filter(k, e->a, true, &all, hits);
+}
+
+/* For each tagset of in, how many hits it has and its first and last:
+ * hits are ascending tag indices, and a tagset's tags are a range. */
+typedef struct TagHits {
+    uint32_t n, first, last;
+} TagHits;
+
+static TagHits next_hits(KCtx *k, const QExpr *e, const KSel *hits, uint32_t *h, uint32_t t)
+{
+    const uint32_t *st = tag_start(k);
+    TagHits r = {0, 0, 0};
+    if (every_tag(e)) {
+        r.n = st[t + 1] - st[t];
+        r.first = st[t];
+        r.last = st[t + 1] - 1;
+        return r;
+    }
+    while (*h < hits->n && hits->idx[*h] < st[t])
+        ++*h;
+    while (*h < hits->n && hits->idx[*h] < st[t + 1]) {
+        if (!r.n)
+            r.first = hits->idx[*h];
+        r.last = hits->idx[(*h)++];
+        r.n++;
+    }
+    return r;
 }
 
 static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
 {
-    KSel hits;
-    quant_tags(k, e, in, &hits);
+    KSel hits = {NULL, 0};
+    if (!every_tag(e))
+        quant_tags(k, e, in, &hits);
     const uint32_t *st = tag_start(k);
     uint32_t m = 0, h = 0;
     for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t t = in->idx[j], n = 0;
-        while (h < hits.n && k->owner[hits.idx[h]] == t)
-            h++, n++;
+        uint32_t t = in->idx[j], n = next_hits(k, e, &hits, &h, t).n;
         out->idx[m] = t;
         m += e->fn == QF_any ? n > 0 : n == st[t + 1] - st[t];
     }
@@ -589,41 +646,32 @@ static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
     }
 }
 
-/* count/first/last(tags, PRED) per tagset. */
+/* count/first/last(tags, PRED) per tagset: first and last read their
+ * field once for all the tagsets, from the picked tags. */
 static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
 {
-    KSel hits;
-    quant_tags(k, e, in, &hits);
+    KSel hits = {NULL, 0};
+    if (!every_tag(e))
+        quant_tags(k, e, in, &hits);
+    KSel pick = scratch(k, e, 2);
+    if (!pick.idx)
+        return;
     uint32_t h = 0;
+    bool any = false;
     for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t t = in->idx[j], n = 0, first = 0, last = 0;
-        while (h < hits.n && k->owner[hits.idx[h]] == t) {
-            if (!n)
-                first = hits.idx[h];
-            last = hits.idx[h];
-            h++, n++;
-        }
-        if (e->fn == QF_count) {
-            v->i[j] = n;
-            v->valid[j] = 1;
-            continue;
-        }
-        v->valid[j] = n > 0;
-        if (!n) {
-            if (e->type == QT_STR)
-                v->sp[j] = "", v->sl[j] = 0;
-            else if (e->type == QT_FLOAT)
-                v->f[j] = 0;
-            else
-                v->i[j] = 0;
-            continue;
-        }
-        KSel one = {&(uint32_t){e->fn == QF_first ? first : last}, 1};
-        QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field};
-        KVec tmp = {v->i ? v->i + j : NULL, v->f ? v->f + j : NULL, v->sp ? v->sp + j : NULL,
-                    v->sl ? v->sl + j : NULL, NULL};
-        eval_field(k, &fx, true, &one, &tmp);
+        TagHits r = next_hits(k, e, &hits, &h, in->idx[j]);
+        v->valid[j] = e->fn == QF_count || r.n > 0;
+        any |= r.n > 0;
+        if (e->fn == QF_count)
+            v->i[j] = r.n;
+        pick.idx[j] = !r.n ? 0 : e->fn == QF_first ? r.first : r.last;
     }
+    if (e->fn == QF_count || !any)
+        return;
+    /* tags without a hit read tag 0, then count as nil by their validity */
+    pick.n = in->n;
+    QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field};
+    eval_field(k, &fx, true, &pick, v);
 }
 
 /* day(t), hour(t) */

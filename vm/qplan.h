@@ -194,7 +194,8 @@ typedef struct KCtx {
     const QScan *scan;
     const st_batch *b;
     const st_schema *s;
-    uint32_t *owner;        /* tag index -> its tagset, for the batch */
+    uint32_t *owner;        /* tag index -> its tagset, for the batch (if need_owner) */
+    bool need_owner;        /* tag rows, or tagset fields read for tags */
     size_t owner_cap;
     KVec *vecs;             /* [nslots] */
     size_t vec_cap;         /* values each vector holds */

@@ -1414,6 +1414,31 @@ VArray *vm_query_time_columns(VM *vm, Value qv)
     return times;
 }
 
+/* A query's rows as a table shows them: the query run, its time columns
+ * as ISO-8601 text. Anything else is returned as it is. */
+Value vm_query_display(VM *vm, Value v)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return v;
+    VArray *times = vm_query_time_columns(vm, v);
+    vm_push_root(vm, v_obj(times));
+    Value r = vm_query_run(vm, v);
+    vm_push_root(vm, r);
+    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++) {
+        Value row = AS_ARRAY(r)->items[i];
+        for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
+            Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
+            if (t && IS_INT(*t)) {
+                char buf[40];
+                st_time_format(t->as.i, buf, sizeof buf);
+                *t = v_obj(vm_str_cstr(vm, buf));
+            }
+        }
+    }
+    vm_pop_root(vm, 2);
+    return r;
+}
+
 /* ---- _pipe -------------------------------------------------------------- */
 
 static int last_verb(VQuery *q)

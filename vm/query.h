@@ -98,5 +98,8 @@ Value vm_query_run(VM *vm, Value q);
 /* The names of the result's columns that hold times (ints of seconds), so
  * that a table can show them as ISO-8601. */
 VArray *vm_query_time_columns(VM *vm, Value q);
+/* v to show: a query runs and its time columns become ISO-8601 text (the
+ * rows are its own, fresh); any other value is v. */
+Value vm_query_display(VM *vm, Value v);
 
 #endif

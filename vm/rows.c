@@ -70,13 +70,20 @@ int rows_compare(Value a, Value b)
     return 0;
 }
 
+static bool is_nil_const(const QExpr *e)
+{
+    return e->op == QOP_CONST && IS_NIL(e->k);
+}
+
+/* A missing value (nil) compares false with anything, as in the scan,
+ * except in the tests `x == nil` and `x != nil`. */
 static bool compare(Ctx *c, const QExpr *e, Value a, Value b)
 {
     bool r;
+    if (!is_nil_const(e->a) && !is_nil_const(e->b) && (IS_NIL(a) || IS_NIL(b)))
+        return false;
     if (e->op == QOP_EQ || e->op == QOP_NE)
         return v_equal(a, b) == (e->op == QOP_EQ);
-    if (IS_NIL(a) || IS_NIL(b))
-        return false;
     bool swap = e->op == QOP_GT || e->op == QOP_GE;   /* a > b is b < a */
     Value x = swap ? b : a, y = swap ? a : b;
     if (vm_less(x, y, e->op == QOP_LE || e->op == QOP_GE, &r) != AR_OK)

@@ -6,17 +6,20 @@
 #include "config.h"
 #include "vm/qplan.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "store/loader.h"
 #include "store/mem.h"
 #include "vm/natives.h"
+#include "vm/progress.h"
 
 #define MAX_THREADS 16
 #define HLL_BITS 12
@@ -304,8 +307,9 @@ typedef struct ColStat {
     uint64_t count, nulls;
     double sum;
     bool has;
-    unsigned char min[9], max[9];  /* numeric keys */
-    char *smin, *smax;             /* strings */
+    int64_t imin, imax;     /* integers, times, bools, enum indices */
+    double fmin, fmax;      /* floats */
+    char *smin, *smax;      /* char[N] (NUL-terminated copies) */
     uint8_t hll[HLL_REGS];
 } ColStat;
 
@@ -362,6 +366,17 @@ static const char oom[] = "out of memory in a scan";
 
 static uint64_t hash_key(const unsigned char *k, size_t n)
 {
+    if (n <= 16) {  /* short keys, the usual: two words mixed */
+        uint64_t a = 0, b = 0;
+        memcpy(&a, k, n < 8 ? n : 8);
+        if (n > 8)
+            memcpy(&b, k + 8, n - 8);
+        a ^= b * UINT64_C(0x9E3779B97F4A7C15) + n;
+        a ^= a >> 33;
+        a *= UINT64_C(0xff51afd7ed558ccd);
+        a ^= a >> 33;
+        return a | 1;
+    }
     return XXH3_64bits(k, n) | 1;
 }
 
@@ -584,102 +599,131 @@ static uint32_t stat_ncols(const QScan *sc)
     return sc->vs->s->nfields + (sc->vs->s->tag_size && !sc->tags);
 }
 
-static void stat_value(ColStat *c, const st_field *f, const char *p)
+/* HyperLogLog: a register per hash prefix keeps the longest run of zeros. */
+static inline void hll_add(uint8_t *reg, uint64_t h)
 {
-    unsigned char k[9];
-    uint64_t h;
-    c->count++;
-    if (f && f->type == ST_CHAR) {
-        const char *z = memchr(p, 0, f->width);
-        uint32_t n = z ? (uint32_t)(z - p) : f->width;
-        c->nulls += n == 0;
-        h = XXH3_64bits(p, n);
-    } else {
-        double d;
-        uint64_t o = f ? st_field_order(f, p) : 0;
-        if (!f) {
-            uint32_t u;
-            memcpy(&u, p, 4);
-            d = u;
-            o = u;
-        } else if (f->type == ST_F32 || f->type == ST_F64) {
-            d = f->type == ST_F32 ? (double)*(const float *)(const void *)p : *(const double *)(const void *)p;
-        } else if (f->type == ST_ENUM || f->type == ST_BOOL || f->type <= ST_U64) {
-            d = (double)o;
-        } else {
-            int64_t x = (int64_t)(o ^ UINT64_C(1) << 63);
-            d = (double)x;
-        }
-        c->nulls += d == 0 && f && f->type != ST_ENUM;
-        c->sum += d;
-        h = XXH3_64bits(&o, 8);
-        k[0] = 1;
-        for (int i = 0; i < 8; i++)
-            k[1 + i] = (unsigned char)(o >> (56 - 8 * i));
-        if (!c->has || memcmp(k, c->min, 9) < 0)
-            memcpy(c->min, k, 9);
-        if (!c->has || memcmp(k, c->max, 9) > 0)
-            memcpy(c->max, k, 9);
-        c->has = true;
-    }
     uint32_t r = (uint32_t)(h >> (64 - HLL_BITS));
-    uint64_t rest = h << HLL_BITS | (UINT64_C(1) << (HLL_BITS - 1));
-    uint8_t rank = (uint8_t)(__builtin_clzll(rest) + 1);
-    if (rank > c->hll[r])
-        c->hll[r] = rank;
+    uint8_t rank = (uint8_t)(__builtin_clzll(h << HLL_BITS | (UINT64_C(1) << (HLL_BITS - 1))) + 1);
+    if (rank > reg[r])
+        reg[r] = rank;
 }
 
-/* char fields' min and max, as strings kept by the worker */
-static bool stat_string(ColStat *c, const st_field *f, const char *p)
+static inline uint64_t mix64(uint64_t x)
 {
-    const char *z = memchr(p, 0, f->width);
-    size_t n = z ? (size_t)(z - p) : f->width;
-    for (int which = 0; which < 2; which++) {
-        char **s = which ? &c->smax : &c->smin;
-        int cmp = *s ? strncmp(p, *s, f->width) : 0;
-        if (!*s || (which ? cmp > 0 : cmp < 0)) {
-            if (!*s && !(*s = mem_alloc((size_t)f->width + 1)))
-                return false;
-            memcpy(*s, p, n);
-            (*s)[n] = 0;
-        }
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ x >> 33;
+}
+
+/* One loop per column type over the rows' indices idx[0 .. n). */
+#define STAT_INTS(T)                                                             \
+    for (uint32_t j = 0; j < n; j++) {                                           \
+        int64_t v = ((const T *)col)[idx[j]];                                    \
+        c->nulls += v == 0;                                                      \
+        c->sum += (double)v;                                                     \
+        if (v < lo) lo = v;                                                      \
+        if (v > hi) hi = v;                                                      \
+        hll_add(c->hll, mix64((uint64_t)v));                                     \
     }
+
+static bool stat_column(ColStat *c, const st_field *f, const void *col, const uint32_t *idx, uint32_t n)
+{
+    if (!n)
+        return true;
+    c->count += n;
+    if (f->type == ST_CHAR) {
+        uint32_t w = f->width;
+        for (uint32_t j = 0; j < n; j++) {
+            const char *p = (const char *)col + (size_t)idx[j] * w, *z = memchr(p, 0, w);
+            size_t len = z ? (size_t)(z - p) : w;
+            c->nulls += len == 0;
+            hll_add(c->hll, XXH3_64bits(p, len));
+            for (int which = 0; which < 2; which++) {
+                char **m = which ? &c->smax : &c->smin;
+                int cmp = *m ? strncmp(p, *m, w) : 0;
+                if (*m && (which ? cmp <= 0 : cmp >= 0))
+                    continue;
+                if (!*m && !(*m = mem_alloc((size_t)w + 1)))
+                    return false;
+                memcpy(*m, p, len);
+                (*m)[len] = 0;
+            }
+        }
+        return true;
+    }
+    if (f->type == ST_F32 || f->type == ST_F64) {
+        double lo = c->has ? c->fmin : INFINITY, hi = c->has ? c->fmax : -INFINITY;
+        for (uint32_t j = 0; j < n; j++) {
+            double v = f->type == ST_F32 ? ((const float *)col)[idx[j]] : ((const double *)col)[idx[j]];
+            uint64_t bits;
+            c->nulls += v == 0;
+            c->sum += v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            v = v == 0 ? 0 : v;
+            memcpy(&bits, &v, 8);
+            hll_add(c->hll, mix64(bits));
+        }
+        c->fmin = lo;
+        c->fmax = hi;
+        c->has = true;
+        return true;
+    }
+    int64_t lo = c->has ? c->imin : INT64_MAX, hi = c->has ? c->imax : INT64_MIN;
+    uint64_t nulls = c->nulls;
+    switch (f->type) {
+    case ST_U8: case ST_BOOL: case ST_ENUM: STAT_INTS(uint8_t); break;
+    case ST_U16: STAT_INTS(uint16_t); break;
+    case ST_U32: STAT_INTS(uint32_t); break;
+    case ST_I8: STAT_INTS(int8_t); break;
+    case ST_I16: STAT_INTS(int16_t); break;
+    case ST_I32: STAT_INTS(int32_t); break;
+    default: STAT_INTS(int64_t); break;
+    }
+    if (f->type == ST_ENUM)
+        c->nulls = nulls;   /* every symbol is a value */
+    c->imin = lo;
+    c->imax = hi;
+    c->has = true;
     return true;
 }
+
+/* Stat of the tags-per-tagset column: a u32 field of its own. */
+static const st_field tag_count_field = {.name = "#tags", .type = ST_U32, .width = 4};
 
 static void consume_stat(Worker *w, bool tag, const KSel *sel)
 {
     const QScan *sc = w->sh->sc;
     const st_schema *s = sc->vs->s;
     const st_batch *b = w->k.b;
+    /* Three index lists: the rows, the tags of the rows' tagsets, the
+     * tagsets of the rows (when rows are tags). */
+    uint32_t *tags, ntags = 0;
+    uint32_t *lists = mem_alloc(((size_t)b->ntags + b->ntagsets + 2) * 4);
+    if (!lists) {
+        fail(w->sh, oom);
+        return;
+    }
+    tags = lists;
+    if (s->tag_size && !tag)
+        for (uint32_t j = 0; j < sel->n; j++)
+            for (uint32_t i = b->tag_start[sel->idx[j]]; i < b->tag_start[sel->idx[j] + 1]; i++)
+                tags[ntags++] = i;
+    uint32_t *owners = lists + ntags;
+    for (uint32_t j = 0; tag && j < sel->n; j++)
+        owners[j] = w->k.owner[sel->idx[j]];
     for (uint32_t f = 0; f < s->nfields; f++) {
-        const st_field *fd = &s->fields[f];
-        bool tagf = fd->role == ST_TAG;
-        if (tagf && !tag) {
-            /* every tag of the selected tagsets */
-            const uint32_t *st = b->tag_start;
-            for (uint32_t j = 0; j < sel->n; j++)
-                for (uint32_t i = st[sel->idx[j]]; i < st[sel->idx[j] + 1]; i++) {
-                    const char *p = (const char *)b->cols[f] + (size_t)i * fd->width;
-                    stat_value(&w->stats[f], fd, p);
-                    if (fd->type == ST_CHAR && !stat_string(&w->stats[f], fd, p))
-                        fail(w->sh, oom);
-                }
-            continue;
-        }
-        for (uint32_t j = 0; j < sel->n; j++) {
-            uint32_t r = tag && !tagf ? w->k.owner[sel->idx[j]] : sel->idx[j];
-            const char *p = (const char *)b->cols[f] + (size_t)r * fd->width;
-            stat_value(&w->stats[f], fd, p);
-            if (fd->type == ST_CHAR && !stat_string(&w->stats[f], fd, p))
-                fail(w->sh, oom);
-        }
+        bool tagf = s->fields[f].role == ST_TAG;
+        const uint32_t *idx = tagf ? (tag ? sel->idx : tags) : (tag ? owners : sel->idx);
+        uint32_t n = tagf && !tag ? ntags : sel->n;
+        if (!stat_column(&w->stats[f], &s->fields[f], b->cols[f], idx, n))
+            fail(w->sh, oom);
     }
     if (stat_ncols(sc) > s->nfields)
-        for (uint32_t j = 0; j < sel->n; j++) {
-            uint32_t t = sel->idx[j], n = b->tag_start[t + 1] - b->tag_start[t];
-            stat_value(&w->stats[s->nfields], NULL, (const char *)&n);
-        }
+        stat_column(&w->stats[s->nfields], &tag_count_field, b->cols[s->nfields], sel->idx, sel->n);
+    mem_free(lists, ((size_t)b->ntags + b->ntagsets + 2) * 4);
 }
 
 static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
@@ -690,11 +734,13 @@ static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
         a->count += b->count;
         a->nulls += b->nulls;
         a->sum += b->sum;
-        if (b->has && (!a->has || memcmp(b->min, a->min, 9) < 0))
-            memcpy(a->min, b->min, 9);
-        if (b->has && (!a->has || memcmp(b->max, a->max, 9) > 0))
-            memcpy(a->max, b->max, 9);
-        a->has |= b->has;
+        if (b->has) {
+            a->imin = a->has && a->imin < b->imin ? a->imin : b->imin;
+            a->imax = a->has && a->imax > b->imax ? a->imax : b->imax;
+            a->fmin = a->has && a->fmin < b->fmin ? a->fmin : b->fmin;
+            a->fmax = a->has && a->fmax > b->fmax ? a->fmax : b->fmax;
+            a->has = true;
+        }
         for (int which = 0; which < 2; which++) {
             char **x = which ? &a->smax : &a->smin, **y = which ? &b->smax : &b->smin;
             if (*y && (!*x || (which ? strcmp(*y, *x) > 0 : strcmp(*y, *x) < 0))) {
@@ -869,13 +915,18 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
 
 /* ---- the scan of one partition ----------------------------------------- */
 
+/* Buffers of 256 KiB: partition files are read whole, one after another,
+ * and smaller buffers come back from the allocator warm instead of as
+ * fresh pages to fault in for every file. */
+static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = st_reader_open(sh->parts.p[pi].path, NULL, &err);
+    st_reader *r = st_reader_open(sh->parts.p[pi].path, &scan_io, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -933,6 +984,7 @@ static void scan_part(Worker *w, uint32_t pi)
         }
         if (w->k.err[0])
             fail(sh, w->k.err);
+        vm_progress_add(0, 1, 0);
         if (sc->consumer == QC_COLLECT && sc->nsort && sc->limit != UINT64_MAX &&
             sh->rows[pi].n > 2 * sc->limit + 1024 && !prune(sc, &sh->rows[pi]))
             fail(sh, oom);
@@ -944,6 +996,7 @@ static void scan_part(Worker *w, uint32_t pi)
     st_read_stats rs;
     st_reader_stats(r, &rs);
     st_reader_close(r);
+    vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
     sh->io.blocks_read += rs.blocks_read;
     sh->io.blocks_skipped += rs.blocks_skipped;
@@ -1098,38 +1151,24 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
         if (f && f->type == ST_CHAR) {
             lo = cs->smin ? v_obj(vm_str_cstr(vm, cs->smin)) : v_nil();
             hi = cs->smax ? v_obj(vm_str_cstr(vm, cs->smax)) : v_nil();
-        } else if (cs->has) {
-            QExpr kx = {.type = QT_INT};
-            uint64_t omin = 0, omax = 0;
-            for (int i = 1; i < 9; i++) {
-                omin = omin << 8 | cs->min[i];
-                omax = omax << 8 | cs->max[i];
-            }
-            if (!f || f->type <= ST_U64 || f->type == ST_BOOL) {
-                lo = v_int((int64_t)omin);
-                hi = v_int((int64_t)omax);
-            } else if (f->type == ST_ENUM) {
-                lo = omin < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[omin])) : v_int((int64_t)omin);
-                hi = omax < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[omax])) : v_int((int64_t)omax);
-            } else if (f->type == ST_F32 || f->type == ST_F64) {
-                kx.type = QT_FLOAT;
-                lo = qx_key_value(vm, &kx, cs->min);
-                hi = qx_key_value(vm, &kx, cs->max);
-            } else {
-                lo = qx_key_value(vm, &kx, cs->min);
-                hi = qx_key_value(vm, &kx, cs->max);
-            }
-            if (!f || f->type != ST_ENUM)
-                mean = v_float(cs->count ? cs->sum / (double)cs->count : 0);
-        }
-        if (f && f->type == ST_TIME && IS_INT(lo)) {
+        } else if (cs->has && f && (f->type == ST_F32 || f->type == ST_F64)) {
+            lo = v_float(cs->fmin);
+            hi = v_float(cs->fmax);
+        } else if (cs->has && f && f->type == ST_ENUM) {
+            lo = cs->imin < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[cs->imin])) : v_int(cs->imin);
+            hi = cs->imax < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[cs->imax])) : v_int(cs->imax);
+        } else if (cs->has && f && f->type == ST_TIME) {
             char buf[40];
-            st_time_format(lo.as.i, buf, sizeof buf);
+            st_time_format(cs->imin, buf, sizeof buf);
             lo = v_obj(vm_str_cstr(vm, buf));
-            st_time_format(hi.as.i, buf, sizeof buf);
+            st_time_format(cs->imax, buf, sizeof buf);
             hi = v_obj(vm_str_cstr(vm, buf));
-            mean = v_nil();
+        } else if (cs->has) {
+            lo = v_int(cs->imin);
+            hi = v_int(cs->imax);
         }
+        if (cs->count && (!f || (f->type != ST_CHAR && f->type != ST_ENUM && f->type != ST_TIME)))
+            mean = v_float(cs->sum / (double)cs->count);
         set(vm, m, "min", lo);
         set(vm, m, "max", hi);
         set(vm, m, "mean", mean);
@@ -1186,12 +1225,15 @@ static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
     return av;
 }
 
+/* Opening a file only for its footer needs little buffering. */
+static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10};
+
 static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl->p[i].path, NULL, &err);
+        st_reader *r = st_reader_open(pl->p[i].path, &footer_io, &err);
         st_file_info info;
         if (!r)
             vm_error(vm, "%s", err.msg);
@@ -1239,6 +1281,12 @@ static void run_workers(VM *vm, Run *run)
 {
     Shared *sh = &run->sh;
     int n = nthreads(sh->parts.n, sh->sc->consumer);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < sh->parts.n; i++) {
+        struct stat st;
+        bytes += stat(sh->parts.p[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    }
+    vm_progress_begin(sh->sc->src->path, sh->parts.n, 0, bytes);
     for (int i = 0; i < n; i++) {
         if (!worker_init(&run->w[i], sh)) {
             run->nw = i + 1;
@@ -1358,7 +1406,7 @@ Value scan_explain(VM *vm, QPlan *p)
     uint64_t blocks = 0, kept = 0;
     for (uint32_t i = 0; i < pl.n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl.p[i].path, NULL, &err);
+        st_reader *r = st_reader_open(pl.p[i].path, &footer_io, &err);
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_file_info info;
