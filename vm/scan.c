@@ -860,7 +860,8 @@ static bool prune(const QScan *sc, PartRows *pr)
     pthread_mutex_lock(&sort_mu);   /* qsort has no context argument */
     sort_base = pr->b.p;
     sort_keyw = sc->keyw;
-    qsort(o, n, sizeof *o, cmp_records);
+    if (n)
+        qsort(o, n, sizeof *o, cmp_records);
     pthread_mutex_unlock(&sort_mu);
     Buf nb = {0};
     size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
@@ -1106,7 +1107,8 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
 {
     pthread_mutex_lock(&sort_mu);
     sorted_keyw = sc->keyw;
-    qsort(t->g, t->n, sizeof *t->g, cmp_groups);
+    if (t->n)
+        qsort(t->g, t->n, sizeof *t->g, cmp_groups);
     pthread_mutex_unlock(&sort_mu);
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
