@@ -901,10 +901,10 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
         uint32_t hi = tag ? r + 1 : s->tag_size ? b->tag_start[t + 1] : 0;
         int rc = 0;
         if (lo == hi)
-            rc = st_loader_add(sh->loader->l, w->row, NULL, &err);
+            rc = vm_loader_add_raw(sh->loader, w->row, NULL, &err);
         for (uint32_t i = lo; i < hi && rc == 0; i++) {
             st_batch_tag(s, b, i, w->tag);
-            rc = st_loader_add(sh->loader->l, w->row, w->tag, &err);
+            rc = vm_loader_add_raw(sh->loader, w->row, w->tag, &err);
         }
         if (rc < 0) {
             fail(sh, err.msg);
