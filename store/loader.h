@@ -1,5 +1,5 @@
-/* loader: tags in any order into a tagset file or a datastore, through the
- * external sort.
+/* loader: tags in any order into a new tagset file, through the external
+ * sort. (Loading into a datastore is store/load.h.)
  *
  * st_loader_add takes a tagset row and at most one tag row at a time, in any
  * order. The records go through st_sorter ordered by (partition, key),
@@ -9,27 +9,19 @@
  * fields). A record without a tag contributes no tag, so a tagset can have
  * none. Schemas without tag fields get one tagset per distinct key.
  *
- * Targets:
- *   - a file: st_loader_finish writes the tagsets to path through
- *     st_writer (temporary name, fsync, rename), replacing any old file;
- *   - a store: each record goes to the partition of its partition-key field
- *     (st_store_place); st_loader_finish takes the store's writer lock,
- *     merges each touched partition's current tags file with its new
- *     tagsets (st_merge, tags of the old tagset first), stages the results
- *     and commits them all at once. Untouched partitions are not rewritten.
- * A failure anywhere leaves the file or store as it was.
+ * st_loader_finish writes the tagsets to path through st_writer
+ * (temporary name, fsync, rename), replacing any old file; a failure
+ * leaves what was there.
  *
- * Memory: the sort's parcel (opts.parcel_bytes) plus one file writer and,
- * for a store, one reader at a time.
+ * Memory: the sort's parcel (opts.parcel_bytes) plus one file writer.
  *
- * Ownership: the loader keeps pointers to the schema and store, which must
- * outlive it; st_loader_free releases it (finished or not). */
+ * Ownership: the loader keeps a pointer to the schema, which must outlive
+ * it; st_loader_free releases it (finished or not). */
 #ifndef COMB_STORE_LOADER_H
 #define COMB_STORE_LOADER_H
 
 #include <stdint.h>
 
-#include "store/datastore.h"
 #include "store/err.h"
 #include "store/schema.h"
 #include "store/sort.h"
@@ -37,7 +29,7 @@
 
 typedef struct st_loader_opts {
     st_sort_opts sort;   /* parcel size, temporary directory */
-    st_write_opts write; /* block size, codec; write.label labels a file or a store commit */
+    st_write_opts write; /* block size, codec, label */
 } st_loader_opts;
 
 void st_loader_opts_default(st_loader_opts *o);
@@ -46,7 +38,6 @@ typedef struct st_loader_stats {
     uint64_t records;    /* st_loader_add calls */
     uint64_t tagsets;    /* tagsets written (old ones merged included) */
     uint64_t tags;       /* tags written */
-    uint32_t partitions; /* partition files written */
 } st_loader_stats;
 
 typedef struct st_loader st_loader;
@@ -54,13 +45,10 @@ typedef struct st_loader st_loader;
 /* opts may be NULL for the defaults. */
 st_loader *st_loader_file(const char *path, const st_schema *s, const st_loader_opts *opts,
                           st_err *err);
-/* partkey: the index in s of the store's partition-key field. */
-st_loader *st_loader_store(st_store *st, const st_schema *s, uint32_t partkey,
-                           const st_loader_opts *opts, st_err *err);
 /* tag may be NULL: the tagset gets no tag from this record. Bool and enum
  * values are checked here, so a bad one is refused before anything is sorted. */
 int st_loader_add(st_loader *l, const void *row, const void *tag, st_err *err);
-/* Sorts, writes and commits. 0, or -1 with the target untouched. */
+/* Sorts and writes the file. 0, or -1 with the target untouched. */
 int st_loader_finish(st_loader *l, st_loader_stats *stats, st_err *err);
 void st_loader_free(st_loader *l);
 

@@ -577,8 +577,8 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     const char *base = strrchr(dir->data, '/');
     const char *partkey = opt_str(vm, m, "partkey", vs->s->fields[0].name);
     int pk = st_schema_find(vs->s, partkey, strlen(partkey));
-    if (pk < 0 || (uint32_t)pk >= vs->s->nrow)
-        vm_error(vm, "partkey '%s' must be a key or tagset field of the schema", partkey);
+    if (pk < 0 || (uint32_t)pk >= vs->s->nkeys)
+        vm_error(vm, "partkey '%s' must be a key field of the schema", partkey);
     size_t len;
     char *text = st_schema_format(vs->s, &len);
     if (!text)
@@ -605,6 +605,7 @@ static void loader_free(VM *vm, void *data)
 {
     VLoader *l = data;
     st_loader_free(l->l);
+    st_load_free(l->sl);
     vm_rowbuf_free(vm, &l->buf);
 }
 
@@ -627,8 +628,12 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
     VLoader *l = handle_data(h);
     if (IS_HANDLE(target) && AS_HANDLE(target)->type == &vm_store_type) {
         VSource *s = vm_source_of(target);
+        st_load_opts lo;
+        st_load_opts_default(&lo);
+        lo.update.write = o.write;
+        lo.sort = o.sort;
         l->schema = s->schema;
-        l->l = st_loader_store(s->st, vschema(l->schema)->s, s->partkey, &o, &err);
+        l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
         if (!schema)
             vm_error(vm, "writing a file needs a schema (option schema)");
@@ -637,7 +642,7 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
     } else {
         vm_error(vm, "can write to a store or a file path, not %s", v_type_name(target));
     }
-    if (!l->l)
+    if (!l->l && !l->sl)
         store_error(vm, &err);
     return l;
 }
@@ -679,23 +684,37 @@ void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n)
         row = tv;
     }
     vm_tagset_encode(vm, vs, row, &l->buf, what);
-    if (!l->buf.ntags && st_loader_add(l->l, l->buf.row, NULL, &err) < 0)
+    if (!l->buf.ntags && vm_loader_add_raw(l, l->buf.row, NULL, &err) < 0)
         vm_error(vm, "%s: %s", what, err.msg);
     for (uint32_t i = 0; i < l->buf.ntags; i++)
-        if (st_loader_add(l->l, l->buf.row, l->buf.tags + (size_t)i * s->tag_size, &err) < 0)
+        if (vm_loader_add_raw(l, l->buf.row, l->buf.tags + (size_t)i * s->tag_size, &err) < 0)
             vm_error(vm, "%s: %s", what, err.msg);
+}
+
+int vm_loader_add_raw(VLoader *l, const void *row, const void *tag, st_err *err)
+{
+    return l->sl ? st_load_add(l->sl, row, tag, err) : st_loader_add(l->l, row, tag, err);
 }
 
 int64_t vm_loader_finish(VM *vm, VLoader *l)
 {
-    st_loader_stats stats;
     st_err err;
-    int rc = st_loader_finish(l->l, &stats, &err);
-    st_loader_free(l->l);
-    l->l = NULL;
-    if (rc < 0)
+    int rc;
+    int64_t n;
+    if (l->sl) {
+        n = (int64_t)st_load_count(l->sl);
+        rc = st_load_commit(l->sl, NULL, &err);  /* ends the loader, committed or not */
+        l->sl = NULL;
+    } else {
+        st_loader_stats stats;
+        rc = st_loader_finish(l->l, &stats, &err);
+        st_loader_free(l->l);
+        l->l = NULL;
+        n = (int64_t)stats.records;
+    }
+    if (rc == -1)
         store_error(vm, &err);
-    return (int64_t)stats.records;
+    return n;
 }
 
 /* load(target, rows, [opts]): rows an array of maps, a tagset file or a store. */

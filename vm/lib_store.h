@@ -8,6 +8,7 @@
 #define COMB_LIB_STORE_H
 
 #include "store/datastore.h"
+#include "store/load.h"
 #include "store/loader.h"
 #include "store/schema.h"
 #include "store/tagfile.h"
@@ -108,7 +109,8 @@ bool vm_time_parse(const char *s, size_t n, int64_t *out);
  * (store/loader.h); the loader lives in a handle (*keep: root it) so a
  * raise in the middle frees it. */
 typedef struct VLoader {
-    st_loader *l;
+    st_loader *l;     /* into a new tagset file */
+    st_load *sl;      /* into a store (store/load.h) */
     VHandle *schema;
     struct VRowBuf buf;
 } VLoader;
@@ -119,6 +121,9 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
 /* Row n (for messages): a tagset map with `tags`, or a flat map of tagset
  * and tag fields (one tag). */
 void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n);
+/* One record of raw rows (tag NULL: none), for scans that write: 0, or -1
+ * with err filled. Never raises (scan threads call it). */
+int vm_loader_add_raw(VLoader *l, const void *row, const void *tag, st_err *err);
 /* Sorts, writes and commits; the number of records loaded. */
 int64_t vm_loader_finish(VM *vm, VLoader *l);
 

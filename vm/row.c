@@ -290,7 +290,8 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
     if (a->len > UINT32_MAX / (s->tag_size ? s->tag_size : 1))
         vm_error(vm, "%s: too many tags", what);
     vm_grow(vm, &b->tags, &b->tags_cap, a->len * s->tag_size);
-    memset(b->tags, 0, a->len * s->tag_size);
+    if (a->len)
+        memset(b->tags, 0, a->len * s->tag_size);
     for (size_t i = 0; i < a->len; i++) {
         char tw[96];
         snprintf(tw, sizeof tw, "%s: tag %zu", what, i + 1);

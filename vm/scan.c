@@ -860,7 +860,8 @@ static bool prune(const QScan *sc, PartRows *pr)
     pthread_mutex_lock(&sort_mu);   /* qsort has no context argument */
     sort_base = pr->b.p;
     sort_keyw = sc->keyw;
-    qsort(o, n, sizeof *o, cmp_records);
+    if (n)
+        qsort(o, n, sizeof *o, cmp_records);
     pthread_mutex_unlock(&sort_mu);
     Buf nb = {0};
     size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
@@ -900,10 +901,10 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
         uint32_t hi = tag ? r + 1 : s->tag_size ? b->tag_start[t + 1] : 0;
         int rc = 0;
         if (lo == hi)
-            rc = st_loader_add(sh->loader->l, w->row, NULL, &err);
+            rc = vm_loader_add_raw(sh->loader, w->row, NULL, &err);
         for (uint32_t i = lo; i < hi && rc == 0; i++) {
             st_batch_tag(s, b, i, w->tag);
-            rc = st_loader_add(sh->loader->l, w->row, w->tag, &err);
+            rc = vm_loader_add_raw(sh->loader, w->row, w->tag, &err);
         }
         if (rc < 0) {
             fail(sh, err.msg);

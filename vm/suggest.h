@@ -7,7 +7,8 @@
 /* The candidate closest to word[0 .. n) by edit distance (insertions,
  * deletions, substitutions and swaps of neighbours), if it is close enough
  * to be a likely typo (at most 1 edit for short words, a third of the
- * length for longer ones); else NULL. Candidates are NUL-terminated. */
+ * length for longer ones); else NULL. Of equally close ones, the first.
+ * Candidates are NUL-terminated. */
 const char *vm_suggest(const char *word, size_t n, const char *const *cands, size_t ncands);
 
 #endif

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "store/datastore.h"
-#include "store/loader.h"
+#include "store/load.h"
 #include "store/mem.h"
 
 static const char schema_text[] =
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     st_store *st = st_store_open(path, &err);
     if (!st)
         die(path, &err);
-    st_loader *l = st_loader_store(st, s, 0, NULL, &err);
+    st_load *l = st_load_new(st, NULL, &err);
     if (!l)
         die("loader", &err);
     FILE *txt = out(dir, "calls.txt"), *tcsv = out(dir, "t.csv"), *gcsv = out(dir, "g.csv");
@@ -106,17 +106,16 @@ int main(int argc, char **argv)
             tag[1] = status;
             memset(tag + 2, 0, 12);
             memcpy(tag + 2, dnum, strlen(dnum));
-            if (st_loader_add(l, row, tag, &err) < 0)
+            if (st_load_add(l, row, tag, &err) < 0)
                 die("add", &err);
             fprintf(txt, "|%s:%u:%s", syss[sys], status, dnum);
             fprintf(gcsv, "%" PRIu64 ",%" PRIu64 ",%s,%u,%s\n", i, j, syss[sys], status, dnum);
         }
         fputc('\n', txt);
     }
-    st_loader_stats stats;
-    if (st_loader_finish(l, &stats, &err) < 0)
+    st_update_stats stats;
+    if (st_load_commit(l, &stats, &err) < 0)
         die("load", &err);
-    st_loader_free(l);
     st_store_close(st);
     st_schema_free(s);
     if (fclose(txt) || fclose(tcsv) || fclose(gcsv))
@@ -124,6 +123,6 @@ int main(int argc, char **argv)
     FILE *f = out(dir, "sample");
     fprintf(f, "%" PRIu64 " %" PRIu64 "\n", sample_onum, sample_bsid);
     fclose(f);
-    printf("query-gen: %" PRIu64 " tagsets, %" PRIu64 " tags\n", stats.tagsets, stats.tags);
+    printf("query-gen: %" PRIu64 " tagsets, %" PRIu64 " tags\n", stats.out_tagsets, stats.out_tags);
     return 0;
 }
