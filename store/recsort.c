@@ -102,7 +102,7 @@ int st_recsort_add(st_recsort *r, uint32_t part, const void *row, const void *ta
     unsigned char *rec = r->buf + r->hdr;
     int rc = 0;
     if (part >= r->nparts)
-        rc = st_err_set(err, ST_EINPUT, "partition %u of %u", part, r->nparts);
+        rc = st_err_set(err, ST_EINPUT, "no partition %u (there are %u)", part, r->nparts);
     else if (tag && !r->s->tag_size)
         rc = st_err_set(err, ST_EINPUT, "a tag, but the schema has no tag fields");
     if (rc == 0) {
