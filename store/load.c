@@ -6,24 +6,15 @@
 #include <string.h>
 
 #include "store/mem.h"
-#include "store/record.h"
-
-/* A sorted record: the global partition number (u32, host order), then a
- * tag record (store/record.h). */
-#define PART_BYTES 4u
+#include "store/recsort.h"
 
 struct st_load {
     st_store *s;
     st_load_opts o;
     st_schema *schema;
-    const st_field *pk; /* the partition key */
+    const st_field *pk;          /* the partition key */
     uint32_t partitions, nparts; /* per volume, in all */
-    unsigned pbits;              /* bits of a sort prefix that hold the partition */
-    size_t rs;                   /* bytes of a sorted record */
-    unsigned char *buf;          /* one sorted record being built */
-    st_sorter *sorter;
-    uint64_t n;
-    bool failed;
+    st_recsort *rs;              /* the records by (global partition, key) */
 };
 
 void st_load_opts_default(st_load_opts *o)
@@ -31,34 +22,6 @@ void st_load_opts_default(st_load_opts *o)
     st_update_opts_default(&o->update);
     memset(&o->sort, 0, sizeof o->sort);
     o->to_adds = false;
-}
-
-static uint32_t part_of(const void *rec)
-{
-    uint32_t g;
-    memcpy(&g, rec, PART_BYTES);
-    return g;
-}
-
-static int load_cmp(const void *a, const void *b, void *ctx)
-{
-    const st_load *l = ctx;
-    uint32_t pa = part_of(a), pb = part_of(b);
-    if (pa != pb)
-        return pa < pb ? -1 : 1;
-    return st_schema_key_cmp(l->schema, (const unsigned char *)a + PART_BYTES,
-                             (const unsigned char *)b + PART_BYTES);
-}
-
-/* The partition in the top bits, the first key field's image below: a
- * smaller prefix still means an earlier record, as the sort requires. */
-static uint64_t load_prefix(const void *rec, void *ctx)
-{
-    const st_load *l = ctx;
-    uint64_t k = st_rec_prefix((const unsigned char *)rec + PART_BYTES, l->schema);
-    if (!l->pbits)
-        return k;
-    return (uint64_t)part_of(rec) << (64 - l->pbits) | k >> l->pbits;
 }
 
 st_load *st_load_new(st_store *s, const st_load_opts *opts, st_err *err)
@@ -80,16 +43,7 @@ st_load *st_load_new(st_store *s, const st_load_opts *opts, st_err *err)
     st_store_info(s, &info);
     l->partitions = info.partitions;
     l->nparts = info.volumes * info.partitions;
-    while (l->pbits < 32 && (1ull << l->pbits) < l->nparts)
-        l->pbits++;
-    l->rs = PART_BYTES + st_rec_size(l->schema);
-    if (!(l->buf = mem_alloc(l->rs))) {
-        st_err_nomem(err, "loader");
-        goto fail;
-    }
-    st_sort_opts so = l->o.sort;
-    so.prefix = load_prefix;
-    if (!(l->sorter = st_sorter_new(l->rs, load_cmp, l, &so, err)))
+    if (!(l->rs = st_recsort_new(l->schema, l->nparts, "load", &l->o.sort, err)))
         goto fail;
     return l;
 fail:
@@ -98,78 +52,28 @@ fail:
 }
 
 const st_schema *st_load_schema(const st_load *l) { return l->schema; }
-uint64_t st_load_count(const st_load *l) { return l->n; }
+uint64_t st_load_count(const st_load *l) { return st_recsort_count(l->rs); }
 
 int st_load_add(st_load *l, const void *row, const void *tag, st_err *err)
 {
-    if (l->failed)
-        return st_err_set(err, ST_EINPUT, "load: the loader failed earlier; free it");
-    unsigned char *rec = l->buf + PART_BYTES;
-    st_rec_make(l->schema, rec, row, tag);
-    if (st_rec_check(l->schema, rec, err) < 0) {
-        st_err_prefix(err, "load: record %llu: ", (unsigned long long)l->n + 1);
-        return -1;
-    }
     uint32_t v, p;
-    st_store_place(l->s, rec + l->pk->offset, l->pk->width, &v, &p);
-    uint32_t g = v * l->partitions + p;
-    memcpy(l->buf, &g, PART_BYTES);
-    if (st_sorter_add(l->sorter, l->buf, err) < 0) {
-        l->failed = true;
-        return -1;
-    }
-    l->n++;
-    return 0;
+    st_store_place(l->s, (const unsigned char *)row + l->pk->offset, l->pk->width, &v, &p);
+    return st_recsort_add(l->rs, v * l->partitions + p, row, tag, err);
 }
 
-/* The sorted stream, one partition at a time: an st_source that ends at
- * the first record of another partition. The record it returned stays
- * valid until its next call, so the following one is fetched only then. */
-struct slice {
-    st_sorter *sorter;
-    const unsigned char *cur; /* the first record not yet returned; NULL at the end */
-    bool fetch;               /* cur was returned: fetch the next before looking */
-    uint32_t g;               /* the partition being updated */
-};
-
-static int slice_fetch(struct slice *sl, st_err *err)
-{
-    const void *p;
-    int rc = st_sorter_next(sl->sorter, &p, err);
-    if (rc < 0)
-        return -1;
-    sl->cur = rc ? p : NULL;
-    sl->fetch = false;
-    return 0;
-}
-
-static int slice_next(void *self, const void **rec, st_err *err)
-{
-    struct slice *sl = self;
-    if (sl->fetch && slice_fetch(sl, err) < 0)
-        return -1;
-    if (!sl->cur || part_of(sl->cur) != sl->g)
-        return 0;
-    *rec = sl->cur + PART_BYTES;
-    sl->fetch = true;
-    return 1;
-}
-
-/* Runs the partition updates in t, in partition order. */
+/* Runs the partition updates in t, in partition order: those that received
+ * records, or all when the options may remove tagsets anywhere. */
 static int update_all(st_load *l, st_txn *t, st_update_stats *st, st_err *err)
 {
     const st_update_opts *uo = &l->o.update;
     bool sweep = !l->o.to_adds && (uo->age_field || (uo->remove_keys && uo->nremove));
-    struct slice sl = {.sorter = l->sorter};
-    st_source src = {slice_next, &sl, "load"};
-    if (slice_fetch(&sl, err) < 0)
-        return -1;
     for (uint32_t g = 0; g < l->nparts; g++) {
-        if (!sweep && !sl.cur)
-            break;
-        if (!sweep)
-            g = part_of(sl.cur); /* the next partition with records */
-        sl.g = g;
+        if (!sweep) {
+            int more = st_recsort_next_part(l->rs, &g, err);
+            if (more <= 0)
+                return more;
+        }
+        st_source src = st_recsort_source(l->rs, g);
         uint32_t v, p;
         st_partition_split(g, l->partitions, &v, &p);
         int rc = l->o.to_adds ? st_update_adds(t, l->s, l->schema, v, p, &src, uo, st, err)
@@ -186,11 +90,7 @@ int st_load_commit(st_load *l, st_update_stats *stats, st_err *err)
     st_txn *t = NULL;
     int rc = -1;
     const char *label = l->o.update.write.label;
-    if (l->failed) {
-        st_err_set(err, ST_EINPUT, "load: the loader failed earlier; nothing was loaded");
-        goto done;
-    }
-    if (st_sorter_finish(l->sorter, err) < 0 || !(t = st_store_begin(l->s, ST_ALL_VOLUMES, err)) ||
+    if (st_recsort_finish(l->rs, err) < 0 || !(t = st_store_begin(l->s, ST_ALL_VOLUMES, err)) ||
         (label && st_store_set_label(t, label, err) < 0) || update_all(l, t, &st, err) < 0)
         goto done;
     if (st.partitions == 0) {
@@ -211,9 +111,7 @@ void st_load_free(st_load *l)
 {
     if (!l)
         return;
-    st_sorter_free(l->sorter);
-    if (l->buf)
-        mem_free(l->buf, l->rs);
+    st_recsort_free(l->rs);
     st_schema_free(l->schema);
     mem_free(l, sizeof *l);
 }

@@ -6,9 +6,9 @@
  *     st_load_commit(l, &stats, &err);                  // ends l, committed or not
  *
  * st_load_add places each record (st_store_place on the store's partition
- * key, which must be a key field) and hands it to an external sort
- * (store/sort.h) ordered by (partition, key), stable, so a tagset's tags keep
- * the order they were added in. st_load_commit ends the input, begins a
+ * key, which must be a key field) and hands it to the loaders' front end
+ * (store/recsort.h: an external sort by (partition, key), stable, so a
+ * tagset's tags keep the order they were added in). st_load_commit ends the input, begins a
  * whole-store writer (st_store_begin(s, ST_ALL_VOLUMES)), runs
  * st_update_partition on every partition that received records, and, when
  * the options age off or remove keys, on every other partition too (any may

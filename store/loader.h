@@ -1,13 +1,13 @@
-/* loader: tags in any order into a new tagset file, through the external
- * sort. (Loading into a datastore is store/load.h.)
+/* loader: tags in any order into a new tagset file, through the loaders'
+ * front end (store/recsort.h). (Loading into a datastore is store/load.h.)
  *
  * st_loader_add takes a tagset row and at most one tag row at a time, in any
- * order. The records go through st_sorter ordered by (partition, key),
- * stably, and come out grouped: consecutive records with equal keys make one
- * tagset holding their tags in the order they were added, with the key and
- * tagset fields of its LAST record (a later add updates a tagset's summary
- * fields). A record without a tag contributes no tag, so a tagset can have
- * none. Schemas without tag fields get one tagset per distinct key.
+ * order. The records (store/record.h) are sorted by key, stably, and come out
+ * grouped: consecutive records with equal keys make one tagset holding their
+ * tags in the order they were added, with the key and tagset fields of its
+ * LAST record (a later add updates a tagset's summary fields). A record
+ * without a tag contributes no tag, so a tagset can have none. Without tag
+ * fields each record is a tagset of its own, as in a datastore.
  *
  * st_loader_finish writes the tagsets to path through st_writer
  * (temporary name, fsync, rename), replacing any old file; a failure
@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "store/err.h"
+#include "store/record.h" /* st_batch_row and st_batch_tag, which its callers use */
 #include "store/schema.h"
 #include "store/sort.h"
 #include "store/tagfile.h"
@@ -36,7 +37,7 @@ void st_loader_opts_default(st_loader_opts *o);
 
 typedef struct st_loader_stats {
     uint64_t records;    /* st_loader_add calls */
-    uint64_t tagsets;    /* tagsets written (old ones merged included) */
+    uint64_t tagsets;    /* tagsets written */
     uint64_t tags;       /* tags written */
 } st_loader_stats;
 
@@ -46,15 +47,11 @@ typedef struct st_loader st_loader;
 st_loader *st_loader_file(const char *path, const st_schema *s, const st_loader_opts *opts,
                           st_err *err);
 /* tag may be NULL: the tagset gets no tag from this record. Bool and enum
- * values are checked here, so a bad one is refused before anything is sorted. */
+ * values are checked here, so a bad one is refused before anything is sorted
+ * (ST_EINPUT, and the loader goes on). */
 int st_loader_add(st_loader *l, const void *row, const void *tag, st_err *err);
 /* Sorts and writes the file. 0, or -1 with the target untouched. */
 int st_loader_finish(st_loader *l, st_loader_stats *stats, st_err *err);
 void st_loader_free(st_loader *l);
-
-/* Gathers tagset t of a decoded batch into a tagset row, and tag i into a
- * tag row; fields whose columns were not decoded are zero. */
-void st_batch_row(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *row);
-void st_batch_tag(const st_schema *s, const st_batch *b, uint32_t i, unsigned char *tag);
 
 #endif

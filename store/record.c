@@ -1,4 +1,4 @@
-/* record: tag records (tagset row + tag row + flag) and a tagset file as a record stream. */
+/* record: tag records (tagset row + tag row + flag), a tagset file as a record stream, and back. */
 #include "config.h"
 #include "store/record.h"
 
@@ -56,6 +56,32 @@ uint64_t st_rec_prefix(const void *rec, void *schema)
     return st_field_order(&s->fields[0], (const unsigned char *)rec + s->fields[0].offset);
 }
 
+/* ---- rows from a decoded batch ----------------------------------------------- */
+
+/* Copies fields [from, to) of value i from a batch's columns into the row at
+ * dst (a tagset row for fields below nrow, a tag row above). */
+static void copy_fields(const st_schema *s, uint32_t from, uint32_t to, void *const *cols,
+                        size_t i, unsigned char *dst)
+{
+    for (uint32_t f = from; f < to; f++) {
+        const st_field *fd = &s->fields[f];
+        if (cols[f])
+            memcpy(dst + fd->offset, (const char *)cols[f] + i * fd->width, fd->width);
+        else
+            memset(dst + fd->offset, 0, fd->width);
+    }
+}
+
+void st_batch_row(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *row)
+{
+    copy_fields(s, 0, s->nrow, b->cols, t, row);
+}
+
+void st_batch_tag(const st_schema *s, const st_batch *b, uint32_t i, unsigned char *tag)
+{
+    copy_fields(s, s->nrow, s->nfields, b->cols, i, tag);
+}
+
 /* ---- a tagset file as records ---------------------------------------------- */
 
 struct st_rec_reader {
@@ -95,17 +121,6 @@ fail:
     return NULL;
 }
 
-/* Copies fields [from, to) of value i from the batch's columns into the row
- * at dst (a tagset row for fields below nrow, a tag row above). */
-static void gather(const st_schema *s, const st_batch *b, uint32_t from, uint32_t to, size_t i,
-                   unsigned char *dst)
-{
-    for (uint32_t c = from; c < to; c++) {
-        const st_field *f = &s->fields[c];
-        memcpy(dst + f->offset, (const unsigned char *)b->cols[c] + i * f->width, f->width);
-    }
-}
-
 static int rec_next(void *self, const void **out, st_err *err)
 {
     st_rec_reader *rr = self;
@@ -119,7 +134,7 @@ static int rec_next(void *self, const void **out, st_err *err)
     }
     const st_batch *b = rr->b;
     if (!rr->row_done) {
-        gather(s, b, 0, s->nrow, rr->t, rr->rec);
+        st_batch_row(s, b, rr->t, rr->rec);
         rr->row_done = true;
     }
     *out = rr->rec;
@@ -128,7 +143,7 @@ static int rec_next(void *self, const void **out, st_err *err)
     if (s->tag_size && ntags == 0) { /* the marker */
         memset(tag, 0, s->tag_size + 1u);
     } else if (ntags) {
-        gather(s, b, s->nrow, s->nfields, (size_t)b->tag_start[rr->t] + rr->j, tag);
+        st_batch_tag(s, b, b->tag_start[rr->t] + rr->j, tag);
         tag[s->tag_size] = 1;
         if (++rr->j < ntags)
             return 1;
@@ -153,4 +168,49 @@ void st_rec_close(st_rec_reader *rr)
     st_reader_close(rr->r);
     mem_free(rr->path, strlen(rr->path) + 1);
     mem_free(rr, sizeof *rr);
+}
+
+/* ---- records into a tagset file ------------------------------------------------ */
+
+int st_rec_put(void *self, const st_tagset *ts, st_err *err)
+{
+    st_rec_out *o = self;
+    const st_schema *s = o->s;
+    size_t rs = st_rec_size(s);
+    uint32_t n = 0;
+    if (!s->tag_size) { /* every record is a tagset of its own */
+        for (size_t i = 0; i < ts->n; i++) {
+            if (st_writer_append(o->w, ts->recs + i * rs, NULL, 0, err) < 0)
+                return -1;
+            o->ntagsets++;
+        }
+        return 0;
+    }
+    if (ts->n > UINT32_MAX)
+        return st_err_set(err, ST_EINPUT, "a tagset of %zu records is too large", ts->n);
+    size_t need = ts->n * s->tag_size;
+    if (need > o->cap) {
+        unsigned char *p = mem_realloc(o->tags, o->cap, need);
+        if (!p)
+            return st_err_nomem(err, "a tagset's tags");
+        o->tags = p;
+        o->cap = need;
+    }
+    for (size_t i = 0; i < ts->n; i++) {
+        const void *tag = st_rec_tag(s, ts->recs + i * rs);
+        if (tag)
+            memcpy(o->tags + (size_t)n++ * s->tag_size, tag, s->tag_size);
+    }
+    if (st_writer_append(o->w, ts->recs + (ts->n - 1) * rs, o->tags, n, err) < 0)
+        return -1;
+    o->ntagsets++;
+    o->ntags += n;
+    return 0;
+}
+
+void st_rec_out_free(st_rec_out *o)
+{
+    mem_free(o->tags, o->cap);
+    o->tags = NULL;
+    o->cap = 0;
 }

@@ -1,5 +1,5 @@
-/* record: the tag records that partition updates and loads move, and a tagset
- * file read back as a stream of them.
+/* record: the tag records that partition updates and loads move, a tagset
+ * file read back as a stream of them, and merged records written to one.
  *
  * A record is one tag of a tagset, with its tagset's row in front:
  *
@@ -30,6 +30,7 @@
 #include "store/merge.h"
 #include "store/nbuf.h"
 #include "store/schema.h"
+#include "store/tagfile.h"
 
 /* Bytes in a record of s: row_size + tag_size + 1, or row_size without tag fields. */
 size_t st_rec_size(const st_schema *s);
@@ -45,6 +46,11 @@ int st_rec_cmp(const void *a, const void *b, void *schema);
 /* The first key field's order image: an st_prefix_fn for st_sorter (ctx: the schema). */
 uint64_t st_rec_prefix(const void *rec, void *schema);
 
+/* Gathers tagset t of a decoded batch into a tagset row, and tag i into a
+ * tag row; fields whose columns were not decoded are zero. */
+void st_batch_row(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *row);
+void st_batch_tag(const st_schema *s, const st_batch *b, uint32_t i, unsigned char *tag);
+
 /* A tagset file's tagsets as records, in file order. The file's schema
  * must equal expect (when not NULL); a tagset with no tags gives a marker. */
 typedef struct st_rec_reader st_rec_reader;
@@ -54,5 +60,22 @@ st_rec_reader *st_rec_open(const char *path, const st_schema *expect, const st_n
 /* The reader as a source for st_merge (named by the file's path). */
 st_source st_rec_source(st_rec_reader *r);
 void st_rec_close(st_rec_reader *r); /* NULL is allowed */
+
+/* Records into a tagset file: the sink for st_merge's output. A tagset
+ * (records sharing a key) is written as its last record's tagset row and
+ * the tag rows of its records that carry one; without tag fields each
+ * record is a tagset of its own. The caller creates w and commits or
+ * aborts it; st_rec_out_free frees only the tag buffer. */
+typedef struct st_rec_out {
+    const st_schema *s;
+    st_writer *w;
+    unsigned char *tags; /* one tagset's tag rows, packed */
+    size_t cap;
+    uint64_t ntagsets, ntags; /* written */
+} st_rec_out;
+
+/* An st_sink's put; self is an st_rec_out whose w is open. */
+int st_rec_put(void *self, const st_tagset *ts, st_err *err);
+void st_rec_out_free(st_rec_out *o);
 
 #endif

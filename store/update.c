@@ -99,66 +99,29 @@ struct out {
     st_txn *t;
     uint32_t vol, part;
     st_kind kind;
-    const st_schema *s;
     const st_write_opts *wo;
-    st_writer *w;
-    unsigned char *tags; /* one tagset's tag rows, packed */
-    size_t cap;
-    uint64_t ntagsets, ntags;
+    st_rec_out rec; /* its writer, once created */
 };
-
-static int out_append(struct out *o, const void *row, const void *tags, uint32_t n, st_err *err)
-{
-    if (st_writer_append(o->w, row, tags, n, err) < 0)
-        return -1;
-    o->ntagsets++;
-    o->ntags += n;
-    return 0;
-}
 
 /* An st_sink: one merged tagset (records sharing a key) into the file. */
 static int out_put(void *self, const st_tagset *ts, st_err *err)
 {
     struct out *o = self;
-    const st_schema *s = o->s;
-    size_t rs = st_rec_size(s);
-    if (!o->w) {
+    if (!o->rec.w) {
         const char *path;
         if (st_store_stage(o->t, o->vol, o->part, o->kind, &path, err) < 0 ||
-            !(o->w = st_writer_create(path, s, o->wo, err)))
+            !(o->rec.w = st_writer_create(path, o->rec.s, o->wo, err)))
             return -1;
     }
-    if (!s->tag_size) { /* every record is a tagset of its own */
-        for (size_t i = 0; i < ts->n; i++)
-            if (out_append(o, ts->recs + i * rs, NULL, 0, err) < 0)
-                return -1;
-        return 0;
-    }
-    if (ts->n > UINT32_MAX)
-        return st_err_set(err, ST_EINPUT, "a tagset of %zu records is too large", ts->n);
-    size_t need = ts->n * s->tag_size;
-    if (need > o->cap) {
-        unsigned char *p = mem_realloc(o->tags, o->cap, need);
-        if (!p)
-            return st_err_nomem(err, "update: a tagset's tags");
-        o->tags = p;
-        o->cap = need;
-    }
-    uint32_t n = 0;
-    for (size_t i = 0; i < ts->n; i++) {
-        const void *tag = st_rec_tag(s, ts->recs + i * rs);
-        if (tag)
-            memcpy(o->tags + (size_t)n++ * s->tag_size, tag, s->tag_size);
-    }
-    return out_append(o, ts->recs + (ts->n - 1) * rs, o->tags, n, err);
+    return st_rec_put(&o->rec, ts, err);
 }
 
 /* Completes the file; if nothing was written, drops the partition's current one. */
 static int out_finish(struct out *o, const st_store *s, st_err *err)
 {
-    if (o->w) {
-        st_writer *w = o->w;
-        o->w = NULL;
+    if (o->rec.w) {
+        st_writer *w = o->rec.w;
+        o->rec.w = NULL;
         return st_writer_commit(w, err);
     }
     st_file f;
@@ -170,8 +133,8 @@ static int out_finish(struct out *o, const st_store *s, st_err *err)
 
 static void out_free(struct out *o)
 {
-    st_writer_abort(o->w);
-    mem_free(o->tags, o->cap);
+    st_writer_abort(o->rec.w);
+    st_rec_out_free(&o->rec);
 }
 
 /* ---- the policy -------------------------------------------------------------- */
@@ -317,10 +280,10 @@ static void add_stats(st_update_stats *st, const st_merge_stats *m, const struct
     st->partitions++;
     st->old_tagsets += m->old_tagsets;
     st->add_tagsets += m->add_tagsets;
-    st->out_tagsets += tags->ntagsets;
-    st->out_tags += tags->ntags;
-    st->removed_tagsets += dels->ntagsets;
-    st->removed_tags += dels->ntags;
+    st->out_tagsets += tags->rec.ntagsets;
+    st->out_tags += tags->rec.ntags;
+    st->removed_tagsets += dels->rec.ntagsets;
+    st->removed_tags += dels->rec.ntags;
     st->replaced_tagsets += m->discarded_tagsets;
 }
 
@@ -340,8 +303,8 @@ static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_
                        .part = part};
     if (setup(s, schema, o, &pol, &chk.pk, err) < 0)
         return -1;
-    struct out tags = {t, vol, part, target, schema, &o->write, NULL, NULL, 0, 0, 0};
-    struct out dels = {t, vol, part, ST_DELS, schema, &o->write, NULL, NULL, 0, 0, 0};
+    struct out tags = {t, vol, part, target, &o->write, {.s = schema}};
+    struct out dels = {t, vol, part, ST_DELS, &o->write, {.s = schema}};
     st_rec_reader *old = NULL, *addf = NULL;
     st_source oldsrc = {no_records, NULL, NULL};
     st_file f;

@@ -1,6 +1,7 @@
 /* test_loader: tags in random order come out of a tagset file grouped into
  * tagsets in key order, tags in the order added, the last record's tagset
- * fields; bad values are refused and a failed write leaves the old file. */
+ * fields; bad values are refused and a failed write leaves the old file;
+ * without tag fields every record is a tagset. */
 #include "config.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include "store/mem.h"
 #include "store/sysio.h"
 #include "tests/unit/tmpdir.h"
+#include "tests/unit/xorshift.h"
 
 #define NKEYS 500
 #define MAXTAGS 4096
@@ -34,14 +36,6 @@ typedef struct expect {
 
 static expect *want;
 static uint64_t rng = 88172645463325252ULL;
-
-static uint32_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
-}
 
 static int setup(void **state)
 {
@@ -65,8 +59,8 @@ static void add_random(st_loader *l, uint32_t n, uint32_t base)
     st_err err;
     for (uint32_t i = 0; i < n; i++) {
         unsigned char row[9], tag[4];
-        uint32_t k = next_rand() % NKEYS, s = base + i, v = base + i;
-        bool has_tag = next_rand() % 10 != 0;
+        uint32_t k = xorshift(&rng) % NKEYS, s = base + i, v = base + i;
+        bool has_tag = xorshift(&rng) % 10 != 0;
         memcpy(row, &k, 4);
         memcpy(row + 4, &s, 4);
         row[8] = 1;
@@ -112,6 +106,16 @@ static uint32_t check_file(const char *path, uint32_t *last_key)
     return n;
 }
 
+/* The schema of text, and a file name in the test's directory. */
+static st_schema *prepare(const char *text, const char *name, char path[PATH_MAX + 16])
+{
+    st_err err;
+    st_schema *s = st_schema_parse(text, strlen(text), 1, 1, &err);
+    assert_non_null(s);
+    snprintf(path, PATH_MAX + 16, "%s/%s", tmp, name);
+    return s;
+}
+
 static uint32_t npresent(void)
 {
     uint32_t n = 0;
@@ -125,10 +129,8 @@ static void file_groups_tags_by_key(void **state)
     (void)state;
     size_t base = mem_in_use();
     st_err err;
-    st_schema *s = st_schema_parse(schema_text, sizeof schema_text - 1, 1, 1, &err);
-    assert_non_null(s);
     char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/out.ts", tmp);
+    st_schema *s = prepare(schema_text, "out.ts", path);
     st_loader_opts o;
     st_loader_opts_default(&o);
     o.sort.parcel_bytes = 64 << 10; /* many runs */
@@ -152,10 +154,8 @@ static void failures_keep_the_old_file(void **state)
 {
     (void)state;
     st_err err;
-    st_schema *s = st_schema_parse(schema_text, sizeof schema_text - 1, 1, 1, &err);
-    assert_non_null(s);
     char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/out.ts", tmp);
+    st_schema *s = prepare(schema_text, "out.ts", path);
     st_loader *l = st_loader_file(path, s, NULL, &err);
     add_random(l, 3000, 0);
     assert_int_equal(st_loader_finish(l, NULL, &err), 0);
@@ -165,6 +165,7 @@ static void failures_keep_the_old_file(void **state)
     unsigned char row[9] = {0};
     row[8] = 2;
     assert_int_equal(st_loader_add(l, row, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "out.ts: record 1: "));
     assert_non_null(strstr(err.msg, "bool"));
     row[8] = 1;
     assert_int_equal(st_loader_add(l, row, NULL, &err), 0);
@@ -177,11 +178,51 @@ static void failures_keep_the_old_file(void **state)
     st_schema_free(s);
 }
 
+/* As in a datastore, records of a schema without tag fields are tagsets of
+ * their own, equal keys in the order added; a tag for one is refused. */
+static void without_tag_fields_each_record_is_a_tagset(void **state)
+{
+    (void)state;
+    static const char text[] = "key k: u32; tagset s: u32";
+    st_err err;
+    char path[PATH_MAX + 16];
+    st_schema *s = prepare(text, "plain.ts", path);
+    st_loader *l = st_loader_file(path, s, NULL, &err);
+    assert_non_null(l);
+    const uint32_t rows[][2] = {{9, 0}, {4, 1}, {9, 2}, {4, 3}, {1, 4}};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(st_loader_add(l, rows[i], NULL, &err), 0);
+    uint32_t tag = 0;
+    assert_int_equal(st_loader_add(l, rows[0], &tag, &err), -1);
+    assert_non_null(strstr(err.msg, "plain.ts: record 6: a tag, but the schema has no tag fields"));
+    st_loader_stats st;
+    assert_int_equal(st_loader_finish(l, &st, &err), 0);
+    st_loader_free(l);
+    assert_int_equal(st.records, 5);
+    assert_int_equal(st.tagsets, 5);
+    assert_int_equal(st.tags, 0);
+    const uint32_t want[][2] = {{1, 4}, {4, 1}, {4, 3}, {9, 0}, {9, 2}};
+    st_reader *r = st_reader_open(path, NULL, &err);
+    assert_non_null(r);
+    const st_batch *b;
+    uint32_t n = 0;
+    while (st_reader_next(r, &b, &err) == 1)
+        for (uint32_t t = 0; t < b->ntagsets; t++, n++) {
+            assert_true(n < 5);
+            assert_memory_equal((char *)b->cols[0] + 4 * t, &want[n][0], 4);
+            assert_memory_equal((char *)b->cols[1] + 4 * t, &want[n][1], 4);
+        }
+    assert_int_equal(n, 5);
+    st_reader_close(r);
+    st_schema_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(file_groups_tags_by_key, setup, teardown),
         cmocka_unit_test_setup_teardown(failures_keep_the_old_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(without_tag_fields_each_record_is_a_tagset, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

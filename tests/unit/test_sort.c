@@ -18,6 +18,7 @@
 #include "store/sysio.h"
 #include "tests/unit/records.h"
 #include "tests/unit/tmpdir.h"
+#include "tests/unit/xorshift.h"
 
 static uint64_t key_prefix(const void *rec, void *ctx)
 {
@@ -33,21 +34,13 @@ static uint64_t coarse_prefix(const void *rec, void *ctx)
 
 static uint64_t rng = 88172645463325252ULL;
 
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 enum shape { RANDOM, SORTED, REVERSE, EQUAL };
 
 /* The i-th of n records of a shape; the id is the add position, which shows
  * whether ties kept their order. */
 static void shaped_rec(unsigned char *rec, enum shape shape, uint64_t i, uint64_t n)
 {
-    uint64_t key = shape == RANDOM    ? next_rand() % (n / 3 + 1)
+    uint64_t key = shape == RANDOM    ? xorshift(&rng) % (n / 3 + 1)
                    : shape == SORTED  ? i
                    : shape == REVERSE ? n - i
                                       : 42;
