@@ -159,6 +159,10 @@ typedef struct QPlan {
 _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* e as text, fully bound (quantifiers made explicit); s names the fields
+ * first/last(tags, P).f reads (NULL in row steps). */
+void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
+
 /* Whether a three-way comparison c satisfies op (QOP_EQ .. QOP_GE). */
 static inline bool qx_holds(int op, int c)
 {

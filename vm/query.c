@@ -185,6 +185,7 @@ typedef struct Binder {
     bool cols_known;
     int nslots;
     bool indexed;           /* the call being bound has .field after it */
+    bool quantify;          /* a tagset-level where: bare tag fields mean any(tags, ...) */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -214,16 +215,21 @@ _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
 
 #define bind_error(b, at, ...) qx_error((b)->vm, at, __VA_ARGS__)
 
-static QExpr *new_expr(Binder *b, int op, Value node)
+static QExpr *new_expr_at(Binder *b, int op, int line, int col)
 {
     QExpr *e = qp_alloc(b->vm, b->p, sizeof *e);
     e->op = op;
-    e->line = (int)nint(node, 1);
-    e->col = (int)nint(node, 2);
+    e->line = line;
+    e->col = col;
     e->field = -1;
     e->k = v_nil();
     e->slot = b->nslots++;
     return e;
+}
+
+static QExpr *new_expr(Binder *b, int op, Value node)
+{
+    return new_expr_at(b, op, (int)nint(node, 1), (int)nint(node, 2));
 }
 
 static const char *type_word(QType t)
@@ -333,7 +339,7 @@ static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
     e->field = f;
     e->name = b->vs->names[f];
     e->tag = fd->role == ST_TAG;
-    if (e->tag && b->scope == SC_TAGSET)
+    if (e->tag && b->scope == SC_TAGSET && !b->quantify)
         bind_error(b, e, "'%s' is a tag field: use any(tags, %s ...), or `| tags` for a row per tag",
                    fd->name, fd->name);
     switch (fd->type) {
@@ -403,9 +409,44 @@ static QExpr *bind_capture(Binder *b, Value node)
 
 static QExpr *bind(Binder *b, Value node);
 
+/* The first tag field (tag) or tagset field e reads outside a quantifier,
+ * or NULL. */
+static const QExpr *field_in(Binder *b, const QExpr *e, bool tag)
+{
+    if (!e || e->op == QX_QUANT)
+        return NULL;
+    if (e->op == QX_FIELD && (b->vs->s->fields[e->field].role == ST_TAG) == tag)
+        return e;
+    const QExpr *f = field_in(b, e->a, tag);
+    f = f ? f : field_in(b, e->b, tag);
+    return f ? f : field_in(b, e->c, tag);
+}
+
+/* Gecko's rule: in a tagset-level where, the smallest condition that reads
+ * tag fields (a comparison, `in`, `~`, between, a bool field) means "some
+ * tag satisfies it": it becomes any(tags, COND). A condition that also
+ * reads a tagset field is ambiguous and an error. */
+static QExpr *quantify(Binder *b, QExpr *e)
+{
+    if (!b->quantify || b->scope != SC_TAGSET || !e->tag || e->type != QT_BOOL)
+        return e;
+    const QExpr *ts = field_in(b, e, false);
+    if (ts) {
+        const QExpr *tg = field_in(b, e, true);
+        bind_error(b, e, "this condition mixes the tag field '%s' and the tagset field '%s': "
+                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data,
+                   ts->name->data);
+    }
+    QExpr *q = new_expr_at(b, QX_QUANT, e->line, e->col);
+    q->fn = QF_any;
+    q->a = e;
+    q->type = QT_BOOL;
+    return q;
+}
+
 static QExpr *bind_bool(Binder *b, Value node, const char *what)
 {
-    QExpr *e = bind(b, node);
+    QExpr *e = quantify(b, bind(b, node));
     char d[96];
     if (e->type != QT_BOOL && e->type != QT_ANY)
         bind_error(b, e, "%s must be true or false, not %s", what, describe(b, e, d, sizeof d));
@@ -426,6 +467,64 @@ static const char *const op_sym[QOP__COUNT] = {
     [QOP_EQ] = "==", [QOP_NE] = "!=", [QOP_LT] = "<", [QOP_LE] = "<=", [QOP_GT] = ">",
     [QOP_GE] = ">=", [QOP_MATCH] = "~", [QOP_NOMATCH] = "!~", [QOP_IN] = "in",
 };
+
+/* ---- a bound expression as text (explain) ---- */
+
+static void show_operand(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    bool paren = (e->op >= QOP_ADD && e->op <= QOP_INRANGE) || e->op == QX_SET;
+    vm_sb_addc(vm, sb, paren ? "(" : "");
+    qx_show(vm, sb, e, s);
+    vm_sb_addc(vm, sb, paren ? ")" : "");
+}
+
+void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    switch (e->op) {
+    case QOP_CONST:
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_FIELD: case QX_MAPGET:
+        vm_sb_add(vm, sb, e->name->data, e->name->len);
+        return;
+    case QOP_NEG: case QOP_NOT:
+        vm_sb_addc(vm, sb, e->op == QOP_NEG ? "-" : "!");
+        show_operand(vm, sb, e->a, s);
+        return;
+    case QX_SET: case QOP_MATCH: case QOP_NOMATCH:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QX_SET ? " in " : e->op == QOP_MATCH ? " ~ " : " !~ ");
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_QUANT: case QX_AGG: case QX_FUNC:
+        vm_sb_printf(vm, sb, "%s(%s", vm_query_funcs[e->fn].name, e->op == QX_QUANT ? "tags" : "");
+        for (const QExpr *x = e->a; x; x = x == e->a ? e->b : x == e->b ? e->c : NULL) {
+            vm_sb_addc(vm, sb, e->op == QX_QUANT || x != e->a ? ", " : "");
+            qx_show(vm, sb, x, s);
+        }
+        vm_sb_addc(vm, sb, ")");
+        if (e->op == QX_QUANT && e->name)
+            vm_sb_printf(vm, sb, ".%s", e->name->data);
+        else if (e->op == QX_QUANT && e->field >= 0 && s)
+            vm_sb_printf(vm, sb, ".%s", s->fields[e->field].name);
+        return;
+    case QOP_AND: case QOP_OR:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QOP_AND ? " && " : " || ");
+        show_operand(vm, sb, e->b, s);
+        return;
+    case QOP_INDEX:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, ".");
+        qx_show(vm, sb, e->b, s);
+        return;
+    default:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_printf(vm, sb, " %s ", op_sym[e->op]);
+        show_operand(vm, sb, e->b, s);
+        return;
+    }
+}
 
 /* Do two operand types compare? nil compares with anything by ==. */
 static bool comparable(int op, QType x, QType y)
@@ -837,7 +936,7 @@ static QExpr *bind_call(Binder *b, Value node)
             if (!comparable(c->op, c->a->type, c->b->type))
                 bind_error(b, c->b, "type mismatch: between(%s, %s, ...)",
                            describe(b, c->a, d1, sizeof d1), describe(b, c->b, d2, sizeof d2));
-        e->tag = e->a->a->tag;
+        e->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         e->a->tag = e->b->tag = e->tag;
         return e;
     }
@@ -896,7 +995,7 @@ static QExpr *bind_index(Binder *b, Value node)
     return e;
 }
 
-static QExpr *bind(Binder *b, Value node)
+static QExpr *bind_node(Binder *b, Value node)
 {
     if (!IS_ARRAY(node))
         vm_error(b->vm, "bad query plan");
@@ -958,7 +1057,7 @@ static QExpr *bind(Binder *b, Value node)
             if (!comparable(c->op, c->a->type, c->b->type))
                 bind_error(b, c->b, "type mismatch: %s in a range of %s",
                            describe(b, c->a, d, sizeof d), type_word(c->b->type));
-        e->tag = e->a->tag = e->b->tag = e->a->a->tag;
+        e->tag = e->a->tag = e->b->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         return e;
     case QOP_CALL:
         return bind_call(b, node);
@@ -967,6 +1066,14 @@ static QExpr *bind(Binder *b, Value node)
     default:
         vm_error(b->vm, "bad query plan");
     }
+}
+
+/* A bare bool field is quantified where it is a condition (bind_bool), so
+ * `flag == false` quantifies the comparison, not the field. */
+static QExpr *bind(Binder *b, Value node)
+{
+    QExpr *e = bind_node(b, node);
+    return e->op == QX_FIELD ? e : quantify(b, e);
 }
 
 /* ---- stages ------------------------------------------------------------- */
@@ -1136,8 +1243,10 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         b->scope = sc->tags ? SC_TAG : SC_TAGSET;
         switch (verb) {
         case QV_where:
+            b->quantify = !sc->tags;
             and_into(b, sc->tags ? &sc->tag_where : &sc->where,
                      bind_bool(b, nval(st, 3), "where's condition"), st);
+            b->quantify = false;
             continue;
         case QV_tags:
             if (sc->tags || !b->vs->s->tag_size) {

@@ -1394,6 +1394,17 @@ static const char *const consumer_names[] = {
     [QC_WRITE] = "write",
 };
 
+/* The tagset-level where as bound (nil: none). */
+static Value where_text(VM *vm, const QExpr *e, const st_schema *s)
+{
+    if (!e)
+        return v_nil();
+    VStrBuf sb;
+    vm_sb_init(vm, &sb, 64);
+    qx_show(vm, &sb, e, s);
+    return v_obj(vm_sb_done(vm, &sb));
+}
+
 Value scan_explain(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -1443,6 +1454,7 @@ Value scan_explain(VM *vm, QPlan *p)
                  sc->ranges[i].hi ? hi : "+inf");
         vm_array_push(vm, ranges, v_obj(vm_str_cstr(vm, buf)));
     }
+    set(vm, m, "where", where_text(vm, sc->where, s));
     set(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     set(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
