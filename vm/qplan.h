@@ -70,7 +70,7 @@ struct QSet {
     uint32_t *lens;
     size_t n, cap;
     QType type;
-    vm_matcher_fn match;    /* a matcher handle instead (gre): strings only */
+    bool (*match)(void *mdata, const char *s, size_t n);   /* a matcher instead: strings only */
     void *mdata;
 };
 
@@ -101,7 +101,7 @@ typedef struct QAggDef {
 typedef struct QScan {
     VSource *src;
     const VSchema *vs;
-    QExpr *where;       /* over tagsets (NULL: all) */
+    QExpr *where;       /* over tagsets (NULL: all); conjuncts that call comb last */
     bool tags;          /* rows are tags */
     QExpr *tag_where;   /* over tags, after `tags` */
     QConsumer consumer;
@@ -124,6 +124,7 @@ typedef struct QScan {
     uint32_t nparts;    /* UINT32_MAX: all */
     bool footer_count;  /* COUNT with no filter: the footers know */
     int nslots;         /* kernel scratch vectors per thread */
+    bool vm_calls;      /* an expression calls comb (a matcher): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
     Value write_target;
     VMap *write_opts;

@@ -52,28 +52,53 @@ int vm_query_func_find(const char *name, size_t n)
 
 /* ---- matchers ----------------------------------------------------------- */
 
-#define MAX_MATCHERS 8
-static struct {
-    const VHandleType *type;
-    vm_matcher_fn fn;
-} matchers[MAX_MATCHERS];
+/* matcher(fn): a comb function s -> bool as the right side of `in`. The
+ * scan asks it on the VM's thread (QScan.vm_calls). */
+typedef struct Matcher {
+    Value fn;
+} Matcher;
 
-void vm_query_register_matcher(const VHandleType *type, vm_matcher_fn fn)
+static void matcher_mark(VM *vm, void *data)
 {
-    for (int i = 0; i < MAX_MATCHERS; i++)
-        if (!matchers[i].type || matchers[i].type == type) {
-            matchers[i].type = type;
-            matchers[i].fn = fn;
-            return;
-        }
+    vm_mark(vm, ((Matcher *)data)->fn);
 }
 
-static vm_matcher_fn matcher_of(Value v)
+static void matcher_show(VM *vm, void *data, VStrBuf *sb)
 {
-    for (int i = 0; IS_HANDLE(v) && i < MAX_MATCHERS && matchers[i].type; i++)
-        if (matchers[i].type == AS_HANDLE(v)->type)
-            return matchers[i].fn;
-    return NULL;
+    vm_sb_addc(vm, sb, "matcher(");
+    vm_show(vm, sb, ((Matcher *)data)->fn, false);
+    vm_sb_addc(vm, sb, ")");
+}
+
+const VHandleType vm_matcher_type = {.name = "matcher", .mark = matcher_mark, .show = matcher_show};
+
+Value nat_matcher(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    if (!IS_FUNC(argv[0]) && argv[0].type != VT_NATIVE)
+        vm_arg_error(vm, 0, "a function", argv[0]);
+    VHandle *h = vm_handle_new(vm, &vm_matcher_type, sizeof(Matcher));
+    ((Matcher *)handle_data(h))->fn = argv[0];
+    return v_obj(h);
+}
+
+/* What the kernels call per string (QSet.match): the function, on the VM's
+ * thread; its errors go up through the scan like any raise. */
+typedef struct MatchCall {
+    VM *vm;
+    Value fn;
+    const QExpr *at;
+} MatchCall;
+
+static bool call_matcher(void *data, const char *s, size_t n)
+{
+    MatchCall *mc = data;
+    Value arg = v_obj(vm_str_new(mc->vm, s, n));
+    Value r = vm_call(mc->vm, mc->fn, 1, &arg);
+    if (!IS_BOOL(r))
+        qx_error(mc->vm, mc->at, "the matcher's function must return true or false, not %s",
+                 v_type_name(r));
+    return AS_BOOL(r);
 }
 
 /* ---- plan memory -------------------------------------------------------- */
@@ -157,8 +182,13 @@ static bool query_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
 {
+    /* The run may call comb (a matcher), and so collect: root the text so
+     * far and the rows. */
+    vm_push_root(vm, v_obj(sb->s));
     Value r = vm_query_run(vm, v_obj((VHandle *)((char *)data - offsetof(VHandle, data))));
+    vm_push_root(vm, r);
     vm_show(vm, sb, r, false);
+    vm_pop_root(vm, 2);
 }
 
 const VHandleType vm_query_type = {
@@ -186,6 +216,7 @@ typedef struct Binder {
     int nslots;
     bool indexed;           /* the call being bound has .field after it */
     bool quantify;          /* a tagset-level where: bare tag fields mean any(tags, ...) */
+    QExpr *residual[2];     /* the where's conjuncts that call comb (tagsets, tags) */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -794,13 +825,15 @@ static QExpr *bind_in(Binder *b, Value node)
     if (setx->op != QOP_CONST)
         bind_error(b, setx, "the set after 'in' must not depend on the row's fields");
     e->k = setx->k;
-    vm_matcher_fn m = matcher_of(setx->k);
-    if (m) {
+    if (IS_HANDLE(e->k) && AS_HANDLE(e->k)->type == &vm_matcher_type) {
         if (e->a->type != QT_STR && e->a->type != QT_ANY)
             bind_error(b, e->a, "a matcher matches strings, not %s", describe(b, e->a, d, sizeof d));
+        MatchCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
+        *mc = (MatchCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e};
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
-        e->set->match = m;
-        e->set->mdata = handle_data(AS_HANDLE(setx->k));
+        e->set->match = call_matcher;
+        e->set->mdata = mc;
+        b->p->scan.vm_calls |= b->vs != NULL;
         return e;
     }
     VArray *vals = set_values(b, setx, setx->k);
@@ -1215,18 +1248,41 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
 
 /* ---- the scan's share of a typed pipeline ---- */
 
-static void and_into(Binder *b, QExpr **where, QExpr *e, Value node)
+static void and_into(Binder *b, QExpr **where, QExpr *e)
 {
-    if (!*where) {
-        *where = e;
+    if (!*where || !e) {
+        *where = *where ? *where : e;
         return;
     }
-    QExpr *a = new_expr(b, QOP_AND, node);
+    QExpr *a = new_expr_at(b, QOP_AND, e->line, e->col);
     a->a = *where;
     a->b = e;
     a->type = QT_BOOL;
     a->tag = (*where)->tag || e->tag;
     *where = a;
+}
+
+/* Whether e asks a comb function (a matcher's). */
+static bool calls_vm(const QExpr *e)
+{
+    if (!e)
+        return false;
+    if (e->op == QX_SET && e->set && e->set->match == call_matcher)
+        return true;
+    return calls_vm(e->a) || calls_vm(e->b) || calls_vm(e->c);
+}
+
+/* A where's conjuncts: those the kernels run alone into *where; those that
+ * call comb set aside, to come last (residual), so that comb sees only the
+ * rows the others keep. */
+static void add_where(Binder *b, QExpr **where, QExpr **residual, QExpr *e)
+{
+    if (e->op == QOP_AND && calls_vm(e)) {
+        add_where(b, where, residual, e->a);
+        add_where(b, where, residual, e->b);
+        return;
+    }
+    and_into(b, calls_vm(e) ? residual : where, e);
 }
 
 /* Binds the stages the scan can run; returns the first stage it cannot. */
@@ -1244,8 +1300,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         switch (verb) {
         case QV_where:
             b->quantify = !sc->tags;
-            and_into(b, sc->tags ? &sc->tag_where : &sc->where,
-                     bind_bool(b, nval(st, 3), "where's condition"), st);
+            add_where(b, sc->tags ? &sc->tag_where : &sc->where, &b->residual[sc->tags],
+                      bind_bool(b, nval(st, 3), "where's condition"));
             b->quantify = false;
             continue;
         case QV_tags:
@@ -1332,6 +1388,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 
 static void scan_uses(QScan *sc)
 {
+    if (sc->tags)
+        sc->want[sc->vs->s->nfields] = true;    /* a row per tag: the tag counts */
     uses(sc, sc->where, sc->want);
     uses(sc, sc->tag_where, sc->want);
     for (int k = 0; k < sc->nsort; k++)
@@ -1411,6 +1469,8 @@ static void bind_plan(VM *vm, VQuery *q)
         p->scan.src = src;
         p->scan.vs = b.vs = vschema(src->schema);
         first_step = bind_scan(&b, q, p);
+        and_into(&b, &p->scan.where, b.residual[0]);
+        and_into(&b, &p->scan.tag_where, b.residual[1]);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */
         const st_schema *s = b.vs->s;
