@@ -288,7 +288,7 @@ static bool filter_field_const(KCtx *k, const QExpr *e, bool tag, const KSel *in
         case ST_U8: if (fk) CMP_COL(uint8_t, double, kx->kf); else CMP_COL(uint8_t, int64_t, kx->ki); break;
         case ST_U16: if (fk) CMP_COL(uint16_t, double, kx->kf); else CMP_COL(uint16_t, int64_t, kx->ki); break;
         case ST_U32: if (fk) CMP_COL(uint32_t, double, kx->kf); else CMP_COL(uint32_t, int64_t, kx->ki); break;
-        case ST_U64: if (fk) CMP_COL(int64_t, double, kx->kf); else CMP_COL(int64_t, int64_t, kx->ki); break;
+        case ST_U64: if (fk || kx->ki < 0) CMP_COL(uint64_t, double, fk ? kx->kf : (double)kx->ki); else CMP_COL(uint64_t, uint64_t, (uint64_t)kx->ki); break;
         case ST_I8: if (fk) CMP_COL(int8_t, double, kx->kf); else CMP_COL(int8_t, int64_t, kx->ki); break;
         case ST_I16: if (fk) CMP_COL(int16_t, double, kx->kf); else CMP_COL(int16_t, int64_t, kx->ki); break;
         case ST_I32: if (fk) CMP_COL(int32_t, double, kx->kf); else CMP_COL(int32_t, int64_t, kx->ki); break;

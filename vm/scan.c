@@ -221,7 +221,7 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     if (e->op == QOP_AND)
         return parts_of(vm, p, e->a, out, n) || parts_of(vm, p, e->b, out, n);
     if (e->op == QOP_EQ && e->a->op == QX_FIELD && e->a->field == (int)sc->src->partkey &&
-        e->b->op == QOP_CONST) {
+        e->b->op == QOP_CONST && e->b->type != QT_FLOAT) {
         *out = qp_alloc(vm, p, sizeof **out);
         *n = 0;
         if (encode_const(f, e->b, v, &exact) && exact) {
