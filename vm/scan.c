@@ -1398,7 +1398,7 @@ static const char *const consumer_names[] = {
     [QC_WRITE] = "write",
 };
 
-/* The tagset-level where as bound (nil: none). */
+/* A where as bound (nil: none). */
 static Value where_text(VM *vm, const QExpr *e, const st_schema *s)
 {
     if (!e)
@@ -1459,6 +1459,7 @@ Value scan_explain(VM *vm, QPlan *p)
         vm_array_push(vm, ranges, v_obj(vm_str_cstr(vm, buf)));
     }
     set(vm, m, "where", where_text(vm, sc->where, s));
+    set(vm, m, "tag_where", where_text(vm, sc->tag_where, s));
     set(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     set(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));

@@ -51,6 +51,8 @@ print(e.where)
 print(e.zone_ranges, e.partitions_read, e.blocks_read < e.blocks)
 print((ds | where !(bsid == 1 || sys in ["RICS", "BILL"]) && first(tags, dur > 3).status == 1 | explain).where)
 print((ds | where between(dur, 3, 4) | explain).where)
+let t = ds | where state == "open" | tags | where bsid == 34 && dnum ~ /^201/ | explain
+print(t.where, "|", t.tag_where)
 END
 # A condition mixing tag and tagset fields is an error; so is a tag field
 # where no condition quantifies it.
