@@ -675,6 +675,18 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
 }
 
 /* day(t), hour(t) */
+/* A comb function of the row (QX_CALL), asked row by row on the VM's thread. */
+static void eval_call(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const KVec *args[QX_MAX_ARGS];
+    int n = 0;
+    for (const QExpr *x = e->a; x; x = x->b)
+        args[n++] = k_eval(k, x->a, tag, in);
+    for (uint32_t j = 0; j < in->n; j++)
+        v->i[j] = qx_call(e, args, j);
+    all_valid(v, in->n);
+}
+
 static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const KVec *a = k_eval(k, e->a, tag, in);
@@ -734,6 +746,10 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     default:
         if (e->op == QX_FUNC) {
             eval_func(k, e, tag, in, v);
+            break;
+        }
+        if (e->op == QX_CALL) {
+            eval_call(k, e, tag, in, v);
             break;
         }
         /* a condition as a bool value */

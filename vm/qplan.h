@@ -30,6 +30,8 @@ enum {
     QX_AGG,                /* an aggregate: fn, a = argument (or NULL for count()) */
     QX_FUNC,               /* between/day/hour: fn, a, b, c */
     QX_SET,                /* a in set: a, set */
+    QX_CALL,               /* a comb function of the row (bool): call, a = first QX_ARG */
+    QX_ARG,                /* an argument of a QX_CALL: a = its value, b = the next QX_ARG */
 };
 
 typedef struct QSet QSet;
@@ -52,6 +54,7 @@ typedef struct QExpr {
     uint32_t kn;        /* bytes of ks */
     void *re;           /* pcre2_code * of a MATCH */
     QSet *set;          /* SET */
+    void *call;         /* CALL: the function (query.c's) */
     uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
     int slot;           /* the kernel scratch vector this node evaluates into */
@@ -238,6 +241,16 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
 Value scan_run(VM *vm, QPlan *p);
 /* explain: what the scan would read, as a map. */
 Value scan_explain(VM *vm, QPlan *p);
+
+/* ---- vm/query.c: comb calls from the kernels ----------------------------- */
+
+/* Calls a QX_CALL's comb function with its arguments' values at j (args[i]
+ * the vector of its i-th QX_ARG): the bool it returns. On the VM's thread
+ * only (QScan.vm_calls); its errors raise. */
+#define QX_MAX_ARGS 8
+bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j);
+/* The same with the arguments' values (row steps). */
+bool qx_call_values(const QExpr *e, int argc, Value *argv);
 
 /* ---- vm/rows.c: row steps over comb values ------------------------------- */
 

@@ -82,23 +82,57 @@ Value nat_matcher(VM *vm, int argc, Value *argv)
     return v_obj(h);
 }
 
-/* What the kernels call per string (QSet.match): the function, on the VM's
- * thread; its errors go up through the scan like any raise. */
-typedef struct MatchCall {
+/* A comb function the scan calls (a matcher's, or one called with fields):
+ * on the VM's thread; its errors go up through the scan like any raise. */
+typedef struct CombCall {
     VM *vm;
     Value fn;
     const QExpr *at;
-} MatchCall;
+    const char *what;   /* for the message when it returns no bool */
+} CombCall;
 
+static bool call_bool(const CombCall *cc, int argc, Value *argv)
+{
+    Value r = vm_call(cc->vm, cc->fn, argc, argv);
+    if (!IS_BOOL(r))
+        qx_error(cc->vm, cc->at, "%s must return true or false, not %s", cc->what, v_type_name(r));
+    return AS_BOOL(r);
+}
+
+/* What the kernels ask per string (QSet.match). */
 static bool call_matcher(void *data, const char *s, size_t n)
 {
-    MatchCall *mc = data;
-    Value arg = v_obj(vm_str_new(mc->vm, s, n));
-    Value r = vm_call(mc->vm, mc->fn, 1, &arg);
-    if (!IS_BOOL(r))
-        qx_error(mc->vm, mc->at, "the matcher's function must return true or false, not %s",
-                 v_type_name(r));
-    return AS_BOOL(r);
+    Value arg = v_obj(vm_str_new(((CombCall *)data)->vm, s, n));
+    return call_bool(data, 1, &arg);
+}
+
+/* Value j of an argument's vector as comb has it. */
+static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j)
+{
+    if (v->valid && !v->valid[j])
+        return v_nil();
+    switch (x->type) {
+    case QT_BOOL: return v_bool(v->i[j] != 0);
+    case QT_INT: return v_int(v->i[j]);
+    case QT_FLOAT: return v_float(v->f[j]);
+    case QT_STR: return v_obj(vm_str_new(vm, v->sp[j], v->sl[j]));
+    default: return v_nil();
+    }
+}
+
+bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j)
+{
+    const CombCall *cc = e->call;
+    Value argv[QX_MAX_ARGS];
+    int n = 0;
+    for (const QExpr *x = e->a; x; x = x->b, n++)
+        argv[n] = vec_value(cc->vm, x->a, args[n], j);
+    return qx_call_values(e, n, argv);
+}
+
+bool qx_call_values(const QExpr *e, int argc, Value *argv)
+{
+    return call_bool(e->call, argc, argv);
 }
 
 /* ---- plan memory -------------------------------------------------------- */
@@ -289,6 +323,8 @@ static const char *describe(Binder *b, const QExpr *e, char *buf, size_t n)
         VStr *s = vm_sb_done(b->vm, &sb);
         snprintf(buf, n, "%.*s (%s)", s->len > 40 ? 40 : (int)s->len, s->data,
                  IS_OBJ(e->k) && !IS_STR(e->k) ? v_type_name(e->k) : type_word(e->type));
+    } else if (e->op == QX_CALL) {
+        snprintf(buf, n, "a call of a comb function (a condition: true or false)");
     } else {
         snprintf(buf, n, "%s", type_word(e->type));
     }
@@ -538,6 +574,15 @@ void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
             vm_sb_printf(vm, sb, ".%s", e->name->data);
         else if (e->op == QX_QUANT && e->field >= 0 && s)
             vm_sb_printf(vm, sb, ".%s", s->fields[e->field].name);
+        return;
+    case QX_CALL:
+        vm_show(vm, sb, e->k, false);
+        vm_sb_addc(vm, sb, "(");
+        for (const QExpr *x = e->a; x; x = x->b) {
+            qx_show(vm, sb, x->a, s);
+            vm_sb_addc(vm, sb, x->b ? ", " : "");
+        }
+        vm_sb_addc(vm, sb, ")");
         return;
     case QOP_AND: case QOP_OR:
         show_operand(vm, sb, e->a, s);
@@ -828,8 +873,9 @@ static QExpr *bind_in(Binder *b, Value node)
     if (IS_HANDLE(e->k) && AS_HANDLE(e->k)->type == &vm_matcher_type) {
         if (e->a->type != QT_STR && e->a->type != QT_ANY)
             bind_error(b, e->a, "a matcher matches strings, not %s", describe(b, e->a, d, sizeof d));
-        MatchCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
-        *mc = (MatchCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e};
+        CombCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
+        *mc = (CombCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e,
+                         "the matcher's function"};
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
         e->set->match = call_matcher;
         e->set->mdata = mc;
@@ -931,8 +977,39 @@ static QExpr *bind_agg(Binder *b, Value node, int fn, QExpr *e)
     return e;
 }
 
+/* f(args) with f a function of the program (captured when the pipeline
+ * was written): a condition asked of comb per row. */
+static QExpr *bind_comb_call(Binder *b, Value node)
+{
+    QExpr *e = new_expr(b, QX_CALL, node);
+    QExpr *fx = bind(b, nval(node, 3));
+    char d[96];
+    if (fx->op != QOP_CONST || (!IS_FUNC(fx->k) && fx->k.type != VT_NATIVE))
+        bind_error(b, fx, "%s is not a function", describe(b, fx, d, sizeof d));
+    if (nlen(node) - 4 > QX_MAX_ARGS)
+        bind_error(b, e, "a function called in a query takes at most %d arguments", QX_MAX_ARGS);
+    QExpr **tail = &e->a;
+    for (size_t i = 4; i < nlen(node); i++) {
+        QExpr *arg = *tail = new_expr(b, QX_ARG, node);
+        arg->a = bind(b, nval(node, i));
+        arg->type = arg->a->type;
+        arg->tag = arg->a->tag;
+        e->tag |= arg->tag;
+        tail = &arg->b;
+    }
+    CombCall *cc = qp_alloc(b->vm, b->p, sizeof *cc);
+    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query"};
+    e->call = cc;
+    e->k = fx->k;
+    e->type = QT_BOOL;
+    b->p->scan.vm_calls |= b->vs != NULL;
+    return e;
+}
+
 static QExpr *bind_call(Binder *b, Value node)
 {
+    if (!IS_STR(nval(node, 3)))
+        return bind_comb_call(b, node);
     QExpr *e = new_expr(b, QX_FUNC, node);
     VStr *name = AS_STR(nval(node, 3));
     int fn = vm_query_func_find(name->data, name->len);
@@ -992,7 +1069,7 @@ static QExpr *bind_index(Binder *b, Value node)
     Value objn = nval(node, 3), keyn = nval(node, 4);
     QExpr *e = new_expr(b, QOP_INDEX, node);
     int op = (int)nint(objn, 0);
-    if (op == QOP_CALL) {
+    if (op == QOP_CALL && IS_STR(nval(objn, 3))) {
         VStr *fname = AS_STR(nval(objn, 3));
         int fn = vm_query_func_find(fname->data, fname->len);
         if (fn == QF_first || fn == QF_last) {
@@ -1267,7 +1344,7 @@ static bool calls_vm(const QExpr *e)
 {
     if (!e)
         return false;
-    if (e->op == QX_SET && e->set && e->set->match == call_matcher)
+    if (e->op == QX_CALL || (e->op == QX_SET && e->set && e->set->match == call_matcher))
         return true;
     return calls_vm(e->a) || calls_vm(e->b) || calls_vm(e->c);
 }
