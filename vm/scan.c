@@ -1272,9 +1272,9 @@ static void run_free(Run *run)
  * middle (out of memory, an interrupt) leaks nothing. */
 static void run_handle_free(VM *vm, void *data)
 {
-    (void)vm;
     Run *run = *(Run **)data;
     if (run) {
+        vm_free_mem(vm, run->sh.parts.p, (run->sh.parts.total + 1) * sizeof *run->sh.parts.p);
         run_free(run);
         mem_free(run, sizeof *run);
     }
@@ -1383,8 +1383,6 @@ Value scan_run(VM *vm, QPlan *p)
         break;
     }
 done:
-    vm_free_mem(vm, sh->parts.p, (sh->parts.total + 1) * sizeof *sh->parts.p);
-    sh->parts.p = NULL;
     run_handle_free(vm, handle_data(h));
     *(Run **)handle_data(h) = NULL;
     vm_pop_root(vm, 1);
