@@ -999,14 +999,22 @@ static Value qnode(Compiler *c, PipeC *pc, Expr *e)
         return qop(c, pc, qbinary_op(e->u.op.op), e, e->u.op.a, e->u.op.b);
     case E_CALL: {
         Expr *fn = e->u.call.fn;
-        if (!is_query_func(fn)) {
-            error(c, e->line, e->col,
-                  "only query functions (any, all, count, first, last, sum, min, max, avg, "
-                  "distinct, between, day, hour) can take fields as arguments");
-            return v_nil();
-        }
         VArray *a = qarr(c, QOP_CALL, e, (size_t)e->u.call.n + 1);
-        vm_array_push(c->vm, a, str_const(c, fn->u.name.s, fn->u.name.n));
+        if (is_query_func(fn)) {
+            vm_array_push(c->vm, a, str_const(c, fn->u.name.s, fn->u.name.n));
+        } else {
+            /* a comb function of fields: the function now, the call per row */
+            VArray *fused = vm_array_new(c->vm, 0);
+            bool native = fn->kind == E_NAME && find_local(c->fs, &fn->u.name) < 0 &&
+                          vm_native_find(fn->u.name.s, fn->u.name.n) >= 0;
+            if (!native && !hoistable(c, fn, fused)) {
+                error(c, fn->line, fn->col, "a call in a query needs a query function (any, all, "
+                      "count, first, last, sum, min, max, avg, distinct, between, day, hour) or "
+                      "a function of the program");
+                return v_nil();
+            }
+            vm_array_push(c->vm, a, capture(c, pc, fn, v_nil(), fused));
+        }
         for (int i = 0; i < e->u.call.n; i++)
             vm_array_push(c->vm, a, qnode(c, pc, e->u.call.args[i]));
         return v_obj(a);

@@ -288,7 +288,7 @@ static bool filter_field_const(KCtx *k, const QExpr *e, bool tag, const KSel *in
         case ST_U8: if (fk) CMP_COL(uint8_t, double, kx->kf); else CMP_COL(uint8_t, int64_t, kx->ki); break;
         case ST_U16: if (fk) CMP_COL(uint16_t, double, kx->kf); else CMP_COL(uint16_t, int64_t, kx->ki); break;
         case ST_U32: if (fk) CMP_COL(uint32_t, double, kx->kf); else CMP_COL(uint32_t, int64_t, kx->ki); break;
-        case ST_U64: if (fk) CMP_COL(int64_t, double, kx->kf); else CMP_COL(int64_t, int64_t, kx->ki); break;
+        case ST_U64: if (fk || kx->ki < 0) CMP_COL(uint64_t, double, fk ? kx->kf : (double)kx->ki); else CMP_COL(uint64_t, uint64_t, (uint64_t)kx->ki); break;
         case ST_I8: if (fk) CMP_COL(int8_t, double, kx->kf); else CMP_COL(int8_t, int64_t, kx->ki); break;
         case ST_I16: if (fk) CMP_COL(int16_t, double, kx->kf); else CMP_COL(int16_t, int64_t, kx->ki); break;
         case ST_I32: if (fk) CMP_COL(int32_t, double, kx->kf); else CMP_COL(int32_t, int64_t, kx->ki); break;
@@ -675,6 +675,18 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
 }
 
 /* day(t), hour(t) */
+/* A comb function of the row (QX_CALL), asked row by row on the VM's thread. */
+static void eval_call(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const KVec *args[QX_MAX_ARGS];
+    int n = 0;
+    for (const QExpr *x = e->a; x; x = x->b)
+        args[n++] = k_eval(k, x->a, tag, in);
+    for (uint32_t j = 0; j < in->n; j++)
+        v->i[j] = qx_call(e, args, j);
+    all_valid(v, in->n);
+}
+
 static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const KVec *a = k_eval(k, e->a, tag, in);
@@ -734,6 +746,10 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     default:
         if (e->op == QX_FUNC) {
             eval_func(k, e, tag, in, v);
+            break;
+        }
+        if (e->op == QX_CALL) {
+            eval_call(k, e, tag, in, v);
             break;
         }
         /* a condition as a bool value */

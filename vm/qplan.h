@@ -30,6 +30,8 @@ enum {
     QX_AGG,                /* an aggregate: fn, a = argument (or NULL for count()) */
     QX_FUNC,               /* between/day/hour: fn, a, b, c */
     QX_SET,                /* a in set: a, set */
+    QX_CALL,               /* a comb function of the row (bool): call, a = first QX_ARG */
+    QX_ARG,                /* an argument of a QX_CALL: a = its value, b = the next QX_ARG */
 };
 
 typedef struct QSet QSet;
@@ -52,6 +54,7 @@ typedef struct QExpr {
     uint32_t kn;        /* bytes of ks */
     void *re;           /* pcre2_code * of a MATCH */
     QSet *set;          /* SET */
+    void *call;         /* CALL: the function (query.c's) */
     uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
     int slot;           /* the kernel scratch vector this node evaluates into */
@@ -70,7 +73,7 @@ struct QSet {
     uint32_t *lens;
     size_t n, cap;
     QType type;
-    vm_matcher_fn match;    /* a matcher handle instead (gre): strings only */
+    bool (*match)(void *mdata, const char *s, size_t n);   /* a matcher instead: strings only */
     void *mdata;
 };
 
@@ -101,7 +104,7 @@ typedef struct QAggDef {
 typedef struct QScan {
     VSource *src;
     const VSchema *vs;
-    QExpr *where;       /* over tagsets (NULL: all) */
+    QExpr *where;       /* over tagsets (NULL: all); conjuncts that call comb last */
     bool tags;          /* rows are tags */
     QExpr *tag_where;   /* over tags, after `tags` */
     QConsumer consumer;
@@ -124,6 +127,7 @@ typedef struct QScan {
     uint32_t nparts;    /* UINT32_MAX: all */
     bool footer_count;  /* COUNT with no filter: the footers know */
     int nslots;         /* kernel scratch vectors per thread */
+    bool vm_calls;      /* an expression calls comb (a matcher): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
     Value write_target;
     VMap *write_opts;
@@ -158,6 +162,10 @@ typedef struct QPlan {
 /* Raises a message at e's position in the program. */
 _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* e as text, fully bound (quantifiers made explicit); s names the fields
+ * first/last(tags, P).f reads (NULL in row steps). */
+void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
 
 /* Whether a three-way comparison c satisfies op (QOP_EQ .. QOP_GE). */
 static inline bool qx_holds(int op, int c)
@@ -233,6 +241,16 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
 Value scan_run(VM *vm, QPlan *p);
 /* explain: what the scan would read, as a map. */
 Value scan_explain(VM *vm, QPlan *p);
+
+/* ---- vm/query.c: comb calls from the kernels ----------------------------- */
+
+/* Calls a QX_CALL's comb function with its arguments' values at j (args[i]
+ * the vector of its i-th QX_ARG): the bool it returns. On the VM's thread
+ * only (QScan.vm_calls); its errors raise. */
+#define QX_MAX_ARGS 8
+bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j);
+/* The same with the arguments' values (row steps). */
+bool qx_call_values(const QExpr *e, int argc, Value *argv);
 
 /* ---- vm/rows.c: row steps over comb values ------------------------------- */
 

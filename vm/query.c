@@ -52,28 +52,87 @@ int vm_query_func_find(const char *name, size_t n)
 
 /* ---- matchers ----------------------------------------------------------- */
 
-#define MAX_MATCHERS 8
-static struct {
-    const VHandleType *type;
-    vm_matcher_fn fn;
-} matchers[MAX_MATCHERS];
+/* matcher(fn): a comb function s -> bool as the right side of `in`. The
+ * scan asks it on the VM's thread (QScan.vm_calls). */
+typedef struct Matcher {
+    Value fn;
+} Matcher;
 
-void vm_query_register_matcher(const VHandleType *type, vm_matcher_fn fn)
+static void matcher_mark(VM *vm, void *data)
 {
-    for (int i = 0; i < MAX_MATCHERS; i++)
-        if (!matchers[i].type || matchers[i].type == type) {
-            matchers[i].type = type;
-            matchers[i].fn = fn;
-            return;
-        }
+    vm_mark(vm, ((Matcher *)data)->fn);
 }
 
-static vm_matcher_fn matcher_of(Value v)
+static void matcher_show(VM *vm, void *data, VStrBuf *sb)
 {
-    for (int i = 0; IS_HANDLE(v) && i < MAX_MATCHERS && matchers[i].type; i++)
-        if (matchers[i].type == AS_HANDLE(v)->type)
-            return matchers[i].fn;
-    return NULL;
+    vm_sb_addc(vm, sb, "matcher(");
+    vm_show(vm, sb, ((Matcher *)data)->fn, false);
+    vm_sb_addc(vm, sb, ")");
+}
+
+const VHandleType vm_matcher_type = {.name = "matcher", .mark = matcher_mark, .show = matcher_show};
+
+Value nat_matcher(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    if (!IS_FUNC(argv[0]) && argv[0].type != VT_NATIVE)
+        vm_arg_error(vm, 0, "a function", argv[0]);
+    VHandle *h = vm_handle_new(vm, &vm_matcher_type, sizeof(Matcher));
+    ((Matcher *)handle_data(h))->fn = argv[0];
+    return v_obj(h);
+}
+
+/* A comb function the scan calls (a matcher's, or one called with fields):
+ * on the VM's thread; its errors go up through the scan like any raise. */
+typedef struct CombCall {
+    VM *vm;
+    Value fn;
+    const QExpr *at;
+    const char *what;   /* for the message when it returns no bool */
+} CombCall;
+
+static bool call_bool(const CombCall *cc, int argc, Value *argv)
+{
+    Value r = vm_call(cc->vm, cc->fn, argc, argv);
+    if (!IS_BOOL(r))
+        qx_error(cc->vm, cc->at, "%s must return true or false, not %s", cc->what, v_type_name(r));
+    return AS_BOOL(r);
+}
+
+/* What the kernels ask per string (QSet.match). */
+static bool call_matcher(void *data, const char *s, size_t n)
+{
+    Value arg = v_obj(vm_str_new(((CombCall *)data)->vm, s, n));
+    return call_bool(data, 1, &arg);
+}
+
+/* Value j of an argument's vector as comb has it. */
+static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j)
+{
+    if (v->valid && !v->valid[j])
+        return v_nil();
+    switch (x->type) {
+    case QT_BOOL: return v_bool(v->i[j] != 0);
+    case QT_INT: return v_int(v->i[j]);
+    case QT_FLOAT: return v_float(v->f[j]);
+    case QT_STR: return v_obj(vm_str_new(vm, v->sp[j], v->sl[j]));
+    default: return v_nil();
+    }
+}
+
+bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j)
+{
+    const CombCall *cc = e->call;
+    Value argv[QX_MAX_ARGS];
+    int n = 0;
+    for (const QExpr *x = e->a; x; x = x->b, n++)
+        argv[n] = vec_value(cc->vm, x->a, args[n], j);
+    return qx_call_values(e, n, argv);
+}
+
+bool qx_call_values(const QExpr *e, int argc, Value *argv)
+{
+    return call_bool(e->call, argc, argv);
 }
 
 /* ---- plan memory -------------------------------------------------------- */
@@ -157,8 +216,13 @@ static bool query_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
 {
+    /* The run may call comb (a matcher), and so collect: root the text so
+     * far and the rows. */
+    vm_push_root(vm, v_obj(sb->s));
     Value r = vm_query_run(vm, v_obj((VHandle *)((char *)data - offsetof(VHandle, data))));
+    vm_push_root(vm, r);
     vm_show(vm, sb, r, false);
+    vm_pop_root(vm, 2);
 }
 
 const VHandleType vm_query_type = {
@@ -185,6 +249,8 @@ typedef struct Binder {
     bool cols_known;
     int nslots;
     bool indexed;           /* the call being bound has .field after it */
+    bool quantify;          /* a tagset-level where: bare tag fields mean any(tags, ...) */
+    QExpr *residual[2];     /* the where's conjuncts that call comb (tagsets, tags) */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -214,16 +280,21 @@ _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
 
 #define bind_error(b, at, ...) qx_error((b)->vm, at, __VA_ARGS__)
 
-static QExpr *new_expr(Binder *b, int op, Value node)
+static QExpr *new_expr_at(Binder *b, int op, int line, int col)
 {
     QExpr *e = qp_alloc(b->vm, b->p, sizeof *e);
     e->op = op;
-    e->line = (int)nint(node, 1);
-    e->col = (int)nint(node, 2);
+    e->line = line;
+    e->col = col;
     e->field = -1;
     e->k = v_nil();
     e->slot = b->nslots++;
     return e;
+}
+
+static QExpr *new_expr(Binder *b, int op, Value node)
+{
+    return new_expr_at(b, op, (int)nint(node, 1), (int)nint(node, 2));
 }
 
 static const char *type_word(QType t)
@@ -252,6 +323,8 @@ static const char *describe(Binder *b, const QExpr *e, char *buf, size_t n)
         VStr *s = vm_sb_done(b->vm, &sb);
         snprintf(buf, n, "%.*s (%s)", s->len > 40 ? 40 : (int)s->len, s->data,
                  IS_OBJ(e->k) && !IS_STR(e->k) ? v_type_name(e->k) : type_word(e->type));
+    } else if (e->op == QX_CALL) {
+        snprintf(buf, n, "a call of a comb function (a condition: true or false)");
     } else {
         snprintf(buf, n, "%s", type_word(e->type));
     }
@@ -333,7 +406,7 @@ static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
     e->field = f;
     e->name = b->vs->names[f];
     e->tag = fd->role == ST_TAG;
-    if (e->tag && b->scope == SC_TAGSET)
+    if (e->tag && b->scope == SC_TAGSET && !b->quantify)
         bind_error(b, e, "'%s' is a tag field: use any(tags, %s ...), or `| tags` for a row per tag",
                    fd->name, fd->name);
     switch (fd->type) {
@@ -403,9 +476,44 @@ static QExpr *bind_capture(Binder *b, Value node)
 
 static QExpr *bind(Binder *b, Value node);
 
+/* The first tag field (tag) or tagset field e reads outside a quantifier,
+ * or NULL. */
+static const QExpr *field_in(Binder *b, const QExpr *e, bool tag)
+{
+    if (!e || e->op == QX_QUANT)
+        return NULL;
+    if (e->op == QX_FIELD && (b->vs->s->fields[e->field].role == ST_TAG) == tag)
+        return e;
+    const QExpr *f = field_in(b, e->a, tag);
+    f = f ? f : field_in(b, e->b, tag);
+    return f ? f : field_in(b, e->c, tag);
+}
+
+/* Gecko's rule: in a tagset-level where, the smallest condition that reads
+ * tag fields (a comparison, `in`, `~`, between, a bool field) means "some
+ * tag satisfies it": it becomes any(tags, COND). A condition that also
+ * reads a tagset field is ambiguous and an error. */
+static QExpr *quantify(Binder *b, QExpr *e)
+{
+    if (!b->quantify || b->scope != SC_TAGSET || !e->tag || e->type != QT_BOOL)
+        return e;
+    const QExpr *ts = field_in(b, e, false);
+    if (ts) {
+        const QExpr *tg = field_in(b, e, true);
+        bind_error(b, e, "this condition mixes the tag field '%s' and the tagset field '%s': "
+                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data,
+                   ts->name->data);
+    }
+    QExpr *q = new_expr_at(b, QX_QUANT, e->line, e->col);
+    q->fn = QF_any;
+    q->a = e;
+    q->type = QT_BOOL;
+    return q;
+}
+
 static QExpr *bind_bool(Binder *b, Value node, const char *what)
 {
-    QExpr *e = bind(b, node);
+    QExpr *e = quantify(b, bind(b, node));
     char d[96];
     if (e->type != QT_BOOL && e->type != QT_ANY)
         bind_error(b, e, "%s must be true or false, not %s", what, describe(b, e, d, sizeof d));
@@ -426,6 +534,73 @@ static const char *const op_sym[QOP__COUNT] = {
     [QOP_EQ] = "==", [QOP_NE] = "!=", [QOP_LT] = "<", [QOP_LE] = "<=", [QOP_GT] = ">",
     [QOP_GE] = ">=", [QOP_MATCH] = "~", [QOP_NOMATCH] = "!~", [QOP_IN] = "in",
 };
+
+/* ---- a bound expression as text (explain) ---- */
+
+static void show_operand(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    bool paren = (e->op >= QOP_ADD && e->op <= QOP_INRANGE) || e->op == QX_SET;
+    vm_sb_addc(vm, sb, paren ? "(" : "");
+    qx_show(vm, sb, e, s);
+    vm_sb_addc(vm, sb, paren ? ")" : "");
+}
+
+void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    switch (e->op) {
+    case QOP_CONST:
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_FIELD: case QX_MAPGET:
+        vm_sb_add(vm, sb, e->name->data, e->name->len);
+        return;
+    case QOP_NEG: case QOP_NOT:
+        vm_sb_addc(vm, sb, e->op == QOP_NEG ? "-" : "!");
+        show_operand(vm, sb, e->a, s);
+        return;
+    case QX_SET: case QOP_MATCH: case QOP_NOMATCH:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QX_SET ? " in " : e->op == QOP_MATCH ? " ~ " : " !~ ");
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_QUANT: case QX_AGG: case QX_FUNC:
+        vm_sb_printf(vm, sb, "%s(%s", vm_query_funcs[e->fn].name, e->op == QX_QUANT ? "tags" : "");
+        for (const QExpr *x = e->a; x; x = x == e->a ? e->b : x == e->b ? e->c : NULL) {
+            vm_sb_addc(vm, sb, e->op == QX_QUANT || x != e->a ? ", " : "");
+            qx_show(vm, sb, x, s);
+        }
+        vm_sb_addc(vm, sb, ")");
+        if (e->op == QX_QUANT && e->name)
+            vm_sb_printf(vm, sb, ".%s", e->name->data);
+        else if (e->op == QX_QUANT && e->field >= 0 && s)
+            vm_sb_printf(vm, sb, ".%s", s->fields[e->field].name);
+        return;
+    case QX_CALL:
+        vm_show(vm, sb, e->k, false);
+        vm_sb_addc(vm, sb, "(");
+        for (const QExpr *x = e->a; x; x = x->b) {
+            qx_show(vm, sb, x->a, s);
+            vm_sb_addc(vm, sb, x->b ? ", " : "");
+        }
+        vm_sb_addc(vm, sb, ")");
+        return;
+    case QOP_AND: case QOP_OR:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QOP_AND ? " && " : " || ");
+        show_operand(vm, sb, e->b, s);
+        return;
+    case QOP_INDEX:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, ".");
+        qx_show(vm, sb, e->b, s);
+        return;
+    default:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_printf(vm, sb, " %s ", op_sym[e->op]);
+        show_operand(vm, sb, e->b, s);
+        return;
+    }
+}
 
 /* Do two operand types compare? nil compares with anything by ==. */
 static bool comparable(int op, QType x, QType y)
@@ -695,13 +870,16 @@ static QExpr *bind_in(Binder *b, Value node)
     if (setx->op != QOP_CONST)
         bind_error(b, setx, "the set after 'in' must not depend on the row's fields");
     e->k = setx->k;
-    vm_matcher_fn m = matcher_of(setx->k);
-    if (m) {
+    if (IS_HANDLE(e->k) && AS_HANDLE(e->k)->type == &vm_matcher_type) {
         if (e->a->type != QT_STR && e->a->type != QT_ANY)
             bind_error(b, e->a, "a matcher matches strings, not %s", describe(b, e->a, d, sizeof d));
+        CombCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
+        *mc = (CombCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e,
+                         "the matcher's function"};
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
-        e->set->match = m;
-        e->set->mdata = handle_data(AS_HANDLE(setx->k));
+        e->set->match = call_matcher;
+        e->set->mdata = mc;
+        b->p->scan.vm_calls |= b->vs != NULL;
         return e;
     }
     VArray *vals = set_values(b, setx, setx->k);
@@ -799,8 +977,39 @@ static QExpr *bind_agg(Binder *b, Value node, int fn, QExpr *e)
     return e;
 }
 
+/* f(args) with f a function of the program (captured when the pipeline
+ * was written): a condition asked of comb per row. */
+static QExpr *bind_comb_call(Binder *b, Value node)
+{
+    QExpr *e = new_expr(b, QX_CALL, node);
+    QExpr *fx = bind(b, nval(node, 3));
+    char d[96];
+    if (fx->op != QOP_CONST || (!IS_FUNC(fx->k) && fx->k.type != VT_NATIVE))
+        bind_error(b, fx, "%s is not a function", describe(b, fx, d, sizeof d));
+    if (nlen(node) - 4 > QX_MAX_ARGS)
+        bind_error(b, e, "a function called in a query takes at most %d arguments", QX_MAX_ARGS);
+    QExpr **tail = &e->a;
+    for (size_t i = 4; i < nlen(node); i++) {
+        QExpr *arg = *tail = new_expr(b, QX_ARG, node);
+        arg->a = bind(b, nval(node, i));
+        arg->type = arg->a->type;
+        arg->tag = arg->a->tag;
+        e->tag |= arg->tag;
+        tail = &arg->b;
+    }
+    CombCall *cc = qp_alloc(b->vm, b->p, sizeof *cc);
+    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query"};
+    e->call = cc;
+    e->k = fx->k;
+    e->type = QT_BOOL;
+    b->p->scan.vm_calls |= b->vs != NULL;
+    return e;
+}
+
 static QExpr *bind_call(Binder *b, Value node)
 {
+    if (!IS_STR(nval(node, 3)))
+        return bind_comb_call(b, node);
     QExpr *e = new_expr(b, QX_FUNC, node);
     VStr *name = AS_STR(nval(node, 3));
     int fn = vm_query_func_find(name->data, name->len);
@@ -837,7 +1046,7 @@ static QExpr *bind_call(Binder *b, Value node)
             if (!comparable(c->op, c->a->type, c->b->type))
                 bind_error(b, c->b, "type mismatch: between(%s, %s, ...)",
                            describe(b, c->a, d1, sizeof d1), describe(b, c->b, d2, sizeof d2));
-        e->tag = e->a->a->tag;
+        e->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         e->a->tag = e->b->tag = e->tag;
         return e;
     }
@@ -860,7 +1069,7 @@ static QExpr *bind_index(Binder *b, Value node)
     Value objn = nval(node, 3), keyn = nval(node, 4);
     QExpr *e = new_expr(b, QOP_INDEX, node);
     int op = (int)nint(objn, 0);
-    if (op == QOP_CALL) {
+    if (op == QOP_CALL && IS_STR(nval(objn, 3))) {
         VStr *fname = AS_STR(nval(objn, 3));
         int fn = vm_query_func_find(fname->data, fname->len);
         if (fn == QF_first || fn == QF_last) {
@@ -896,7 +1105,7 @@ static QExpr *bind_index(Binder *b, Value node)
     return e;
 }
 
-static QExpr *bind(Binder *b, Value node)
+static QExpr *bind_node(Binder *b, Value node)
 {
     if (!IS_ARRAY(node))
         vm_error(b->vm, "bad query plan");
@@ -958,7 +1167,7 @@ static QExpr *bind(Binder *b, Value node)
             if (!comparable(c->op, c->a->type, c->b->type))
                 bind_error(b, c->b, "type mismatch: %s in a range of %s",
                            describe(b, c->a, d, sizeof d), type_word(c->b->type));
-        e->tag = e->a->tag = e->b->tag = e->a->a->tag;
+        e->tag = e->a->tag = e->b->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         return e;
     case QOP_CALL:
         return bind_call(b, node);
@@ -967,6 +1176,14 @@ static QExpr *bind(Binder *b, Value node)
     default:
         vm_error(b->vm, "bad query plan");
     }
+}
+
+/* A bare bool field is quantified where it is a condition (bind_bool), so
+ * `flag == false` quantifies the comparison, not the field. */
+static QExpr *bind(Binder *b, Value node)
+{
+    QExpr *e = bind_node(b, node);
+    return e->op == QX_FIELD ? e : quantify(b, e);
 }
 
 /* ---- stages ------------------------------------------------------------- */
@@ -1108,18 +1325,41 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
 
 /* ---- the scan's share of a typed pipeline ---- */
 
-static void and_into(Binder *b, QExpr **where, QExpr *e, Value node)
+static void and_into(Binder *b, QExpr **where, QExpr *e)
 {
-    if (!*where) {
-        *where = e;
+    if (!*where || !e) {
+        *where = *where ? *where : e;
         return;
     }
-    QExpr *a = new_expr(b, QOP_AND, node);
+    QExpr *a = new_expr_at(b, QOP_AND, e->line, e->col);
     a->a = *where;
     a->b = e;
     a->type = QT_BOOL;
     a->tag = (*where)->tag || e->tag;
     *where = a;
+}
+
+/* Whether e asks a comb function (a matcher's). */
+static bool calls_vm(const QExpr *e)
+{
+    if (!e)
+        return false;
+    if (e->op == QX_CALL || (e->op == QX_SET && e->set && e->set->match == call_matcher))
+        return true;
+    return calls_vm(e->a) || calls_vm(e->b) || calls_vm(e->c);
+}
+
+/* A where's conjuncts: those the kernels run alone into *where; those that
+ * call comb set aside, to come last (residual), so that comb sees only the
+ * rows the others keep. */
+static void add_where(Binder *b, QExpr **where, QExpr **residual, QExpr *e)
+{
+    if (e->op == QOP_AND && calls_vm(e)) {
+        add_where(b, where, residual, e->a);
+        add_where(b, where, residual, e->b);
+        return;
+    }
+    and_into(b, calls_vm(e) ? residual : where, e);
 }
 
 /* Binds the stages the scan can run; returns the first stage it cannot. */
@@ -1136,8 +1376,10 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         b->scope = sc->tags ? SC_TAG : SC_TAGSET;
         switch (verb) {
         case QV_where:
-            and_into(b, sc->tags ? &sc->tag_where : &sc->where,
-                     bind_bool(b, nval(st, 3), "where's condition"), st);
+            b->quantify = !sc->tags;
+            add_where(b, sc->tags ? &sc->tag_where : &sc->where, &b->residual[sc->tags],
+                      bind_bool(b, nval(st, 3), "where's condition"));
+            b->quantify = false;
             continue;
         case QV_tags:
             if (sc->tags || !b->vs->s->tag_size) {
@@ -1223,6 +1465,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 
 static void scan_uses(QScan *sc)
 {
+    if (sc->tags)
+        sc->want[sc->vs->s->nfields] = true;    /* a row per tag: the tag counts */
     uses(sc, sc->where, sc->want);
     uses(sc, sc->tag_where, sc->want);
     for (int k = 0; k < sc->nsort; k++)
@@ -1302,6 +1546,8 @@ static void bind_plan(VM *vm, VQuery *q)
         p->scan.src = src;
         p->scan.vs = b.vs = vschema(src->schema);
         first_step = bind_scan(&b, q, p);
+        and_into(&b, &p->scan.where, b.residual[0]);
+        and_into(&b, &p->scan.tag_where, b.residual[1]);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */
         const st_schema *s = b.vs->s;

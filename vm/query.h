@@ -86,11 +86,10 @@ int vm_query_func_find(const char *name, size_t n);
 
 extern const VHandleType vm_query_type;
 
-/* `f in M` with M a handle of a registered type asks fn(data, s, n) for
- * each string value: the hook for gre's many-string matchers. fn runs on
- * scan threads, so it must not touch the VM (data is the handle's). */
-typedef bool (*vm_matcher_fn)(void *data, const char *s, size_t n);
-void vm_query_register_matcher(const VHandleType *type, vm_matcher_fn fn);
+/* matcher(fn): `f in M` asks the comb function fn(s) -> bool for each
+ * string value (gre's many-string matchers make one). A scan whose plan
+ * has one runs on the VM's thread. */
+extern const VHandleType vm_matcher_type;
 
 /* Runs a query (a "query" handle) to its result: an array of maps, or the
  * value of its last verb. */

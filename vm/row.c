@@ -24,7 +24,8 @@ Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p)
     case ST_U8: return v_int(u.u8);
     case ST_U16: return v_int(u.u16);
     case ST_U32: return v_int(u.u32);
-    case ST_U64: return v_int((int64_t)u.u64);
+    case ST_U64:    /* above the ints: the nearest float, positive and ordered */
+        return u.u64 > INT64_MAX ? v_float((double)u.u64) : v_int((int64_t)u.u64);
     case ST_I8: return v_int(u.i8);
     case ST_I16: return v_int(u.i16);
     case ST_I32: return v_int(u.i32);

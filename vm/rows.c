@@ -195,6 +195,13 @@ static Value eval(Ctx *c, const QExpr *e)
         return v_bool(in_set(c, e, eval(c, e->a)));
     case QX_QUANT:
         return quant(c, e);
+    case QX_CALL: {
+        Value argv[QX_MAX_ARGS];
+        int n = 0;
+        for (const QExpr *x = e->a; x; x = x->b)
+            argv[n++] = eval(c, x->a);
+        return v_bool(qx_call_values(e, n, argv));
+    }
     case QX_AGG:
         return c->aggs ? c->aggs[e->agg] : v_nil();
     case QX_FUNC: {

@@ -221,7 +221,7 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     if (e->op == QOP_AND)
         return parts_of(vm, p, e->a, out, n) || parts_of(vm, p, e->b, out, n);
     if (e->op == QOP_EQ && e->a->op == QX_FIELD && e->a->field == (int)sc->src->partkey &&
-        e->b->op == QOP_CONST) {
+        e->b->op == QOP_CONST && e->b->type != QT_FLOAT) {
         *out = qp_alloc(vm, p, sizeof **out);
         *n = 0;
         if (encode_const(f, e->b, v, &exact) && exact) {
@@ -330,6 +330,7 @@ typedef struct Worker {
     GroupTable gt;
     ColStat *stats;
     unsigned char *row, *tag;
+    st_reader *r;           /* the open file, closed here too if a comb call raises */
     pthread_t th;
     bool started;
 } Worker;
@@ -927,7 +928,7 @@ static void scan_part(Worker *w, uint32_t pi)
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = st_reader_open(sh->parts.p[pi].path, &scan_io, &err);
+    st_reader *r = w->r = st_reader_open(sh->parts.p[pi].path, &scan_io, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -936,6 +937,7 @@ static void scan_part(Worker *w, uint32_t pi)
         st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
         fail(sh, err.msg);
         st_reader_close(r);
+        w->r = NULL;
         return;
     }
     const st_batch *b;
@@ -997,6 +999,7 @@ static void scan_part(Worker *w, uint32_t pi)
     st_read_stats rs;
     st_reader_stats(r, &rs);
     st_reader_close(r);
+    w->r = NULL;
     vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
     sh->io.blocks_read += rs.blocks_read;
@@ -1026,7 +1029,7 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int nthreads(uint32_t nparts, QConsumer c)
+static int nthreads(const QScan *sc, uint32_t nparts)
 {
     const char *env = getenv("COMB_THREADS");
     long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -1034,8 +1037,8 @@ static int nthreads(uint32_t nparts, QConsumer c)
         n = 1;
     if (n > MAX_THREADS)
         n = MAX_THREADS;
-    if (c == QC_WRITE)
-        n = 1;  /* the loader takes rows from one thread */
+    if (sc->consumer == QC_WRITE || sc->vm_calls)
+        n = 1;  /* the loader takes rows from one thread; comb runs on the VM's */
     return (int)(n > (long)nparts ? (nparts ? nparts : 1) : n);
 }
 
@@ -1066,6 +1069,7 @@ static void worker_free(Worker *w)
         mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
     }
     group_free(sc, &w->gt);
+    st_reader_close(w->r);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
     k_ctx_free(&w->k);
@@ -1268,9 +1272,9 @@ static void run_free(Run *run)
  * middle (out of memory, an interrupt) leaks nothing. */
 static void run_handle_free(VM *vm, void *data)
 {
-    (void)vm;
     Run *run = *(Run **)data;
     if (run) {
+        vm_free_mem(vm, run->sh.parts.p, (run->sh.parts.total + 1) * sizeof *run->sh.parts.p);
         run_free(run);
         mem_free(run, sizeof *run);
     }
@@ -1281,7 +1285,7 @@ static const VHandleType run_type = {.name = "scan", .free = run_handle_free};
 static void run_workers(VM *vm, Run *run)
 {
     Shared *sh = &run->sh;
-    int n = nthreads(sh->parts.n, sh->sc->consumer);
+    int n = nthreads(sh->sc, sh->parts.n);
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < sh->parts.n; i++) {
         struct stat st;
@@ -1379,8 +1383,6 @@ Value scan_run(VM *vm, QPlan *p)
         break;
     }
 done:
-    vm_free_mem(vm, sh->parts.p, (sh->parts.total + 1) * sizeof *sh->parts.p);
-    sh->parts.p = NULL;
     run_handle_free(vm, handle_data(h));
     *(Run **)handle_data(h) = NULL;
     vm_pop_root(vm, 1);
@@ -1393,6 +1395,17 @@ static const char *const consumer_names[] = {
     [QC_COUNT] = "count", [QC_COLLECT] = "rows", [QC_GROUP] = "group", [QC_STAT] = "stat",
     [QC_WRITE] = "write",
 };
+
+/* A where as bound (nil: none). */
+static Value where_text(VM *vm, const QExpr *e, const st_schema *s)
+{
+    if (!e)
+        return v_nil();
+    VStrBuf sb;
+    vm_sb_init(vm, &sb, 64);
+    qx_show(vm, &sb, e, s);
+    return v_obj(vm_sb_done(vm, &sb));
+}
 
 Value scan_explain(VM *vm, QPlan *p)
 {
@@ -1443,10 +1456,12 @@ Value scan_explain(VM *vm, QPlan *p)
                  sc->ranges[i].hi ? hi : "+inf");
         vm_array_push(vm, ranges, v_obj(vm_str_cstr(vm, buf)));
     }
+    set(vm, m, "where", where_text(vm, sc->where, s));
+    set(vm, m, "tag_where", where_text(vm, sc->tag_where, s));
     set(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     set(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
-    set(vm, m, "threads", v_int(nthreads(pl.n, sc->consumer)));
+    set(vm, m, "threads", v_int(nthreads(sc, pl.n)));
     VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
     set(vm, m, "then", v_obj(steps));
     for (int i = 0; i < p->nsteps; i++)

@@ -7,7 +7,7 @@ function digits(k,   s, i) { s = ""; for (i = 0; i < k; i++) s = s int(rand() * 
 
 # An atom over a tagset's fields: sets C (comb) and S (SQL).
 function tagset_atom(   r, f, op, v, lo, hi, list, i, k, d, form) {
-    r = int(rand() * 13)
+    r = int(rand() * 15)
     if (r <= 2) {
         f = pick(intf, 4); op = pick(ops, 6)
         v = f == "onum" ? num(7325551190, 7325551510) : f == "ts" ? num(1796083200, 1796083200 + 190000) : f == "bsid" ? num(0, 12) * 17 : num(0, 1000)
@@ -43,6 +43,10 @@ function tagset_atom(   r, f, op, v, lo, hi, list, i, k, d, form) {
     } else if (r == 11) {
         k = num(0, 4); op = pick(ops, 6)
         C = "count(tags) " op " " k; S = "(SELECT count(*) FROM g WHERE g.id = t.id) " sqlop[op] " " k
+    } else if (r >= 13) {
+        # a bare tag-field condition: Gecko's rule makes it any(tags, COND)
+        tag_atom(4)
+        C = TC; S = "EXISTS(SELECT 1 FROM g WHERE g.id = t.id AND (" TS "))"
     } else {
         tag_pred(1); op = pick(ops, 6); v = num(0, 3)
         f = rand() < 0.5 ? "first" : "last"
@@ -52,9 +56,10 @@ function tagset_atom(   r, f, op, v, lo, hi, list, i, k, d, form) {
     }
 }
 
-# A predicate over a tag's fields (and its tagset's bsid): TC and TS.
-function tag_atom(   r, op, v) {
-    r = int(rand() * 5)
+# A predicate over a tag's fields (and its tagset's bsid, unless only the
+# first k kinds are asked for: tag fields only): TC and TS.
+function tag_atom(k,   r, op, v) {
+    r = int(rand() * (k ? k : 5))
     if (r == 0) { op = rand() < 0.5 ? "==" : "!="; v = pick(syss, 3); TC = "sys " op " \"" v "\""; TS = "g.sys " sqlop[op] " '" v "'" }
     else if (r == 1) { op = pick(ops, 6); v = num(0, 3); TC = "status " op " " v; TS = "g.status " sqlop[op] " " v }
     else if (r == 2) { v = digits(1); TC = "dnum ~ /" v "$/"; TS = "g.dnum GLOB '*" v "'" }
@@ -63,7 +68,7 @@ function tag_atom(   r, op, v) {
 }
 
 function tag_pred(depth,   a, b, r) {
-    tag_atom()
+    tag_atom(0)
     if (depth <= 0 || rand() < 0.5) return
     a = TC; b = TS
     tag_pred(depth - 1)

@@ -1,7 +1,8 @@
 # Query errors name the file, line and column of what is wrong: unknown
-# fields (with a suggestion), type mismatches, a tag field used as a tagset
-# field, aggregates outside group by, a verb in the wrong place, an unknown
-# verb, bad take counts, sets and regexes; and a failing row step.
+# fields (with a suggestion), type mismatches, a condition mixing tag and
+# tagset fields, a tag field as a group key over tagsets, aggregates
+# outside group by, a verb in the wrong place, an unknown verb, bad take
+# counts, sets and regexes; and a failing row step.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 "$COMB" "$COMB_SRCDIR/tests/golden/query/calls.inc" || exit 1
 run() { printf '%s\n' "$1" > q.comb; "$COMB" q.comb 2>&1 | head -1; }
@@ -9,7 +10,8 @@ run 'let ds = open("calls")
 ds | where bsdi == 34 | count'
 run 'open("calls") | where (onum == "7325551212") && (bsid == 34) | count'
 run 'open("calls") | where state == "biled" | count'
-run 'open("calls") | where sys == "RICS" | count'
+run 'open("calls") | where sys == "RICS" && status > dur | count'
+run 'open("calls") | group by sys { n: count() }'
 run 'open("calls") | where any(tags, sys == 5) | count'
 run 'open("calls") | where dur | count'
 run 'open("calls") | where dur + "x" > 1 | count'

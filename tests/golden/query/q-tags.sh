@@ -17,5 +17,7 @@ both("tagset-in-tag", ds | where any(tags, status == 1 && bsid == 17) | count, a
 both("tags", ds | tags | count, a | tags | count)
 both("tags-where", ds | where bsid == 34 | tags | where sys == "BILL" | count, a | where bsid == 34 | tags | where sys == "BILL" | count)
 both("tags-group", ds | tags | group by sys, status { n: count() }, a | tags | group by sys, status { n: count() })
+both("where-tags-count", ds | where bsid == 34 | tags | count, a | where bsid == 34 | tags | count)
+both("where-tags-group", str(rows(ds | where bsid == 34 | tags | group by sys)), str(rows(a | where bsid == 34 | tags | group by sys)))
 print(ds | where onum == 7325551212 | tags | sort ts, dnum | take 3 | select onum, sys, status, dnum)
 END
