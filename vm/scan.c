@@ -775,7 +775,9 @@ static double hll_estimate(const uint8_t *reg)
 static size_t record_size(const QScan *sc, uint32_t ntags)
 {
     const st_schema *s = sc->vs->s;
-    return sc->keyw + s->row_size + (sc->tags ? s->tag_size : 4 + (size_t)ntags * s->tag_size);
+    /* a tag count only where the schema has tags to count */
+    size_t tags = sc->tags ? s->tag_size : s->tag_size ? 4 + (size_t)ntags * s->tag_size : 0;
+    return sc->keyw + s->row_size + tags;
 }
 
 static void consume_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
