@@ -1,4 +1,4 @@
-/* lib_search: skip loops for string searches written in comb: skip, gram.
+/* lib_search: skip loops for string searches written in comb: skip, gram, startsat.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -182,4 +182,17 @@ Value nat_gram(VM *vm, int argc, Value *argv)
         vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j,
                  s->len);
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
+}
+
+/* Whether t occurs in s at index i: a compare in place, where
+ * sub(s, i, i + len(t)) == t would copy the bytes first. */
+Value nat_startsat(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t i = vm_arg_int(vm, argv, 1);
+    VStr *t = vm_arg_str(vm, argv, 2);
+    if (i < 0 || (uint64_t)i > s->len || t->len > s->len - (size_t)i)
+        return v_bool(false);
+    return v_bool(memcmp(s->data + i, t->data, t->len) == 0);
 }
