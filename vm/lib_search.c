@@ -1,4 +1,5 @@
-/* lib_search: skip loops for string searches written in comb: skip, gram, startsat.
+/* lib_search: skip loops for string searches written in comb: skip, sieve,
+ * gram, anyat.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -16,7 +17,12 @@
  * h / 8), indexed by a gram the same way: where the table says 0, skip stops
  * only if the filter also has the bit of the (usually longer) gram there,
  * else it steps by one. A filter of the grams that end the keywords turns
- * most false stops into one more step in C. */
+ * most false stops into one more step in C. Where a table could move only a
+ * few bytes a step, sieve tests the filter at every index instead: no load
+ * waits for the one before it, so the processor overlaps them.
+ *
+ * anyat checks a stop's candidates, strings expected at distances before
+ * it, in one call: the comparisons run in place, with no copy of the text. */
 #include "config.h"
 
 #include <string.h>
@@ -91,6 +97,16 @@ static int size_arg(VM *vm, int64_t size)
     return bits;
 }
 
+/* A scan of s from i to end over q-byte grams: end within s, and i where
+ * the first gram ends or later. */
+static void check_span(VM *vm, const VStr *s, int64_t i, int64_t end, int q)
+{
+    if (end < 0 || (uint64_t)end > s->len)
+        vm_error(vm, "end %lld out of range (length %zu)", (long long)end, s->len);
+    if (i < q - 1)
+        vm_error(vm, "start %lld is before the end of the first %d-byte gram", (long long)i, q);
+}
+
 /* Horspool's loop: one byte, 256 entries. */
 static size_t skip1(const unsigned char *p, size_t j, size_t end, const unsigned char *t)
 {
@@ -154,10 +170,7 @@ Value nat_skip(VM *vm, int argc, Value *argv)
         f.q = argc > 6 ? gram_arg(vm, argv, 6) : q;
         f.nbits = size_arg(vm, 8 * (int64_t)fs->len);
     }
-    if (end < 0 || (uint64_t)end > s->len)
-        vm_error(vm, "end %lld out of range (length %zu)", (long long)end, s->len);
-    if (i < q - 1)
-        vm_error(vm, "start %lld is before the end of the first %d-byte gram", (long long)i, q);
+    check_span(vm, s, i, end, q);
     if (i >= end)
         return v_nil();
     const unsigned char *p = (const unsigned char *)s->data;
@@ -184,15 +197,58 @@ Value nat_gram(VM *vm, int argc, Value *argv)
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
 }
 
-/* Whether t occurs in s at index i: a compare in place, where
- * sub(s, i, i + len(t)) == t would copy the bytes first. */
-Value nat_startsat(VM *vm, int argc, Value *argv)
+/* anyat(s, j, pairs, from, to, lo, hi): the first k of from, from + 2, ...
+ * below to at which the pair pairs[k] (an int d), pairs[k + 1] (a string w)
+ * has w occurring in s at j - d and inside s[lo..hi); nil if none. The
+ * check of a search's candidates (each a string expected at some distance
+ * before a place the search stopped at) in one call instead of a loop of
+ * startsat. */
+Value nat_anyat(VM *vm, int argc, Value *argv)
 {
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t j = vm_arg_int(vm, argv, 1);
+    VArray *a = vm_arg_array(vm, argv, 2);
+    int64_t from = vm_arg_int(vm, argv, 3);
+    int64_t to = vm_arg_int(vm, argv, 4);
+    int64_t lo = vm_arg_int(vm, argv, 5);
+    int64_t hi = vm_arg_int(vm, argv, 6);
+    if (from < 0 || to > (int64_t)a->len || (to - from) % 2)
+        vm_error(vm, "pairs %lld to %lld out of range (length %zu)", (long long)from,
+                 (long long)to, a->len);
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)s->len)
+        hi = (int64_t)s->len;
+    for (int64_t k = from; k < to; k += 2) {
+        Value d = a->items[k], w = a->items[k + 1];
+        if (d.type != VT_INT || !IS_STR(w))
+            vm_error(vm, "pair %lld is not an int and a string", (long long)k);
+        int64_t at;
+        VStr *ws = AS_STR(w);
+        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi && (int64_t)ws->len <= hi - at &&
+            memcmp(s->data + at, ws->data, ws->len) == 0)
+            return v_int(k);
+    }
+    return v_nil();
+}
+
+/* sieve(s, i, filter, q, end): the first j >= i (and below end) at which
+ * the filter has the bit of the q-gram ending at j. No shifts: where a
+ * shift table would move only a few bytes a step, testing every index is
+ * faster, as no lookup waits for the one before it. */
+Value nat_sieve(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
     int64_t i = vm_arg_int(vm, argv, 1);
-    VStr *t = vm_arg_str(vm, argv, 2);
-    if (i < 0 || (uint64_t)i > s->len || t->len > s->len - (size_t)i)
-        return v_bool(false);
-    return v_bool(memcmp(s->data + i, t->data, t->len) == 0);
+    VStr *fs = vm_arg_str(vm, argv, 2);
+    int q = gram_arg(vm, argv, 3);
+    int64_t end = argc > 4 ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
+    Filter f = {(const unsigned char *)fs->data, q, size_arg(vm, 8 * (int64_t)fs->len)};
+    check_span(vm, s, i, end, q);
+    const unsigned char *p = (const unsigned char *)s->data;
+    for (size_t j = (size_t)i; j < (size_t)end; j++)
+        if (passes(&f, p, j))
+            return v_int((int64_t)j);
+    return v_nil();
 }
