@@ -233,6 +233,37 @@ Value nat_anyat(VM *vm, int argc, Value *argv)
     return v_nil();
 }
 
+/* The sieve's loop for a hashed filter (8q > its bits) on a little-endian
+ * machine, four indexes a step with one branch: from j, the first index
+ * whose gram passes f, or where the plain loop must go on (near the end of
+ * the text, or for a filter indexed exactly). */
+static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const Filter *f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (8 * f->q <= f->nbits)
+        return j;
+    for (; j < 7 && j < end; j++)
+        if (passes(f, p, j))
+            return j;
+    const int down = 64 - 8 * f->q, bits = 64 - f->nbits;
+    const unsigned char *set = f->bits;
+    for (; j + 4 <= end; j += 4) {
+        unsigned hit = 0;
+        for (int k = 0; k < 4; k++) {
+            uint64_t g;
+            memcpy(&g, p + j + k - 7, sizeof g);
+            uint64_t h = ((g >> down) * FIB) >> bits;
+            hit |= (unsigned)(set[h >> 3] >> (h & 7) & 1) << k;
+        }
+        if (hit)
+            return j + (size_t)__builtin_ctz(hit);
+    }
+#else
+    (void)p, (void)end, (void)f;
+#endif
+    return j;
+}
+
 /* sieve(s, i, filter, q, end): the first j >= i (and below end) at which
  * the filter has the bit of the q-gram ending at j. No shifts: where a
  * shift table would move only a few bytes a step, testing every index is
@@ -247,7 +278,7 @@ Value nat_sieve(VM *vm, int argc, Value *argv)
     Filter f = {(const unsigned char *)fs->data, q, size_arg(vm, 8 * (int64_t)fs->len)};
     check_span(vm, s, i, end, q);
     const unsigned char *p = (const unsigned char *)s->data;
-    for (size_t j = (size_t)i; j < (size_t)end; j++)
+    for (size_t j = sieve_hashed(p, (size_t)i, (size_t)end, &f); j < (size_t)end; j++)
         if (passes(&f, p, j))
             return v_int((int64_t)j);
     return v_nil();
