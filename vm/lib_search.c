@@ -155,6 +155,52 @@ static size_t skip_filtered(const unsigned char *p, size_t j, size_t end, int q,
     return j;
 }
 
+/* How far a chain moves from j: the table's shift, else 1 where a filter
+ * fails, else 0 (a stop). */
+static inline size_t step(const unsigned char *p, size_t j, int q, const unsigned char *t, int bits,
+                          const Filter *f)
+{
+    size_t d = t[gram_index(p, j, q, bits)];
+    if (d || !f)
+        return d;
+    return j >= (size_t)f->q - 1 && passes(f, p, j) ? 0 : 1;
+}
+
+/* A long span as two chains, one from j and one from the middle, a step of
+ * each in turn: a step waits for the load before it, so one chain leaves
+ * the processor idle, two keep it busy. The first chain ends at a stop
+ * (returned) or the middle; the second covers the rest. Every index a
+ * single chain could stop at, some chain reaches or passes by its table's
+ * shifts, so what is returned is still the first candidate (or end). */
+static size_t skip_two(const unsigned char *p, size_t j, size_t end, int q,
+                       const unsigned char *t, int bits, const Filter *f)
+{
+    size_t mid = j + (end - j) / 2, b = mid;
+    bool held = false;      /* the second chain stopped at b */
+    while (j < mid) {
+        size_t d = step(p, j, q, t, bits, f);
+        if (!d)
+            return j;
+        j += d;
+        if (!held && b < end) {
+            size_t e = step(p, b, q, t, bits, f);
+            if (e)
+                b += e;
+            else
+                held = true;
+        }
+    }
+    while (!held && b < end) {
+        size_t e = step(p, b, q, t, bits, f);
+        if (!e)
+            break;
+        b += e;
+    }
+    return b;
+}
+
+#define TWO_CHAINS 1024     /* spans shorter than this run as one chain */
+
 Value nat_skip(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -176,7 +222,9 @@ Value nat_skip(VM *vm, int argc, Value *argv)
     const unsigned char *p = (const unsigned char *)s->data;
     const unsigned char *t = (const unsigned char *)table->data;
     size_t j;
-    if (f.bits)
+    if (end - i >= TWO_CHAINS)
+        j = skip_two(p, (size_t)i, (size_t)end, q, t, bits, f.bits ? &f : NULL);
+    else if (f.bits)
         j = skip_filtered(p, (size_t)i, (size_t)end, q, t, bits, &f);
     else if (q == 1 && bits == 8)
         j = skip1(p, (size_t)i, (size_t)end, t);
