@@ -245,38 +245,49 @@ Value nat_gram(VM *vm, int argc, Value *argv)
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
 }
 
-/* anyat(s, j, pairs, from, to, lo, hi): the first k of from, from + 2, ...
- * below to at which the pair pairs[k] (an int d), pairs[k + 1] (a string w)
- * has w occurring in s at j - d and inside s[lo..hi); nil if none. The
- * check of a search's candidates (each a string expected at some distance
- * before a place the search stopped at) in one call instead of a loop of
- * startsat. */
+/* anyat(s, j, pairs, at, q, lo, hi): a stop's candidates checked in one
+ * call. pairs is a flat array of runs, each of pairs d (an int), w (a
+ * string) and ended by nil (or the array's end): w is expected in s at
+ * j - d. The run starts at index at, or, when at is an array (a directory
+ * of a power-of-two size), at its entry for the q-gram of s ending at j (nil:
+ * no run). Returns the index k of the first pair whose w occurs where
+ * expected and inside s[lo..hi), or nil. */
 Value nat_anyat(VM *vm, int argc, Value *argv)
 {
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t j = vm_arg_int(vm, argv, 1);
     VArray *a = vm_arg_array(vm, argv, 2);
-    int64_t from = vm_arg_int(vm, argv, 3);
-    int64_t to = vm_arg_int(vm, argv, 4);
     int64_t lo = vm_arg_int(vm, argv, 5);
     int64_t hi = vm_arg_int(vm, argv, 6);
-    if (from < 0 || to > (int64_t)a->len || (to - from) % 2)
-        vm_error(vm, "pairs %lld to %lld out of range (length %zu)", (long long)from,
-                 (long long)to, a->len);
+    Value from = argv[3];
+    if (IS_ARRAY(from)) {
+        VArray *dir = AS_ARRAY(from);
+        int q = gram_arg(vm, argv, 4);
+        int bits = size_arg(vm, (int64_t)dir->len);
+        if (j < q - 1 || (uint64_t)j >= s->len)
+            vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j, s->len);
+        from = dir->items[gram_index((const unsigned char *)s->data, (size_t)j, q, bits)];
+        if (IS_NIL(from))
+            return v_nil();
+    }
+    if (from.type != VT_INT)
+        vm_error(vm, "a run must start at an index of pairs (an int), got %s", v_type_name(from));
+    if (from.as.i < 0)
+        vm_error(vm, "a run cannot start at %lld", (long long)from.as.i);
     if (lo < 0)
         lo = 0;
     if (hi > (int64_t)s->len)
         hi = (int64_t)s->len;
-    for (int64_t k = from; k < to; k += 2) {
-        Value d = a->items[k], w = a->items[k + 1];
+    for (size_t k = (size_t)from.as.i; k < a->len && !IS_NIL(a->items[k]); k += 2) {
+        Value d = a->items[k], w = k + 1 < a->len ? a->items[k + 1] : v_nil();
         if (d.type != VT_INT || !IS_STR(w))
-            vm_error(vm, "pair %lld is not an int and a string", (long long)k);
+            vm_error(vm, "pair %zu is not an int and a string", k);
         int64_t at;
         VStr *ws = AS_STR(w);
-        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi && (int64_t)ws->len <= hi - at &&
-            memcmp(s->data + at, ws->data, ws->len) == 0)
-            return v_int(k);
+        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi &&
+            (int64_t)ws->len <= hi - at && memcmp(s->data + at, ws->data, ws->len) == 0)
+            return v_int((int64_t)k);
     }
     return v_nil();
 }
