@@ -17,9 +17,11 @@
  * h / 8), indexed by a gram the same way: where the table says 0, skip stops
  * only if the filter also has the bit of the (usually longer) gram there,
  * else it steps by one. A filter of the grams that end the keywords turns
- * most false stops into one more step in C. Where a table could move only a
- * few bytes a step, sieve tests the filter at every index instead: no load
- * waits for the one before it, so the processor overlaps them.
+ * most false stops into one more step in C. Each step waits for the load
+ * before it, so a long span runs as two chains at once (from its start and
+ * its middle), and where a table could move only a few bytes a step, sieve
+ * tests the filter at every index instead: no load waits for another, so
+ * the processor overlaps them.
  *
  * anyat checks a stop's candidates, strings expected at distances before
  * it, in one call: the comparisons run in place, with no copy of the text. */
