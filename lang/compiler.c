@@ -688,12 +688,20 @@ static void fn_to(Compiler *c, Expr *e, FnLit *fn, int dst)
     EMIT(e, mk_abx(OP_CLOSURE, dst, (int)fs->nprotos++));
 }
 
+/* The index of the native that e names (not shadowed by a variable), or -1. */
+static int native_index(Compiler *c, Expr *e)
+{
+    if (e->kind != E_NAME || find_local(c->fs, &e->u.name) >= 0 ||
+        find_upval(c, c->fs, &e->u.name) >= 0 ||
+        vm_map_ref(c->mod->symbols, str_const(c, e->u.name.s, e->u.name.n)))
+        return -1;
+    return vm_native_find(e->u.name.s, e->u.name.n);
+}
+
 /* Does e name the native called name (not shadowed by a variable)? */
 static bool is_native(Compiler *c, Expr *e, const char *name)
 {
-    return e->kind == E_NAME && !strcmp(e->u.name.s, name) && find_local(c->fs, &e->u.name) < 0 &&
-           find_upval(c, c->fs, &e->u.name) < 0 &&
-           !vm_map_ref(c->mod->symbols, str_const(c, e->u.name.s, e->u.name.n));
+    return e->kind == E_NAME && !strcmp(e->u.name.s, name) && native_index(c, e) >= 0;
 }
 
 static void call_to(Compiler *c, Expr *e, int dst)
@@ -711,10 +719,15 @@ static void call_to(Compiler *c, Expr *e, int dst)
         return;
     }
     int base = top_target(c, e, dst);
-    expr_to(c, fn, base);
+    int nat = native_index(c, fn);
+    if (nat < 0 || nat > 255)
+        expr_to(c, fn, base);
     for (int i = 0; i < n; i++)
         expr_to(c, e->u.call.args[i], push_reg(c, e->line, e->col));
-    EMIT(fn, mk_abc(OP_CALL, base, n, 0));
+    if (nat < 0 || nat > 255)
+        EMIT(fn, mk_abc(OP_CALL, base, n, 0));
+    else
+        EMIT(fn, mk_abc(OP_CALLN, base, n, nat));
     free_to(c, base + 1);
     finish_top(c, e, base, dst);
 }
@@ -1485,11 +1498,13 @@ static VProto *close_function(Compiler *c, int nparams)
     FnState *fs = c->fs;
     VProto *p = fs->p;
     VM *vm = c->vm;
+    /* each count is set as soon as its block is had: if the next allocation
+     * fails, freeing the proto frees what is there by its true size */
     p->code = vm_alloc(vm, fs->ncode * sizeof *p->code);
     memcpy(p->code, fs->code, fs->ncode * sizeof *p->code);
+    p->ncode = fs->ncode;
     p->pos = vm_alloc(vm, fs->ncode * sizeof *p->pos);
     memcpy(p->pos, fs->pos, fs->ncode * sizeof *p->pos);
-    p->ncode = fs->ncode;
     if (fs->nk) {
         p->k = vm_alloc(vm, fs->nk * sizeof *p->k);
         memcpy(p->k, fs->k, fs->nk * sizeof *p->k);
@@ -1502,10 +1517,10 @@ static VProto *close_function(Compiler *c, int nparams)
     }
     if (fs->nupvals) {
         p->upv_local = vm_alloc(vm, (size_t)fs->nupvals);
-        p->upv_index = vm_alloc(vm, (size_t)fs->nupvals);
         memcpy(p->upv_local, fs->upv_local, (size_t)fs->nupvals);
-        memcpy(p->upv_index, fs->upv_index, (size_t)fs->nupvals);
         p->nupvals = (uint8_t)fs->nupvals;
+        p->upv_index = vm_alloc(vm, (size_t)fs->nupvals);
+        memcpy(p->upv_index, fs->upv_index, (size_t)fs->nupvals);
     }
     p->nparams = (uint8_t)nparams;
     p->maxregs = (uint8_t)(fs->maxregs > nparams ? fs->maxregs : nparams);

@@ -67,6 +67,8 @@ static void show_instr(const VProto *p, size_t at, FILE *out)
         break;
     case F_ABC:
         fprintf(out, " %d %d %d", GA(i), GB(i), GC(i));
+        if (op == OP_CALLN)
+            fprintf(out, "\t; %s", vm_natives[GC(i)].name);
         break;
     case F_ABK:
         fprintf(out, " %d %d K%d\t; ", GA(i), GB(i), GC(i));

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -292,14 +293,30 @@ static size_t size_hint(File *f)
     return n + READ_ALL_FIRST;
 }
 
-/* Up to n bytes of f (fewer only at its end): buffered bytes first, then
- * small reads through the buffer and large ones straight into the string. */
-static VStr *read_bytes(VM *vm, File *f, size_t n)
+/* Whether a read(2) of f would return at once: something has arrived, or
+ * the end (always, for a regular file). */
+static bool ready(File *f)
+{
+    struct pollfd p = {.fd = fileno(f->fp), .events = POLLIN};
+    int r;
+    do
+        r = poll(&p, 1, 0);
+    while (r < 0 && errno == EINTR);
+    return r != 0;      /* an error: let read(2) report it */
+}
+
+/* Up to n bytes of f (fewer only at its end; with some, also when more
+ * would mean waiting: once a byte is had, it reads only what has already
+ * arrived): buffered bytes first, then small reads through the buffer and
+ * large ones straight into the string. */
+static VStr *read_bytes(VM *vm, File *f, size_t n, bool some)
 {
     ReadBuf *rb = f->rb;
     size_t hint = size_hint(f), got = 0;
     VStr *s = vm_str_alloc(vm, n < hint ? n : hint);
     while (got < n) {
+        if (some && got && rb->pos == rb->end && !ready(f))
+            break;
         if (rb->pos < rb->end) {
             size_t k = rb->end - rb->pos;
             if (k > n - got)
@@ -329,13 +346,13 @@ Value nat_read(VM *vm, int argc, Value *argv)
 {
     File *f = file_arg(vm, argv, 0, true);
     if (argc < 2)
-        return v_obj(read_bytes(vm, f, SIZE_MAX));
+        return v_obj(read_bytes(vm, f, SIZE_MAX, false));
     int64_t n = vm_arg_int(vm, argv, 1);
     if (n < 0)
         vm_error(vm, "the count must not be negative, got %lld", (long long)n);
     if (n == 0)
         return v_obj(vm_str_new(vm, "", 0));
-    VStr *s = read_bytes(vm, f, (size_t)n);
+    VStr *s = read_bytes(vm, f, (size_t)n, argc > 2 && v_truthy(argv[2]));
     return s->len ? v_obj(s) : v_nil();
 }
 

@@ -1,4 +1,5 @@
-/* lib_search: skip loops for string searches written in comb: skip, gram.
+/* lib_search: skip loops for string searches written in comb: skip, sieve,
+ * gram, anyat.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -16,7 +17,14 @@
  * h / 8), indexed by a gram the same way: where the table says 0, skip stops
  * only if the filter also has the bit of the (usually longer) gram there,
  * else it steps by one. A filter of the grams that end the keywords turns
- * most false stops into one more step in C. */
+ * most false stops into one more step in C. Each step waits for the load
+ * before it, so a long span runs as two chains at once (from its start and
+ * its middle), and where a table could move only a few bytes a step, sieve
+ * tests the filter at every index instead: no load waits for another, so
+ * the processor overlaps them.
+ *
+ * anyat checks a stop's candidates, strings expected at distances before
+ * it, in one call: the comparisons run in place, with no copy of the text. */
 #include "config.h"
 
 #include <string.h>
@@ -91,6 +99,16 @@ static int size_arg(VM *vm, int64_t size)
     return bits;
 }
 
+/* A scan of s from i to end over q-byte grams: end within s, and i where
+ * the first gram ends or later. */
+static void check_span(VM *vm, const VStr *s, int64_t i, int64_t end, int q)
+{
+    if (end < 0 || (uint64_t)end > s->len)
+        vm_error(vm, "end %lld out of range (length %zu)", (long long)end, s->len);
+    if (i < q - 1)
+        vm_error(vm, "start %lld is before the end of the first %d-byte gram", (long long)i, q);
+}
+
 /* Horspool's loop: one byte, 256 entries. */
 static size_t skip1(const unsigned char *p, size_t j, size_t end, const unsigned char *t)
 {
@@ -139,6 +157,52 @@ static size_t skip_filtered(const unsigned char *p, size_t j, size_t end, int q,
     return j;
 }
 
+/* How far a chain moves from j: the table's shift, else 1 where a filter
+ * fails, else 0 (a stop). */
+static inline size_t step(const unsigned char *p, size_t j, int q, const unsigned char *t, int bits,
+                          const Filter *f)
+{
+    size_t d = t[gram_index(p, j, q, bits)];
+    if (d || !f)
+        return d;
+    return j >= (size_t)f->q - 1 && passes(f, p, j) ? 0 : 1;
+}
+
+/* A long span as two chains, one from j and one from the middle, a step of
+ * each in turn: a step waits for the load before it, so one chain leaves
+ * the processor idle, two keep it busy. The first chain ends at a stop
+ * (returned) or the middle; the second covers the rest. Every index a
+ * single chain could stop at, some chain reaches or passes by its table's
+ * shifts, so what is returned is still the first candidate (or end). */
+static size_t skip_two(const unsigned char *p, size_t j, size_t end, int q,
+                       const unsigned char *t, int bits, const Filter *f)
+{
+    size_t mid = j + (end - j) / 2, b = mid;
+    bool held = false;      /* the second chain stopped at b */
+    while (j < mid) {
+        size_t d = step(p, j, q, t, bits, f);
+        if (!d)
+            return j;
+        j += d;
+        if (!held && b < end) {
+            size_t e = step(p, b, q, t, bits, f);
+            if (e)
+                b += e;
+            else
+                held = true;
+        }
+    }
+    while (!held && b < end) {
+        size_t e = step(p, b, q, t, bits, f);
+        if (!e)
+            break;
+        b += e;
+    }
+    return b;
+}
+
+#define TWO_CHAINS 1024     /* spans shorter than this run as one chain */
+
 Value nat_skip(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -154,16 +218,15 @@ Value nat_skip(VM *vm, int argc, Value *argv)
         f.q = argc > 6 ? gram_arg(vm, argv, 6) : q;
         f.nbits = size_arg(vm, 8 * (int64_t)fs->len);
     }
-    if (end < 0 || (uint64_t)end > s->len)
-        vm_error(vm, "end %lld out of range (length %zu)", (long long)end, s->len);
-    if (i < q - 1)
-        vm_error(vm, "start %lld is before the end of the first %d-byte gram", (long long)i, q);
+    check_span(vm, s, i, end, q);
     if (i >= end)
         return v_nil();
     const unsigned char *p = (const unsigned char *)s->data;
     const unsigned char *t = (const unsigned char *)table->data;
     size_t j;
-    if (f.bits)
+    if (end - i >= TWO_CHAINS)
+        j = skip_two(p, (size_t)i, (size_t)end, q, t, bits, f.bits ? &f : NULL);
+    else if (f.bits)
         j = skip_filtered(p, (size_t)i, (size_t)end, q, t, bits, &f);
     else if (q == 1 && bits == 8)
         j = skip1(p, (size_t)i, (size_t)end, t);
@@ -182,4 +245,102 @@ Value nat_gram(VM *vm, int argc, Value *argv)
         vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j,
                  s->len);
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
+}
+
+/* anyat(s, j, pairs, at, q, lo, hi): a stop's candidates checked in one
+ * call. pairs is a flat array of runs, each of pairs d (an int), w (a
+ * string) and ended by nil (or the array's end): w is expected in s at
+ * j - d. The run starts at index at, or, when at is an array (a directory
+ * of a power-of-two size), at its entry for the q-gram of s ending at j (nil:
+ * no run). Returns the index k of the first pair whose w occurs where
+ * expected and inside s[lo..hi), or nil. */
+Value nat_anyat(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t j = vm_arg_int(vm, argv, 1);
+    VArray *a = vm_arg_array(vm, argv, 2);
+    int64_t lo = vm_arg_int(vm, argv, 5);
+    int64_t hi = vm_arg_int(vm, argv, 6);
+    Value from = argv[3];
+    if (IS_ARRAY(from)) {
+        VArray *dir = AS_ARRAY(from);
+        int q = gram_arg(vm, argv, 4);
+        int bits = size_arg(vm, (int64_t)dir->len);
+        if (j < q - 1 || (uint64_t)j >= s->len)
+            vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j, s->len);
+        from = dir->items[gram_index((const unsigned char *)s->data, (size_t)j, q, bits)];
+        if (IS_NIL(from))
+            return v_nil();
+    }
+    if (from.type != VT_INT)
+        vm_error(vm, "a run must start at an index of pairs (an int), got %s", v_type_name(from));
+    if (from.as.i < 0)
+        vm_error(vm, "a run cannot start at %lld", (long long)from.as.i);
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)s->len)
+        hi = (int64_t)s->len;
+    for (size_t k = (size_t)from.as.i; k < a->len && !IS_NIL(a->items[k]); k += 2) {
+        Value d = a->items[k], w = k + 1 < a->len ? a->items[k + 1] : v_nil();
+        if (d.type != VT_INT || !IS_STR(w))
+            vm_error(vm, "pair %zu is not an int and a string", k);
+        int64_t at;
+        VStr *ws = AS_STR(w);
+        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi &&
+            (int64_t)ws->len <= hi - at && memcmp(s->data + at, ws->data, ws->len) == 0)
+            return v_int((int64_t)k);
+    }
+    return v_nil();
+}
+
+/* The sieve's loop for a hashed filter (8q > its bits) on a little-endian
+ * machine, four indexes a step with one branch: from j, the first index
+ * whose gram passes f, or where the plain loop must go on (near the end of
+ * the text, or for a filter indexed exactly). */
+static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const Filter *f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (8 * f->q <= f->nbits)
+        return j;
+    for (; j < 7 && j < end; j++)
+        if (passes(f, p, j))
+            return j;
+    const int down = 64 - 8 * f->q, bits = 64 - f->nbits;
+    const unsigned char *set = f->bits;
+    for (; j + 4 <= end; j += 4) {
+        unsigned hit = 0;
+        for (int k = 0; k < 4; k++) {
+            uint64_t g;
+            memcpy(&g, p + j + k - 7, sizeof g);
+            uint64_t h = ((g >> down) * FIB) >> bits;
+            hit |= (unsigned)(set[h >> 3] >> (h & 7) & 1) << k;
+        }
+        if (hit)
+            return j + (size_t)__builtin_ctz(hit);
+    }
+#else
+    (void)p, (void)end, (void)f;
+#endif
+    return j;
+}
+
+/* sieve(s, i, filter, q, end): the first j >= i (and below end) at which
+ * the filter has the bit of the q-gram ending at j. No shifts: where a
+ * shift table would move only a few bytes a step, testing every index is
+ * faster, as no lookup waits for the one before it. */
+Value nat_sieve(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t i = vm_arg_int(vm, argv, 1);
+    VStr *fs = vm_arg_str(vm, argv, 2);
+    int q = gram_arg(vm, argv, 3);
+    int64_t end = argc > 4 ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
+    Filter f = {(const unsigned char *)fs->data, q, size_arg(vm, 8 * (int64_t)fs->len)};
+    check_span(vm, s, i, end, q);
+    const unsigned char *p = (const unsigned char *)s->data;
+    for (size_t j = sieve_hashed(p, (size_t)i, (size_t)end, &f); j < (size_t)end; j++)
+        if (passes(&f, p, j))
+            return v_int((int64_t)j);
+    return v_nil();
 }

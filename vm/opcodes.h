@@ -87,6 +87,7 @@
     X(ITERLOOP,   AsBx, "next element into R[A+2]; if any, pc -= sBx")              \
     X(ITERLOOP2,  AsBx, "next key and element into R[A+2], R[A+3]; if any, pc -= sBx") \
     X(CALL,       AB,   "R[A] := R[A](R[A+1 .. A+B])")                               \
+    X(CALLN,      ABC,  "R[A] := N[C](R[A+1 .. A+B]): a native called by its name")  \
     X(RETURN,     A,    "return R[A]")                                               \
     X(RETURN0,    none, "return nil")                                                \
     X(TRY,        AsBx, "on an error until ENDTRY, R[A] := the error; pc += sBx")    \

@@ -1162,7 +1162,10 @@ next:
     }
     CASE(EQK)
     {
-        COND(v_equal(*RA, *KB));
+        const Value *kb = KB;
+        if (kb->type == VT_NIL)     /* x == nil: the common case, a type test */
+            COND(RA->type == VT_NIL);
+        COND(v_equal(*RA, *kb));
     }
     CASE(EQI)
     {
@@ -1265,6 +1268,19 @@ next:
         } else {
             vm_error(vm, "cannot call %s", v_type_name(*ra));
         }
+        NEXT();
+    }
+    CASE(CALLN)
+    {
+        /* GETNATIVE and CALL in one dispatch: most calls in a loop are of natives */
+        Value *ra = RA;
+        VNative *n = vm->natives[GC(i)];
+        POLL();
+        SAVEPC();
+        *ra = v_obj(n);
+        Value r = call_native(vm, n, ra + 1, GB(i));
+        *ra = r;
+        GCSTEP();
         NEXT();
     }
     CASE(RETURN)
