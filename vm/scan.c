@@ -839,17 +839,19 @@ static size_t *record_offsets(const QScan *sc, const PartRows *pr, size_t *n)
     return o;
 }
 
-static const unsigned char *sort_base;
-static uint32_t sort_keyw;
+/* What qsort_r's comparisons read: the records and their keys' width. */
+typedef struct SortCtx {
+    const unsigned char *base;
+    uint32_t keyw;
+} SortCtx;
 
-static int cmp_records(const void *a, const void *b)
+static int cmp_records(const void *a, const void *b, void *ctx)
 {
+    const SortCtx *sx = ctx;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int c = memcmp(sort_base + x, sort_base + y, sort_keyw);
+    int c = memcmp(sx->base + x, sx->base + y, sx->keyw);
     return c ? c : (x < y ? -1 : x > y);
 }
-
-static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Sorts a partition's records by key and keeps the first limit of them. */
 static bool prune(const QScan *sc, PartRows *pr)
@@ -857,12 +859,9 @@ static bool prune(const QScan *sc, PartRows *pr)
     size_t n, *o = record_offsets(sc, pr, &n);
     if (!o)
         return false;
-    pthread_mutex_lock(&sort_mu);   /* qsort has no context argument */
-    sort_base = pr->b.p;
-    sort_keyw = sc->keyw;
+    SortCtx sx = {pr->b.p, sc->keyw};
     if (n)
-        qsort(o, n, sizeof *o, cmp_records);
-    pthread_mutex_unlock(&sort_mu);
+        qsort_r(o, n, sizeof *o, cmp_records, &sx);
     Buf nb = {0};
     size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
     for (size_t i = 0; i < keepn; i++) {
@@ -1096,20 +1095,16 @@ static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
     }
 }
 
-static uint32_t sorted_keyw;
-
-static int cmp_groups(const void *a, const void *b)
+static int cmp_groups(const void *a, const void *b, void *keyw)
 {
-    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, sorted_keyw);
+    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, *(const uint32_t *)keyw);
 }
 
 static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
 {
-    pthread_mutex_lock(&sort_mu);
-    sorted_keyw = sc->keyw;
+    uint32_t keyw = sc->keyw;
     if (t->n)   /* qsort of NULL, 0 is undefined */
-        qsort(t->g, t->n, sizeof *t->g, cmp_groups);
-    pthread_mutex_unlock(&sort_mu);
+        qsort_r(t->g, t->n, sizeof *t->g, cmp_groups, &keyw);
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
