@@ -362,6 +362,21 @@ static int count_tags(st_batch *b, const uint32_t *counts, st_err *err)
     return 0;
 }
 
+int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
+                    const void *const *cols, st_err *err)
+{
+    uint32_t ncols = st_schema_ncols(s);
+    if (batch_shape(b, ncols, err) < 0)
+        return -1;
+    b->ntagsets = ntagsets;
+    b->ntags = ntags;
+    b->first = 0;
+    b->counts = b->tag_start = NULL;
+    for (uint32_t c = 0; c < ncols; c++)
+        b->cols[c] = (void *)cols[c];
+    return s->nfields > s->nrow && cols[s->nfields] ? count_tags(b, cols[s->nfields], err) : 0;
+}
+
 int st_block_decode(const st_schema *s, const void *block, size_t n, const bool *want, st_batch *b,
                     st_err *err)
 {

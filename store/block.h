@@ -88,6 +88,11 @@ int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, c
  * file and block number. */
 int st_block_decode(const st_schema *s, const void *p, size_t n, const bool *want, st_batch *b,
                     st_err *err);
+/* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
+ * a column not there, for a block of ntagsets tagsets and ntags tags; the
+ * tag starts come from the count column when it is there. */
+int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
+                    const void *const *cols, st_err *err);
 /* The zone of n values of column c. */
 void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z);
 

@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "store/bytes.h"
+#include "store/cache.h"
 #include "store/mem.h"
 
 /* Layout constants; docs/FORMAT.md draws them. */
@@ -333,6 +334,11 @@ struct st_reader {
     size_t scratch_cap;
     st_batch batch;
     st_read_stats stats;
+    bool cache;          /* use the process's cache (store/cache.h) */
+    st_file_id id;
+    st_cache_ent **held; /* [ncols]: the cached columns the batch shows */
+    const void **colp;   /* [ncols]: scratch for st_batch_attach */
+    uint64_t streamed;   /* the block after the last one read through the stream */
 };
 
 static const unsigned char *entry(const st_reader *r, uint64_t i)
@@ -368,8 +374,34 @@ static int check_sum(st_reader *r, const unsigned char *p, size_t n, const char 
     return 0;
 }
 
-/* Magic, version, flags, block size, schema and label. Returns the header's size. */
-static int64_t read_header(st_reader *r, uint64_t size, st_err *err)
+/* Flags, block size, schema and label of a header whose sizes and checksum
+ * were checked. */
+static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_err *err)
+{
+    uint32_t slen = st_get32(h + 20), llen = st_get32(h + 24);
+    uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
+    if (flags)
+        return st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
+                          "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
+    if (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX)
+        return corrupt(r, err, "block size in the header is out of range");
+    if (!(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
+        st_err_prefix(err, "%s: schema in the header: ", r->path);
+        return -1;
+    }
+    if (!(r->label = mem_alloc(llen + 1)))
+        return st_err_nomem(err, r->path);
+    memcpy(r->label, h + HEAD_FIXED + slen, llen);
+    r->label[llen] = '\0';
+    r->label_len = llen;
+    r->info = (st_file_info){.version = st_get32(h + 8), .block_size = bsize, .size = size,
+                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
+    return 0;
+}
+
+/* Magic, version, sizes and checksum, then the rest (parse_header). Returns
+ * the header's size, its bytes in *out. */
+static int64_t read_header(st_reader *r, uint64_t size, unsigned char **out, st_err *err)
 {
     unsigned char fixed[HEAD_FIXED];
     if (size < HEAD_FIXED + 8 + FOOT_FIXED + 8 + TRAILER)
@@ -394,28 +426,17 @@ static int64_t read_header(st_reader *r, uint64_t size, st_err *err)
     int rc = st_nbuf_pread(r->io, 0, hsize, h, err);
     if (rc == 0)
         rc = check_sum(r, h, hsize, "header", err);
-    uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
-    if (rc == 0 && flags)
-        rc = st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
-                        "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
-    if (rc == 0 && (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX))
-        rc = corrupt(r, err, "block size in the header is out of range");
-    if (rc == 0 && !(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
-        st_err_prefix(err, "%s: schema in the header: ", r->path);
-        rc = -1;
+    if (rc == 0)
+        rc = parse_header(r, h, size, err);
+    if (rc < 0) {
+        mem_free(h, hsize);
+        return -1;
     }
-    if (rc == 0 && !(r->label = mem_alloc(llen + 1)))
-        rc = st_err_nomem(err, r->path);
-    if (rc == 0) {
-        memcpy(r->label, h + HEAD_FIXED + slen, llen);
-        r->label[llen] = '\0';
-        r->label_len = llen;
-        r->info = (st_file_info){.version = version, .block_size = bsize, .size = size,
-                                 .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
-    }
-    mem_free(h, hsize);
-    return rc < 0 ? -1 : (int64_t)hsize;
+    *out = h;
+    return (int64_t)hsize;
 }
+
+static int parse_footer(st_reader *r, st_err *err);
 
 /* The trailer, then the footer it points at. */
 static int read_footer(st_reader *r, uint64_t size, uint64_t hsize, st_err *err)
@@ -435,7 +456,14 @@ static int read_footer(st_reader *r, uint64_t size, uint64_t hsize, st_err *err)
     r->footer_size = n;
     if (st_nbuf_pread(r->io, off, n, r->footer, err) < 0 || check_sum(r, r->footer, n, "footer", err) < 0)
         return -1;
+    return parse_footer(r, err);
+}
+
+/* The fixed part of a footer whose checksum was checked. */
+static int parse_footer(st_reader *r, st_err *err)
+{
     const unsigned char *f = r->footer;
+    size_t n = r->footer_size;
     r->esize = entry_size(r->s);
     uint64_t nblocks = st_get64(f + 16);
     if (memcmp(f, foot_magic, 4) != 0 || st_get32(f + 4) != r->ncols || st_get32(f + 8) != r->s->key_size ||
@@ -478,34 +506,86 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->want = mem_alloc(r->ncols * sizeof *r->want);
     r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
-    if (!r->want || !r->want_key || !r->seek_key)
+    r->held = mem_calloc(r->ncols, sizeof *r->held);
+    r->colp = mem_calloc(r->ncols, sizeof *r->colp);
+    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
     return 0;
 }
 
+/* A file's header and footer from the cache, checked when they were put
+ * there: 1 if found, 0 if not, -1 on error. */
+static int open_cached(st_reader *r, st_err *err)
+{
+    st_cache_ent *e = st_cache_get(&r->id, 0, ST_CACHE_META);
+    if (!e)
+        return 0;
+    const unsigned char *p = st_cache_data(e);
+    size_t hsize = (size_t)st_get64(p);
+    r->footer_size = st_cache_size(e) - 8 - hsize;
+    int rc = parse_header(r, p + 8, st_nbuf_size(r->io), err);
+    if (rc == 0 && !(r->footer = mem_alloc(r->footer_size)))
+        rc = st_err_nomem(err, r->path);
+    if (rc == 0) {
+        memcpy(r->footer, p + 8 + hsize, r->footer_size);
+        r->ncols = st_schema_ncols(r->s);
+        rc = parse_footer(r, err);
+    }
+    st_cache_release(e);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Header and footer, checked, into the cache: [u64 header size][header][footer]. */
+static void cache_meta(st_reader *r, const unsigned char *h, size_t hsize)
+{
+    size_t n = 8 + hsize + r->footer_size;
+    unsigned char *p = mem_alloc(n);
+    if (!p)
+        return; /* caching is best effort */
+    st_put64(p, hsize);
+    memcpy(p + 8, h, hsize);
+    memcpy(p + 8 + hsize, r->footer, r->footer_size);
+    st_cache_put(&r->id, 0, ST_CACHE_META, p, n);
+    mem_free(p, n);
+}
+
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err)
 {
     st_reader *r = mem_calloc(1, sizeof *r);
+    unsigned char *h = NULL;
+    int64_t hsize = 0;
     if (!r || !(r->path = mem_strdup(path))) {
         mem_free(r, sizeof *r);
         st_err_nomem(err, path);
         return NULL;
     }
     st_batch_init(&r->batch);
+    r->streamed = UINT64_MAX;
     if (!(r->io = st_nbuf_open(path, io, err)))
         goto fail;
-    uint64_t size = st_nbuf_size(r->io);
-    int64_t hsize = read_header(r, size, err);
-    if (hsize < 0)
+    r->cache = io && io->cache;
+    st_nbuf_id(r->io, &r->id);
+    int hit = r->cache ? open_cached(r, err) : 0;
+    if (hit < 0)
         goto fail;
-    r->ncols = st_schema_ncols(r->s);
-    if (read_footer(r, size, (uint64_t)hsize, err) < 0 || check_index(r, (uint64_t)hsize, err) < 0 ||
-        reader_arrays(r, err) < 0)
+    if (!hit) {
+        uint64_t size = st_nbuf_size(r->io);
+        if ((hsize = read_header(r, size, &h, err)) < 0)
+            goto fail;
+        r->ncols = st_schema_ncols(r->s);
+        if (read_footer(r, size, (uint64_t)hsize, err) < 0 || check_index(r, (uint64_t)hsize, err) < 0)
+            goto fail;
+        if (r->cache)
+            cache_meta(r, h, (size_t)hsize);
+    }
+    if (reader_arrays(r, err) < 0)
         goto fail;
+    mem_free(h, (size_t)hsize);
     return r;
 fail:
+    mem_free(h, (size_t)hsize);
     st_reader_close(r);
     return NULL;
 }
@@ -660,8 +740,64 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, bool positione
     return 0;
 }
 
+static void release_held(st_reader *r)
+{
+    for (uint32_t c = 0; r->held && c < r->ncols; c++) {
+        st_cache_release(r->held[c]);
+        r->held[c] = NULL;
+    }
+}
+
+/* Block i's wanted columns from the cache: 1 if all were there (the batch
+ * shows them), 0 if not, -1 on error. */
+static int cached_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
+{
+    const st_schema *s = r->s;
+    bool counts = false;
+    for (uint32_t c = s->nrow; c < r->ncols; c++)
+        counts |= want[c];
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        r->colp[c] = NULL;
+        if (!want[c] && !(counts && c == s->nfields))
+            continue;
+        if (!(r->held[c] = st_cache_get(&r->id, i, c))) {
+            release_held(r);
+            return 0;
+        }
+        r->colp[c] = st_cache_data(r->held[c]);
+    }
+    const unsigned char *e = entry(r, i);
+    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp, err) < 0) {
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        return -1;
+    }
+    r->batch.block = i;
+    r->stats.blocks_cached++;
+    return 1;
+}
+
+/* The decoded columns of the batch (block i) into the cache. */
+static void cache_block(st_reader *r, uint64_t i)
+{
+    const st_batch *b = &r->batch;
+    for (uint32_t c = 0; c < r->ncols; c++)
+        if (b->cols[c]) {
+            size_t n = st_schema_col_is_tag(r->s, c) ? b->ntags : b->ntagsets;
+            st_cache_put(&r->id, i, c, b->cols[c], n * st_schema_col(r->s, c)->width);
+        }
+}
+
+/* A block on its own (the stream is elsewhere and the next block will not
+ * be read) is read with one positioned read: a point lookup then starts no
+ * read-ahead. */
+static bool isolated(const st_reader *r, uint64_t i)
+{
+    return r->streamed != i && (i + 1 >= r->info.nblocks || excluded(r, i + 1));
+}
+
 int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
 {
+    release_held(r);
     while (r->next < r->info.nblocks) {
         uint64_t i = r->next++;
         if (excluded(r, i)) {
@@ -669,8 +805,18 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
             continue;
         }
         bool seeking = r->seek_pending && i == r->seek_block;
-        if (read_block(r, i, seeking ? r->want_key : r->want, seeking, err) < 0)
+        const bool *want = seeking ? r->want_key : r->want;
+        int hit = r->cache ? cached_block(r, i, want, err) : 0;
+        if (hit < 0)
             return -1;
+        if (!hit) {
+            bool positioned = seeking || isolated(r, i);
+            if (read_block(r, i, want, positioned, err) < 0)
+                return -1;
+            r->streamed = positioned ? UINT64_MAX : i + 1;
+            if (r->cache)
+                cache_block(r, i);
+        }
         if (seeking)
             r->batch.first = lower_bound(r);
         r->seek_pending = false;
@@ -684,6 +830,9 @@ void st_reader_close(st_reader *r)
 {
     if (!r)
         return;
+    release_held(r);
+    mem_free(r->held, r->ncols * sizeof *r->held);
+    mem_free(r->colp, r->ncols * sizeof *r->colp);
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);
@@ -733,7 +882,13 @@ static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned 
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
                          st_err *err)
 {
-    st_reader *r = st_reader_open(path, io, err);
+    st_nbuf_opts o;
+    if (io)
+        o = *io;
+    else
+        st_nbuf_opts_default(&o);
+    o.cache = false; /* verify reads what is on disk */
+    st_reader *r = st_reader_open(path, &o, err);
     if (!r)
         return -1;
     int64_t nbad = 0;

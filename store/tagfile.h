@@ -80,6 +80,7 @@ typedef struct st_range {
 
 typedef struct st_read_stats {
     uint64_t blocks_read, blocks_skipped, bytes_read;
+    uint64_t blocks_cached; /* served from the process's cache (st_nbuf_opts.cache) */
 } st_read_stats;
 
 typedef struct st_reader st_reader;

@@ -218,18 +218,24 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 
 #define CMP3(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
 
-/* One loop per operator over a column of C type T, compared as CT with k. */
+/* One loop per operator over a column of C type T, compared as CT with k.
+ * The counts and pointers are locals: stores through out->idx could alias
+ * in->n, and the compiler would reload it every row. */
+#define CMP_LOOP(T, CT, test)                                                          \
+    for (j = 0; j < nin; j++) { r = ix[j]; ox[m] = r; m += (CT)c[r] test kk; }
 #define CMP_COL(T, CT, kv)                                                             \
     do {                                                                               \
         const T *c = (const T *)col;                                                   \
+        const uint32_t *ix = in->idx;                                                  \
+        uint32_t *ox = out->idx, nin = in->n;                                          \
         CT kk = (kv);                                                                  \
         switch (op) {                                                                  \
-        case QOP_EQ: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] == kk; } break; \
-        case QOP_NE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] != kk; } break; \
-        case QOP_LT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] < kk; } break;  \
-        case QOP_LE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] <= kk; } break; \
-        case QOP_GT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] > kk; } break;  \
-        default: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] >= kk; } break;     \
+        case QOP_EQ: CMP_LOOP(T, CT, ==) break;                                        \
+        case QOP_NE: CMP_LOOP(T, CT, !=) break;                                        \
+        case QOP_LT: CMP_LOOP(T, CT, <) break;                                         \
+        case QOP_LE: CMP_LOOP(T, CT, <=) break;                                        \
+        case QOP_GT: CMP_LOOP(T, CT, >) break;                                         \
+        default: CMP_LOOP(T, CT, >=) break;                                            \
         }                                                                              \
     } while (0)
 
@@ -241,10 +247,11 @@ static bool filter_mask(KCtx *k, const QExpr *fx, const uint8_t *mask, bool tag,
     if (!mask || fx->op != QX_FIELD || (k->s->fields[fx->field].role == ST_TAG) != tag)
         return false;
     const uint8_t *c = (const uint8_t *)k->b->cols[fx->field];
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t r = in->idx[j];
-        out->idx[m] = r;
+    const uint32_t *ix = in->idx;
+    uint32_t *ox = out->idx, n = in->n, m = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t r = ix[j];
+        ox[m] = r;
         m += (mask[c[r] >> 3] >> (c[r] & 7)) & 1;
     }
     out->n = m;

@@ -918,7 +918,7 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
 /* Buffers of 256 KiB: partition files are read whole, one after another,
  * and smaller buffers come back from the allocator warm instead of as
  * fresh pages to fault in for every file. */
-static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
+static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10, .cache = true};
 
 static void scan_part(Worker *w, uint32_t pi)
 {
@@ -948,10 +948,9 @@ static void scan_part(Worker *w, uint32_t pi)
             fail(sh, w->k.err);
             break;
         }
-        KSel all = {w->k.selbuf[1], 0}, sel = {w->k.selbuf[2], 0};
-        uint32_t n = b->ntagsets;
-        for (uint32_t i = b->first; i < n; i++)
-            all.idx[all.n++] = i;
+        KSel all = {w->k.selbuf[1], b->ntagsets - b->first}, sel = {w->k.selbuf[2], 0};
+        for (uint32_t i = 0, first = b->first, n = all.n; i < n; i++)
+            all.idx[i] = first + i;     /* n a local: all.n could alias all.idx */
         if (sc->where)
             k_filter(&w->k, sc->where, false, &all, &sel);
         else
@@ -1222,7 +1221,7 @@ static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
 }
 
 /* Opening a file only for its footer needs little buffering. */
-static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10};
+static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10, .cache = true};
 
 static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 {
