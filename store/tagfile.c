@@ -337,7 +337,10 @@ struct st_reader {
     bool cache;          /* use the process's cache (store/cache.h) */
     st_file_id id;
     st_cache_ent **held; /* [ncols]: the cached columns the batch shows */
-    const void **colp;   /* [ncols]: scratch for st_batch_attach */
+    const void **colp;   /* [ncols]: scratch for st_batch_attach and read_cols */
+    uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
+    uint32_t *clen;
+    unsigned char *head; /* read_cols: a block's head */
     uint64_t streamed;   /* the block after the last one read through the stream */
 };
 
@@ -508,7 +511,11 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
     r->held = mem_calloc(r->ncols, sizeof *r->held);
     r->colp = mem_calloc(r->ncols, sizeof *r->colp);
-    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp)
+    r->coff = mem_alloc(r->ncols * sizeof *r->coff);
+    r->clen = mem_alloc(r->ncols * sizeof *r->clen);
+    r->head = mem_alloc(st_block_head_size(r->s));
+    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
+        !r->head)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -706,28 +713,103 @@ static uint32_t lower_bound(st_reader *r)
     return lo;
 }
 
-/* Reads and decodes block i into the batch. The block a seek lands on is
- * read with one positioned read of its own bytes: a point lookup then costs
- * one block, not a stream restart with its read-ahead. */
+static int grow_scratch(st_reader *r, size_t n, st_err *err)
+{
+    if (n <= r->scratch_cap)
+        return 0;
+    unsigned char *q = mem_realloc(r->scratch, r->scratch_cap, n);
+    if (!q)
+        return st_err_nomem(err, r->path);
+    r->scratch = q;
+    r->scratch_cap = n;
+    return 0;
+}
+
+/* Whether to read only the columns want needs of block i: a file whose
+ * columns carry their own checksums (version 2), and they hold less than
+ * half of the block's values. */
+static bool sparse(const st_reader *r, uint64_t i, const bool *want)
+{
+    if (r->info.version < 2)
+        return false;
+    const unsigned char *e = entry(r, i);
+    uint64_t need = 0;
+    for (uint32_t c = 0; c < r->ncols; c++)
+        if (st_block_needs(r->s, want, c))
+            need += (uint64_t)st_get32(e + (st_schema_col_is_tag(r->s, c) ? 20 : 16)) *
+                    st_schema_col(r->s, c)->width;
+    return 2 * need < st_get32(e + 12);
+}
+
+#define RUN_GAP 4096 /* columns closer than this are read with one pread */
+
+/* Block i's head, then the runs of columns want needs, each with one
+ * positioned read, and decodes them. *nbytes: the bytes read. */
+static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbytes, st_err *err)
+{
+    const unsigned char *e = entry(r, i);
+    uint64_t off = st_get64(e);
+    uint32_t stored = st_get32(e + 8);
+    size_t hn = st_block_head_size(r->s), total = 0;
+    if (hn > stored)
+        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
+                          stored);
+    if (st_nbuf_pread(r->io, off, hn, r->head, err) < 0)
+        return 1;
+    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
+        return -1;
+    /* Two passes over the runs: their total size, then the reads. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (uint32_t c = 0; c < r->ncols; c++) {
+            r->colp[c] = NULL;
+            if (!st_block_needs(r->s, want, c))
+                continue;
+            uint32_t last = c;
+            for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
+                if (st_block_needs(r->s, want, k))
+                    last = k;
+            uint64_t lo = r->coff[c], hi = r->coff[last] + r->clen[last];
+            if (pass == 1 && st_nbuf_pread(r->io, off + lo, (size_t)(hi - lo), r->scratch + at, err) < 0)
+                return 1;
+            for (uint32_t k = c; pass == 1 && k <= last; k++)
+                r->colp[k] = r->scratch + at + (r->coff[k] - lo);
+            at += (size_t)(hi - lo);
+            c = last;
+        }
+        total = at;
+        if (pass == 0 && grow_scratch(r, total, err) < 0)
+            return -1;
+    }
+    *nbytes = hn + total;
+    return st_block_decode_cols(r->s, r->head, stored, r->colp, want, &r->batch, err);
+}
+
+/* Reads and decodes block i into the batch: only the columns want needs
+ * (read_cols) where that reads much less, else the whole block. A block
+ * read on its own (positioned: a seek, or an isolated block) takes one
+ * positioned read of its bytes: a point lookup then costs one block, not a
+ * stream restart with its read-ahead. */
 static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint32_t stored = st_get32(e + 8);
-    if (stored > r->scratch_cap) {
-        unsigned char *q = mem_realloc(r->scratch, r->scratch_cap, stored);
-        if (!q)
-            return st_err_nomem(err, r->path);
-        r->scratch = q;
-        r->scratch_cap = stored;
+    uint64_t nbytes = stored;
+    int rc;
+    if (sparse(r, i, want)) {
+        rc = read_cols(r, i, want, &nbytes, err);
+    } else {
+        if (grow_scratch(r, stored, err) < 0)
+            return -1;
+        const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
+                                          ? NULL : r->scratch)
+                                   : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
+        rc = p ? st_block_decode(r->s, r->info.version, p, stored, want, &r->batch, err) : 1;
     }
-    const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
-                                      ? NULL : r->scratch)
-                               : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
-    if (!p) {
+    if (rc > 0) { /* the I/O layer's message names the file */
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
     }
-    int rc = st_block_decode(r->s, p, stored, want, &r->batch, err);
     if (rc == 0 && (r->batch.ntagsets != st_get32(e + 16) || r->batch.ntags != st_get32(e + 20)))
         rc = st_err_set(err, ST_ECORRUPT, "the block's counts differ from its footer entry");
     if (rc < 0) {
@@ -736,7 +818,7 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, bool positione
     }
     r->batch.block = i;
     r->stats.blocks_read++;
-    r->stats.bytes_read += stored;
+    r->stats.bytes_read += nbytes;
     return 0;
 }
 
@@ -753,12 +835,9 @@ static void release_held(st_reader *r)
 static int cached_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
 {
     const st_schema *s = r->s;
-    bool counts = false;
-    for (uint32_t c = s->nrow; c < r->ncols; c++)
-        counts |= want[c];
     for (uint32_t c = 0; c < r->ncols; c++) {
         r->colp[c] = NULL;
-        if (!want[c] && !(counts && c == s->nfields))
+        if (!st_block_needs(s, want, c))
             continue;
         if (!(r->held[c] = st_cache_get(&r->id, i, c))) {
             release_held(r);
@@ -833,6 +912,10 @@ void st_reader_close(st_reader *r)
     release_held(r);
     mem_free(r->held, r->ncols * sizeof *r->held);
     mem_free(r->colp, r->ncols * sizeof *r->colp);
+    mem_free(r->coff, r->ncols * sizeof *r->coff);
+    mem_free(r->clen, r->ncols * sizeof *r->clen);
+    if (r->s)
+        mem_free(r->head, st_block_head_size(r->s));
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);

@@ -36,7 +36,7 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 1
+#define ST_FORMAT_VERSION 2
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
 #define ST_LABEL_MAX (64u << 10)
