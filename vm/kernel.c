@@ -189,7 +189,10 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 {
     const st_field *f = &k->s->fields[e->field];
     const char *col = k->b->cols[e->field];
-    uint32_t w = f->width;
+    uint32_t w = f->width, symlen[256];
+    if (e->type == QT_STR && f->type == ST_ENUM) /* once per batch, not per row */
+        for (uint32_t s = 0; s < f->nsyms; s++)
+            symlen[s] = (uint32_t)strlen(f->syms[s]);
     for (uint32_t j = 0; j < in->n; j++) {
         const char *p = col + (size_t)at(k, f, tag, in->idx[j]) * w;
         switch (e->type) {
@@ -200,7 +203,7 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
             if (f->type == ST_ENUM) {
                 uint8_t s = *(const uint8_t *)p;
                 v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
-                v->sl[j] = (uint32_t)strlen(v->sp[j]);
+                v->sl[j] = s < f->nsyms ? symlen[s] : 1;
             } else {
                 const char *z = memchr(p, 0, w);
                 v->sp[j] = p;
@@ -665,7 +668,18 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
         return;
     uint32_t h = 0;
     bool any = false;
-    for (uint32_t j = 0; j < in->n; j++) {
+    if (every_tag(e)) {   /* every tag a hit: straight from the tag starts */
+        const uint32_t *st = tag_start(k);
+        for (uint32_t j = 0, n = in->n; j < n; j++) {
+            uint32_t t = in->idx[j], nt = st[t + 1] - st[t];
+            v->valid[j] = e->fn == QF_count || nt > 0;
+            any |= nt > 0;
+            if (e->fn == QF_count)
+                v->i[j] = nt;
+            pick.idx[j] = !nt ? 0 : e->fn == QF_first ? st[t] : st[t + 1] - 1;
+        }
+    }
+    for (uint32_t j = 0; !every_tag(e) && j < in->n; j++) {
         TagHits r = next_hits(k, e, &hits, &h, in->idx[j]);
         v->valid[j] = e->fn == QF_count || r.n > 0;
         any |= r.n > 0;

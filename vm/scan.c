@@ -328,6 +328,7 @@ typedef struct Worker {
     KCtx k;
     uint64_t count;
     GroupTable gt;
+    Buf keys;           /* a batch's group keys */
     ColStat *stats;
     unsigned char *row, *tag;
     pthread_t th;
@@ -364,13 +365,31 @@ static const char oom[] = "out of memory in a scan";
 
 /* ---- group tables ----------------------------------------------------- */
 
+/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
+ * overlap: bytes stored one by one into a word and then loaded whole stall
+ * the load (no store forwarding), once per row. */
+static inline uint64_t load_small(const unsigned char *p, size_t n)
+{
+    uint32_t lo, hi;
+    if (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    if (n >= 4) {
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return lo | (uint64_t)hi << (8 * (n - 4));
+    }
+    if (n == 0)
+        return 0;
+    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+}
+
 static uint64_t hash_key(const unsigned char *k, size_t n)
 {
     if (n <= 16) {  /* short keys, the usual: two words mixed */
-        uint64_t a = 0, b = 0;
-        memcpy(&a, k, n < 8 ? n : 8);
-        if (n > 8)
-            memcpy(&b, k + 8, n - 8);
+        uint64_t a = load_small(k, n < 8 ? n : 8), b = n > 8 ? load_small(k + 8, n - 8) : 0;
         a ^= b * UINT64_C(0x9E3779B97F4A7C15) + n;
         a ^= a >> 33;
         a *= UINT64_C(0xff51afd7ed558ccd);
@@ -422,13 +441,22 @@ static void dset_free(DSet *d)
     }
 }
 
+static inline bool key_eq(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n > 16)
+        return !memcmp(a, b, n);
+    size_t n0 = n < 8 ? n : 8;
+    return load_small(a, n0) == load_small(b, n0) &&
+           (n <= 8 || load_small(a + 8, n - 8) == load_small(b + 8, n - 8));
+}
+
 /* The group of key (inserting it): its index, or -1 out of memory. */
 static long group_find(const QScan *sc, GroupTable *t, const unsigned char *key, uint64_t h)
 {
     if (t->mask) {
         for (size_t i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
             Group *g = &t->g[t->slots[i] - 1];
-            if (g->hash == h && !memcmp(g->key, key, sc->keyw))
+            if (g->hash == h && key_eq(g->key, key, sc->keyw))
                 return (long)(t->slots[i] - 1);
         }
     }
@@ -557,22 +585,36 @@ static void consume_group(Worker *w, bool tag, const KSel *sel)
 {
     const QScan *sc = w->sh->sc;
     KCtx *k = &w->k;
-    unsigned char key[4096], ab[4096];
+    unsigned char ab[4096];
     const KVec *kv[64], *av[64];
-    if (sc->keyw > sizeof key || sc->nkeys > 64 || sc->nagg_list > 64) {
+    uint32_t kw[64];
+    if (sc->keyw > 4096 || sc->nkeys > 64 || sc->nagg_list > 64) {
         fail(w->sh, "group by: too many or too wide keys");
         return;
     }
-    for (int i = 0; i < sc->nkeys; i++)
+    for (int i = 0; i < sc->nkeys; i++) {
         kv[i] = k_eval(k, sc->keys[i], tag, sel);
+        kw[i] = qx_keywidth(sc->keys[i]);
+    }
     for (int a = 0; a < sc->nagg_list; a++)
         av[a] = sc->agg_list[a]->a ? k_eval(k, sc->agg_list[a]->a, tag, sel) : NULL;
+    /* Every row's key first, then the lookups: a key hashed right after
+     * its bytes were stored one by one would stall its loads. */
+    w->keys.len = 0;
+    unsigned char *keys = buf_room(&w->keys, (size_t)sel->n * sc->keyw + 1);
+    if (!keys) {
+        fail(w->sh, oom);
+        return;
+    }
     for (uint32_t j = 0; j < sel->n; j++) {
-        unsigned char *p = key;
+        unsigned char *p = keys + (size_t)j * sc->keyw;
         for (int i = 0; i < sc->nkeys; i++) {
             k_key(sc->keys[i], kv[i], j, false, p);
-            p += qx_keywidth(sc->keys[i]);
+            p += kw[i];
         }
+    }
+    for (uint32_t j = 0; j < sel->n; j++) {
+        const unsigned char *key = keys + (size_t)j * sc->keyw;
         long gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
         if (gi < 0) {
             fail(w->sh, oom);
@@ -1064,6 +1106,7 @@ static void worker_free(Worker *w)
         mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
     }
     group_free(sc, &w->gt);
+    buf_free(&w->keys);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
     k_ctx_free(&w->k);
