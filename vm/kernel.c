@@ -460,11 +460,16 @@ static KSel scratch(KCtx *k, const QExpr *e, int i)
 /* The tags of the tagsets in (ascending) into t. */
 static void tags_of(KCtx *k, const KSel *in, KSel *t)
 {
-    const uint32_t *st = tag_start(k);
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < in->n; j++)
-        for (uint32_t i = st[in->idx[j]]; i < st[in->idx[j] + 1]; i++)
-            t->idx[m++] = i;
+    const uint32_t *st = tag_start(k), *ix = in->idx; /* locals: t->idx could alias them */
+    uint32_t *ox = t->idx, m = 0;
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        /* a run of consecutive tagsets has one range of tags */
+        uint32_t j0 = j;
+        while (j + 1 < n && ix[j + 1] == ix[j] + 1)
+            j++;
+        for (uint32_t i = st[ix[j0]], hi = st[ix[j] + 1]; i < hi; i++)
+            ox[m++] = i;
+    }
     t->n = m;
 }
 
@@ -493,25 +498,19 @@ typedef struct TagHits {
     uint32_t n, first, last;
 } TagHits;
 
-static TagHits next_hits(KCtx *k, const QExpr *e, const KSel *hits, uint32_t *h, uint32_t t)
+/* The hits hx[*h ..] (nh in all) among tags lo .. hi - 1, moving *h past
+ * them. Callers keep *h, hx and nh in locals: inlined, the loop then stays
+ * in registers. */
+static inline TagHits hits_in(const uint32_t *hx, uint32_t nh, uint32_t *h, uint32_t lo, uint32_t hi)
 {
-    const uint32_t *st = tag_start(k);
-    TagHits r = {0, 0, 0};
-    if (every_tag(e)) {
-        r.n = st[t + 1] - st[t];
-        r.first = st[t];
-        r.last = st[t + 1] - 1;
-        return r;
-    }
-    while (*h < hits->n && hits->idx[*h] < st[t])
-        ++*h;
-    while (*h < hits->n && hits->idx[*h] < st[t + 1]) {
-        if (!r.n)
-            r.first = hits->idx[*h];
-        r.last = hits->idx[(*h)++];
-        r.n++;
-    }
-    return r;
+    uint32_t i = *h;
+    while (i < nh && hx[i] < lo)
+        i++;
+    uint32_t i0 = i;
+    while (i < nh && hx[i] < hi)
+        i++;
+    *h = i;
+    return i == i0 ? (TagHits){0, 0, 0} : (TagHits){i - i0, hx[i0], hx[i - 1]};
 }
 
 static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
@@ -519,12 +518,14 @@ static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
     KSel hits = {NULL, 0};
     if (!every_tag(e))
         quant_tags(k, e, in, &hits);
-    const uint32_t *st = tag_start(k);
-    uint32_t m = 0, h = 0;
-    for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t t = in->idx[j], n = next_hits(k, e, &hits, &h, t).n;
-        out->idx[m] = t;
-        m += e->fn == QF_any ? n > 0 : n == st[t + 1] - st[t];
+    const uint32_t *st = tag_start(k), *ix = in->idx, *hx = hits.idx;
+    uint32_t *ox = out->idx, m = 0, h = 0, nh = hits.n;
+    bool every = every_tag(e), any = e->fn == QF_any;
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        uint32_t t = ix[j], lo = st[t], hi = st[t + 1];
+        uint32_t c = every ? hi - lo : hits_in(hx, nh, &h, lo, hi).n;
+        ox[m] = t;
+        m += any ? c > 0 : c == hi - lo;
     }
     out->n = m;
 }
@@ -666,21 +667,13 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
     KSel pick = scratch(k, e, 2);
     if (!pick.idx)
         return;
-    uint32_t h = 0;
-    bool any = false;
-    if (every_tag(e)) {   /* every tag a hit: straight from the tag starts */
-        const uint32_t *st = tag_start(k);
-        for (uint32_t j = 0, n = in->n; j < n; j++) {
-            uint32_t t = in->idx[j], nt = st[t + 1] - st[t];
-            v->valid[j] = e->fn == QF_count || nt > 0;
-            any |= nt > 0;
-            if (e->fn == QF_count)
-                v->i[j] = nt;
-            pick.idx[j] = !nt ? 0 : e->fn == QF_first ? st[t] : st[t + 1] - 1;
-        }
-    }
-    for (uint32_t j = 0; !every_tag(e) && j < in->n; j++) {
-        TagHits r = next_hits(k, e, &hits, &h, in->idx[j]);
+    const uint32_t *st = tag_start(k), *hx = hits.idx;
+    uint32_t h = 0, nh = hits.n;
+    bool any = false, every = every_tag(e);
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        uint32_t t = in->idx[j], lo = st[t], hi = st[t + 1];
+        TagHits r = !every ? hits_in(hx, nh, &h, lo, hi)
+                  : hi > lo ? (TagHits){hi - lo, lo, hi - 1} : (TagHits){0, 0, 0};
         v->valid[j] = e->fn == QF_count || r.n > 0;
         any |= r.n > 0;
         if (e->fn == QF_count)

@@ -68,15 +68,13 @@ typedef struct PartList {
 } PartList;
 
 /* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
-static uint32_t part_of_path(const VSource *src, const char *path)
+static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
 {
-    st_storeinfo info;
     unsigned v = 0, p = 0;
-    st_store_info(src->st, &info);
     const char *s = strstr(path + strlen(src->path), "/v");
     if (s)
         sscanf(s, "/v%u/p%u/", &v, &p);
-    return v * info.partitions + p;
+    return v * partitions + p;
 }
 
 static bool part_wanted(const QScan *sc, uint32_t g)
@@ -92,11 +90,14 @@ static bool part_wanted(const QScan *sc, uint32_t g)
 static void list_parts(VM *vm, const QScan *sc, PartList *pl)
 {
     const VIter *it = &sc->src->it;
+    st_storeinfo info = {.partitions = 0};
+    if (sc->src->st)
+        st_store_info(sc->src->st, &info);
     pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
     pl->n = 0;
     pl->total = it->npaths;
     for (uint32_t i = 0; i < it->npaths; i++) {
-        uint32_t g = sc->src->st ? part_of_path(sc->src, it->paths[i]) : 0;
+        uint32_t g = sc->src->st ? part_of_path(sc->src, info.partitions, it->paths[i]) : 0;
         if (part_wanted(sc, g))
             pl->p[pl->n++] = (Part){it->paths[i], g};
     }
