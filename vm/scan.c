@@ -351,6 +351,7 @@ struct Shared {
     VLoader *loader;        /* WRITE (one worker) */
     uint64_t written;
     st_read_stats io;
+    st_nbuf_opts ropts;     /* the partitions' readers' */
 };
 
 static void fail(Shared *sh, const char *msg)
@@ -961,7 +962,17 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
 /* Buffers of 256 KiB: partition files are read whole, one after another,
  * and smaller buffers come back from the allocator warm instead of as
  * fresh pages to fault in for every file. */
-static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10, .cache = true};
+static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
+
+/* Scans use the process's cache (store/cache.h) from its second scan on: a
+ * one-shot `comb -e` reads nothing twice and would only pay for filling it. */
+static unsigned long nscans; /* touched by the VM's thread only */
+
+static st_nbuf_opts with_cache(st_nbuf_opts o)
+{
+    o.cache = nscans > 1;
+    return o;
+}
 
 static void scan_part(Worker *w, uint32_t pi)
 {
@@ -969,7 +980,7 @@ static void scan_part(Worker *w, uint32_t pi)
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = st_reader_open(sh->parts.p[pi].path, &scan_io, &err);
+    st_reader *r = st_reader_open(sh->parts.p[pi].path, &sh->ropts, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -1265,14 +1276,15 @@ static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
 }
 
 /* Opening a file only for its footer needs little buffering. */
-static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10, .cache = true};
+static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10};
 
 static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl->p[i].path, &footer_io, &err);
+        st_nbuf_opts io = with_cache(footer_io);
+        st_reader *r = st_reader_open(pl->p[i].path, &io, &err);
         st_file_info info;
         if (!r)
             vm_error(vm, "%s", err.msg);
@@ -1358,6 +1370,8 @@ Value scan_run(VM *vm, QPlan *p)
     *(Run **)handle_data(h) = run;
     Shared *sh = &run->sh;
     pthread_mutex_init(&sh->mu, NULL);
+    nscans++;
+    sh->ropts = with_cache(scan_io);
     sh->vm = vm;
     sh->p = p;
     sh->sc = sc;
@@ -1445,7 +1459,8 @@ Value scan_explain(VM *vm, QPlan *p)
     uint64_t blocks = 0, kept = 0;
     for (uint32_t i = 0; i < pl.n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl.p[i].path, &footer_io, &err);
+        st_nbuf_opts io = with_cache(footer_io);
+        st_reader *r = st_reader_open(pl.p[i].path, &io, &err);
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_file_info info;
