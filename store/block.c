@@ -432,6 +432,8 @@ static int check_head(const st_schema *s, uint32_t version, const unsigned char 
 
 bool st_block_needs(const st_schema *s, const bool *want, uint32_t c)
 {
+    if (c >= st_schema_ncols(s))
+        return false;
     if (!want || want[c])
         return true;
     if (c != s->nfields || s->nfields == s->nrow)
@@ -471,7 +473,7 @@ static int decode(const st_schema *s, uint32_t version, const unsigned char *p, 
                 rc = decode_col(b, c, &dir[c], data ? data[c] : p + dir[c].off, version,
                                 st_schema_col(s, c)->name, err);
         }
-        if (rc == 0 && st_block_needs(s, want, s->nfields) && s->nfields > s->nrow)
+        if (rc == 0 && s->nfields > s->nrow && st_block_needs(s, want, s->nfields))
             rc = count_tags(b, b->cols[s->nfields], err);
     }
     if (dir != dir_small)
