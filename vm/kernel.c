@@ -799,14 +799,47 @@ static uint64_t float_bits(double d)
     return u >> 63 ? ~u : u | UINT64_C(1) << 63;
 }
 
+/* Copies n bytes (zeroes them when s is NULL) with whole moves that may
+ * overlap: keys are short, and a call of memcpy or memset per row would
+ * cost more than the key. */
+static inline void small_move(unsigned char *d, const unsigned char *s, uint32_t n)
+{
+    static const unsigned char zero[16];
+    if (n > 16) {
+        if (s)
+            memcpy(d, s, n);
+        else
+            memset(d, 0, n);
+        return;
+    }
+    const unsigned char *src = s ? s : zero;
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        d[0] = src[0];
+        d[n / 2] = src[n / 2];
+        d[n - 1] = src[n - 1];
+    }
+}
+
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out)
 {
     uint32_t w = qx_keywidth(e);
-    memset(out, 0, w);
+    small_move(out, NULL, w);
     if (valid_at(v, j) && e->type != QT_NIL) {
         out[0] = 1;
         if (e->type == QT_STR)
-            memcpy(out + 1, v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
+            small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
         else
