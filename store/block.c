@@ -222,12 +222,13 @@ int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, c
         d[1] = d[2] = d[3] = 0;
         st_put32(d + 4, (uint32_t)v->n);
         st_put32(d + 8, (uint32_t)stored);
+        st_put64(d + 12, XXH3_64bits(o + at, stored));
         st_block_zone(e->s, c, v->p, c < e->s->nrow || c == e->s->nfields ? e->ntagsets : e->ntags,
                       &e->zones[c]);
         at += stored;
         v->n = 0;
     }
-    st_put64(o, XXH3_64bits(o + 8, at - 8));
+    st_put64(o, XXH3_64bits(o + 8, dir - 8)); /* the head; the columns carry their own */
     *out = o;
     *n = at;
     *zones = e->zones;
@@ -277,22 +278,35 @@ static int batch_shape(st_batch *b, uint32_t ncols, st_err *err)
 typedef struct colent {
     unsigned codec;
     uint32_t raw, stored;
-    const unsigned char *data;
+    uint64_t sum; /* version 2: the checksum of the stored bytes */
+    uint64_t off; /* of the stored bytes, from the block's start */
 } colent;
 
-/* Checks the directory against the counts and the block's length. */
-static int read_dir(const st_schema *s, const unsigned char *p, size_t n, uint32_t ntagsets,
-                    uint32_t ntags, uint32_t ncols, colent *d, st_err *err)
+static size_t dirent_size(uint32_t version)
 {
-    uint64_t at = ST_BLOCK_HEADER + (uint64_t)ST_BLOCK_DIRENT * ncols, total = 0;
+    return version == 1 ? ST_BLOCK_DIRENT_V1 : ST_BLOCK_DIRENT;
+}
+
+size_t st_block_head_size(const st_schema *s)
+{
+    return ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * st_schema_ncols(s);
+}
+
+/* Checks the directory against the counts and the block's length n. */
+static int read_dir(const st_schema *s, uint32_t version, const unsigned char *p, size_t n,
+                    uint32_t ntagsets, uint32_t ntags, uint32_t ncols, colent *d, st_err *err)
+{
+    size_t es = dirent_size(version);
+    uint64_t at = ST_BLOCK_HEADER + (uint64_t)es * ncols, total = 0;
     if (at > n)
         return st_err_set(err, ST_ECORRUPT, "block of %zu bytes cannot hold its column directory", n);
     for (uint32_t c = 0; c < ncols; c++) {
-        const unsigned char *e = p + ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * c;
+        const unsigned char *e = p + ST_BLOCK_HEADER + es * c;
         const st_field *f = st_schema_col(s, c);
         d[c].codec = e[0];
         d[c].raw = st_get32(e + 4);
         d[c].stored = st_get32(e + 8);
+        d[c].sum = version == 1 ? 0 : st_get64(e + 12);
         uint64_t want = (uint64_t)(st_schema_col_is_tag(s, c) ? ntags : ntagsets) * f->width;
         total += want;
         if (d[c].codec > CODEC_LZ4 || e[1] || e[2] || e[3])
@@ -307,7 +321,7 @@ static int read_dir(const st_schema *s, const unsigned char *p, size_t n, uint32
                                     : d[c].raw == 0 || d[c].raw > 255 * (uint64_t)d[c].stored + 16)
             return st_err_set(err, ST_ECORRUPT, "column '%s' stores %" PRIu32 " bytes for %" PRIu32, f->name,
                            d[c].stored, d[c].raw);
-        d[c].data = p + at;
+        d[c].off = at;
         at += d[c].stored;
         if (at > n)
             return st_err_set(err, ST_ECORRUPT, "column '%s' runs past the end of the block", f->name);
@@ -317,9 +331,18 @@ static int read_dir(const st_schema *s, const unsigned char *p, size_t n, uint32
     return 0;
 }
 
-static int decode_col(st_batch *b, uint32_t c, const colent *d, const char *name, st_err *err)
+static int decode_col(st_batch *b, uint32_t c, const colent *d, const unsigned char *data, uint32_t version,
+                      const char *name, st_err *err)
 {
     size_t need = d->raw ? d->raw : 1;
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksum */
+    uint64_t sum = version == 1 ? 0 : XXH3_64bits(data, d->stored);
+    if (sum != d->sum)
+        return st_err_set(err, ST_ECORRUPT, "column '%s': checksum mismatch (stored %016" PRIx64
+                          ", computed %016" PRIx64 ")", name, d->sum, sum);
+#else
+    (void)version;
+#endif
     if (need > b->cap[c]) {
         void *q = mem_realloc(b->vec[c], b->cap[c], need);
         if (!q)
@@ -328,9 +351,9 @@ static int decode_col(st_batch *b, uint32_t c, const colent *d, const char *name
         b->cap[c] = need;
     }
     if (d->codec == CODEC_RAW) {
-        memcpy(b->vec[c], d->data, d->raw);
+        memcpy(b->vec[c], data, d->raw);
     } else {
-        int k = LZ4_decompress_safe((const char *)d->data, b->vec[c], (int)d->stored, (int)d->raw);
+        int k = LZ4_decompress_safe((const char *)data, b->vec[c], (int)d->stored, (int)d->raw);
         if (k != (int)d->raw)
             return st_err_set(err, ST_ECORRUPT, "column '%s' does not decompress", name);
     }
@@ -362,13 +385,33 @@ static int count_tags(st_batch *b, const uint32_t *counts, st_err *err)
     return 0;
 }
 
-int st_block_decode(const st_schema *s, const void *block, size_t n, const bool *want, st_batch *b,
-                    st_err *err)
+int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
+                    const void *const *cols, st_err *err)
 {
-    const unsigned char *p = block;
-    if (n < ST_BLOCK_HEADER)
+    uint32_t ncols = st_schema_ncols(s);
+    if (batch_shape(b, ncols, err) < 0)
+        return -1;
+    b->ntagsets = ntagsets;
+    b->ntags = ntags;
+    b->first = 0;
+    b->counts = b->tag_start = NULL;
+    for (uint32_t c = 0; c < ncols; c++)
+        b->cols[c] = (void *)cols[c];
+    return s->nfields > s->nrow && cols[s->nfields] ? count_tags(b, cols[s->nfields], err) : 0;
+}
+
+/* The head's checksum (version 1: the whole block's), magic and counts. */
+static int check_head(const st_schema *s, uint32_t version, const unsigned char *p, size_t hn, size_t n,
+                      uint32_t *ntagsets, uint32_t *ntags, st_err *err)
+{
+    if (hn < ST_BLOCK_HEADER)
         return st_err_set(err, ST_ECORRUPT, "block of %zu bytes is smaller than a block header", n);
-    uint64_t stored = st_get64(p), actual = XXH3_64bits(p + 8, n - 8);
+    uint32_t ncols = st_get32(p + 20);
+    /* Version 2 checksums the header and directory; the columns have their own. */
+    size_t covered = version == 1 ? n : ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * st_schema_ncols(s);
+    if (covered > hn)
+        return st_err_set(err, ST_ECORRUPT, "block of %zu bytes cannot hold its column directory", n);
+    uint64_t stored = st_get64(p), actual = XXH3_64bits(p + 8, covered - 8);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksum */
     if (stored != actual)
         return st_err_set(err, ST_ECORRUPT, "checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
@@ -376,16 +419,43 @@ int st_block_decode(const st_schema *s, const void *block, size_t n, const bool 
 #endif
     if (memcmp(p + 8, block_magic, 4) != 0)
         return st_err_set(err, ST_ECORRUPT, "no block magic");
-    uint32_t ntagsets = st_get32(p + 12), ntags = st_get32(p + 16), ncols = st_get32(p + 20);
+    *ntagsets = st_get32(p + 12);
+    *ntags = st_get32(p + 16);
     if (ncols != st_schema_ncols(s))
         return st_err_set(err, ST_ECORRUPT, "block has %" PRIu32 " columns, the schema %" PRIu32, ncols,
                        st_schema_ncols(s));
-    if (ntagsets == 0 || (ntags && s->nfields == s->nrow))
-        return st_err_set(err, ST_ECORRUPT, "block claims %" PRIu32 " tagsets and %" PRIu32 " tags", ntagsets, ntags);
+    if (*ntagsets == 0 || (*ntags && s->nfields == s->nrow))
+        return st_err_set(err, ST_ECORRUPT, "block claims %" PRIu32 " tagsets and %" PRIu32 " tags", *ntagsets,
+                          *ntags);
+    return 0;
+}
+
+bool st_block_needs(const st_schema *s, const bool *want, uint32_t c)
+{
+    if (c >= st_schema_ncols(s))
+        return false;
+    if (!want || want[c])
+        return true;
+    if (c != s->nfields || s->nfields == s->nrow)
+        return false;
+    for (uint32_t k = s->nrow; k < s->nfields; k++)
+        if (want[k])
+            return true;
+    return false;
+}
+
+/* Decodes from a block whose head (hn bytes at p) is in memory and whose
+ * needed columns' bytes are at data[c] (NULL: at p + their offset). */
+static int decode(const st_schema *s, uint32_t version, const unsigned char *p, size_t hn, size_t n,
+                  const void *const *data, const bool *want, st_batch *b, st_err *err)
+{
+    uint32_t ntagsets, ntags, ncols = st_schema_ncols(s);
+    if (check_head(s, version, p, hn, n, &ntagsets, &ntags, err) < 0)
+        return -1;
     colent dir_small[64], *dir = dir_small;
     if (ncols > 64 && !(dir = mem_alloc(ncols * sizeof *dir)))
         return st_err_nomem(err, "block directory");
-    int rc = read_dir(s, p, n, ntagsets, ntags, ncols, dir, err);
+    int rc = read_dir(s, version, p, n, ntagsets, ntags, ncols, dir, err);
     if (rc == 0)
         rc = batch_shape(b, ncols, err);
     if (rc == 0) {
@@ -393,18 +463,52 @@ int st_block_decode(const st_schema *s, const void *block, size_t n, const bool 
         b->ntags = ntags;
         b->first = 0;
         b->counts = b->tag_start = NULL;
-        bool need_counts = false;
-        for (uint32_t c = 0; c < ncols; c++)
-            need_counts |= (!want || want[c]) && c >= s->nrow;
         for (uint32_t c = 0; c < ncols && rc == 0; c++) {
             b->cols[c] = NULL;
-            if (!want || want[c] || (need_counts && c == s->nfields))
-                rc = decode_col(b, c, &dir[c], st_schema_col(s, c)->name, err);
+            if (!st_block_needs(s, want, c))
+                continue;
+            if (data && !data[c])
+                rc = st_err_set(err, ST_EINPUT, "column '%s' was not read", st_schema_col(s, c)->name);
+            else
+                rc = decode_col(b, c, &dir[c], data ? data[c] : p + dir[c].off, version,
+                                st_schema_col(s, c)->name, err);
         }
-        if (rc == 0 && need_counts)
+        if (rc == 0 && s->nfields > s->nrow && st_block_needs(s, want, s->nfields))
             rc = count_tags(b, b->cols[s->nfields], err);
     }
     if (dir != dir_small)
         mem_free(dir, ncols * sizeof *dir);
     return rc;
+}
+
+int st_block_decode(const st_schema *s, uint32_t version, const void *block, size_t n, const bool *want,
+                    st_batch *b, st_err *err)
+{
+    return decode(s, version, block, n, n, NULL, want, b, err);
+}
+
+int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *off, uint32_t *len,
+                    st_err *err)
+{
+    uint32_t ntagsets, ntags, ncols = st_schema_ncols(s);
+    size_t hn = st_block_head_size(s);
+    if (check_head(s, 2, head, hn, n, &ntagsets, &ntags, err) < 0)
+        return -1;
+    colent dir_small[64], *dir = dir_small;
+    if (ncols > 64 && !(dir = mem_alloc(ncols * sizeof *dir)))
+        return st_err_nomem(err, "block directory");
+    int rc = read_dir(s, 2, head, n, ntagsets, ntags, ncols, dir, err);
+    for (uint32_t c = 0; c < ncols && rc == 0; c++) {
+        off[c] = dir[c].off;
+        len[c] = dir[c].stored;
+    }
+    if (dir != dir_small)
+        mem_free(dir, ncols * sizeof *dir);
+    return rc;
+}
+
+int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
+                         const bool *want, st_batch *b, st_err *err)
+{
+    return decode(s, 2, head, st_block_head_size(s), n, data, want, b, err);
 }

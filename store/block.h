@@ -5,9 +5,12 @@
  * present when the schema has tag fields) and one column per tag field (a
  * value per tag, tags of consecutive tagsets one after another). Each column
  * is compressed on its own (LZ4, LZ4 HC, or stored), so a reader decodes only
- * the columns a query uses. The XXH3-64 checksum covers every byte of the
- * block after itself and is checked before anything else is trusted. The
- * exact layout is in docs/FORMAT.md.
+ * the columns a query uses. An XXH3-64 checksum covers the block's head
+ * (header and column directory) and each column's stored bytes carry their
+ * own (format version 2; in version 1 one checksum covered the whole
+ * block), so a reader can read and check just the columns it decodes; each
+ * is checked before anything in it is trusted. The exact layout is in
+ * docs/FORMAT.md.
  *
  * A block is as large as the writer's block size allows (256 KiB by default,
  * uncompressed), but always holds at least one tagset: a tagset larger than
@@ -31,7 +34,8 @@
 #define ST_BLOCK_DEFAULT (256u << 10) /* uncompressed bytes per block */
 #define ST_BLOCK_MAX_RAW (1u << 30)   /* no block (nor tagset) is larger */
 #define ST_BLOCK_HEADER 24u           /* checksum, magic, counts */
-#define ST_BLOCK_DIRENT 12u           /* per column: codec, raw and stored sizes */
+#define ST_BLOCK_DIRENT 20u           /* per column: codec, raw and stored sizes, checksum */
+#define ST_BLOCK_DIRENT_V1 12u        /* the same in format version 1, without the checksum */
 
 typedef enum st_codec {
     ST_CODEC_NONE,  /* stored as is */
@@ -82,12 +86,33 @@ uint64_t st_block_enc_raw(const st_block_enc *e);
 int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
                         st_err *err);
 
-/* Checks a block (checksum first, then structure) and decodes the columns
- * with want[c] set (want NULL: all); asking for any tag column also decodes
- * the counts. Errors say what is wrong but not where: the caller adds the
- * file and block number. */
-int st_block_decode(const st_schema *s, const void *p, size_t n, const bool *want, st_batch *b,
+/* Checks a block of a file of format version (1 or 2) and decodes the
+ * columns with want[c] set (want NULL: all); asking for any tag column also
+ * decodes the counts. Checksums come first: version 2 checks the head's
+ * (header and directory) and then each decoded column's, version 1 the
+ * whole block's. Errors say what is wrong but not where: the caller adds
+ * the file and block number. */
+int st_block_decode(const st_schema *s, uint32_t version, const void *p, size_t n, const bool *want,
+                    st_batch *b, st_err *err);
+/* Whether decoding want needs column c (want itself, or the counts for tags). */
+bool st_block_needs(const st_schema *s, const bool *want, uint32_t c);
+
+/* Reading some columns of a version 2 block without the rest: its head is
+ * its first st_block_head_size bytes; st_block_locate checks the head of a
+ * block of n bytes and gives where each column's stored bytes lie (offset
+ * from the block's start, length); st_block_decode_cols then decodes want
+ * from the head and data[c], the stored bytes of each column needed
+ * (st_block_needs), NULL for the others. */
+size_t st_block_head_size(const st_schema *s);
+int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *off, uint32_t *len,
                     st_err *err);
+int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
+                         const bool *want, st_batch *b, st_err *err);
+/* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
+ * a column not there, for a block of ntagsets tagsets and ntags tags; the
+ * tag starts come from the count column when it is there. */
+int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
+                    const void *const *cols, st_err *err);
 /* The zone of n values of column c. */
 void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z);
 

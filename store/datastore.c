@@ -357,7 +357,14 @@ static int describe(const st_store *s, uint32_t vol, uint32_t part, st_kind kind
                     st_err *err)
 {
     const st_mfile *f = st_manifest_at(&s->m, vol, part, kind);
-    *out = (st_file){.vol = vol, .part = part, .kind = kind, .gen = f->gen, .size = f->size};
+    /* Field by field: a compound literal would zero all PATH_MAX bytes of
+     * the path, for every file of every open. */
+    out->vol = vol;
+    out->part = part;
+    out->kind = kind;
+    out->gen = f->gen;
+    out->size = f->size;
+    out->path[0] = '\0';
     if (!f->gen)
         return 0;
     return file_path(s, vol, part, kind, f->gen, out->path, err) < 0 ? -1 : 1;

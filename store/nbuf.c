@@ -181,6 +181,7 @@ void st_nbuf_opts_default(st_nbuf_opts *o)
     o->nbufs = 3;
     o->bufsize = 1u << 20;
     o->direct = false;
+    o->cache = false;
 }
 
 /* ---- reader ---------------------------------------------------------------- */
@@ -189,6 +190,7 @@ struct st_nbuf_reader {
     char *path;
     int fd;
     uint64_t size;
+    st_file_id id;
     bool direct;
     ring g;
     uint64_t next_off; /* file offset the next slot will be filled from */
@@ -240,6 +242,8 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
         return NULL;
     }
     r->size = (uint64_t)st.st_size;
+    r->id = (st_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, r->size,
+                         (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec};
     if (r->direct)
         probe_direct(r);
     else
@@ -248,6 +252,7 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
 }
 
 uint64_t st_nbuf_size(const st_nbuf_reader *r) { return r->size; }
+void st_nbuf_id(const st_nbuf_reader *r, st_file_id *out) { *out = r->id; }
 
 /* The thread updates the stats under the ring's lock once it runs. */
 static void lock_stats(st_nbuf_reader *r, bool lock)

@@ -48,6 +48,7 @@ typedef struct st_nbuf_opts {
     uint32_t nbufs;   /* buffers per open file, >= 2 (default 3) */
     uint32_t bufsize; /* bytes per buffer (default 1 MiB), rounded up to ST_NBUF_ALIGN */
     bool direct;      /* try O_DIRECT (default off) */
+    bool cache;       /* readers: use the process's cache (store/cache.h; default off) */
 } st_nbuf_opts;
 
 void st_nbuf_opts_default(st_nbuf_opts *o);
@@ -59,11 +60,18 @@ typedef struct st_nbuf_stats {
     bool direct;         /* O_DIRECT is in effect */
 } st_nbuf_stats;
 
+/* What identifies a file's contents: comb replaces files, never rewrites them. */
+typedef struct st_file_id {
+    uint64_t dev, ino, size, mtime_ns;
+} st_file_id;
+
 typedef struct st_nbuf_reader st_nbuf_reader;
 typedef struct st_nbuf_writer st_nbuf_writer;
 
 st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *err);
 uint64_t st_nbuf_size(const st_nbuf_reader *r);
+/* The open file's identity, from the fstat of the open. */
+void st_nbuf_id(const st_nbuf_reader *r, st_file_id *out);
 /* Bytes [off, off + n) of the file, or NULL with err set (a range past the
  * end is ST_ECORRUPT). scratch must hold n bytes; it is used only when the
  * range spans buffers. */

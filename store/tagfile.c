@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "store/bytes.h"
+#include "store/cache.h"
 #include "store/mem.h"
 
 /* Layout constants; docs/FORMAT.md draws them. */
@@ -333,6 +334,14 @@ struct st_reader {
     size_t scratch_cap;
     st_batch batch;
     st_read_stats stats;
+    bool cache;          /* use the process's cache (store/cache.h) */
+    st_file_id id;
+    st_cache_ent **held; /* [ncols]: the cached columns the batch shows */
+    const void **colp;   /* [ncols]: scratch for st_batch_attach and read_cols */
+    uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
+    uint32_t *clen;
+    unsigned char *head; /* read_cols: a block's head */
+    uint64_t streamed;   /* the block after the last one read through the stream */
 };
 
 static const unsigned char *entry(const st_reader *r, uint64_t i)
@@ -368,8 +377,34 @@ static int check_sum(st_reader *r, const unsigned char *p, size_t n, const char 
     return 0;
 }
 
-/* Magic, version, flags, block size, schema and label. Returns the header's size. */
-static int64_t read_header(st_reader *r, uint64_t size, st_err *err)
+/* Flags, block size, schema and label of a header whose sizes and checksum
+ * were checked. */
+static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_err *err)
+{
+    uint32_t slen = st_get32(h + 20), llen = st_get32(h + 24);
+    uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
+    if (flags)
+        return st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
+                          "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
+    if (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX)
+        return corrupt(r, err, "block size in the header is out of range");
+    if (!(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
+        st_err_prefix(err, "%s: schema in the header: ", r->path);
+        return -1;
+    }
+    if (!(r->label = mem_alloc(llen + 1)))
+        return st_err_nomem(err, r->path);
+    memcpy(r->label, h + HEAD_FIXED + slen, llen);
+    r->label[llen] = '\0';
+    r->label_len = llen;
+    r->info = (st_file_info){.version = st_get32(h + 8), .block_size = bsize, .size = size,
+                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
+    return 0;
+}
+
+/* Magic, version, sizes and checksum, then the rest (parse_header). Returns
+ * the header's size, its bytes in *out. */
+static int64_t read_header(st_reader *r, uint64_t size, unsigned char **out, st_err *err)
 {
     unsigned char fixed[HEAD_FIXED];
     if (size < HEAD_FIXED + 8 + FOOT_FIXED + 8 + TRAILER)
@@ -394,28 +429,17 @@ static int64_t read_header(st_reader *r, uint64_t size, st_err *err)
     int rc = st_nbuf_pread(r->io, 0, hsize, h, err);
     if (rc == 0)
         rc = check_sum(r, h, hsize, "header", err);
-    uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
-    if (rc == 0 && flags)
-        rc = st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
-                        "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
-    if (rc == 0 && (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX))
-        rc = corrupt(r, err, "block size in the header is out of range");
-    if (rc == 0 && !(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
-        st_err_prefix(err, "%s: schema in the header: ", r->path);
-        rc = -1;
+    if (rc == 0)
+        rc = parse_header(r, h, size, err);
+    if (rc < 0) {
+        mem_free(h, hsize);
+        return -1;
     }
-    if (rc == 0 && !(r->label = mem_alloc(llen + 1)))
-        rc = st_err_nomem(err, r->path);
-    if (rc == 0) {
-        memcpy(r->label, h + HEAD_FIXED + slen, llen);
-        r->label[llen] = '\0';
-        r->label_len = llen;
-        r->info = (st_file_info){.version = version, .block_size = bsize, .size = size,
-                                 .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
-    }
-    mem_free(h, hsize);
-    return rc < 0 ? -1 : (int64_t)hsize;
+    *out = h;
+    return (int64_t)hsize;
 }
+
+static int parse_footer(st_reader *r, st_err *err);
 
 /* The trailer, then the footer it points at. */
 static int read_footer(st_reader *r, uint64_t size, uint64_t hsize, st_err *err)
@@ -435,7 +459,14 @@ static int read_footer(st_reader *r, uint64_t size, uint64_t hsize, st_err *err)
     r->footer_size = n;
     if (st_nbuf_pread(r->io, off, n, r->footer, err) < 0 || check_sum(r, r->footer, n, "footer", err) < 0)
         return -1;
+    return parse_footer(r, err);
+}
+
+/* The fixed part of a footer whose checksum was checked. */
+static int parse_footer(st_reader *r, st_err *err)
+{
     const unsigned char *f = r->footer;
+    size_t n = r->footer_size;
     r->esize = entry_size(r->s);
     uint64_t nblocks = st_get64(f + 16);
     if (memcmp(f, foot_magic, 4) != 0 || st_get32(f + 4) != r->ncols || st_get32(f + 8) != r->s->key_size ||
@@ -478,34 +509,90 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->want = mem_alloc(r->ncols * sizeof *r->want);
     r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
-    if (!r->want || !r->want_key || !r->seek_key)
+    r->held = mem_calloc(r->ncols, sizeof *r->held);
+    r->colp = mem_calloc(r->ncols, sizeof *r->colp);
+    r->coff = mem_alloc(r->ncols * sizeof *r->coff);
+    r->clen = mem_alloc(r->ncols * sizeof *r->clen);
+    r->head = mem_alloc(st_block_head_size(r->s));
+    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
+        !r->head)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
     return 0;
 }
 
+/* A file's header and footer from the cache, checked when they were put
+ * there: 1 if found, 0 if not, -1 on error. */
+static int open_cached(st_reader *r, st_err *err)
+{
+    st_cache_ent *e = st_cache_get(&r->id, 0, ST_CACHE_META);
+    if (!e)
+        return 0;
+    const unsigned char *p = st_cache_data(e);
+    size_t hsize = (size_t)st_get64(p);
+    r->footer_size = st_cache_size(e) - 8 - hsize;
+    int rc = parse_header(r, p + 8, st_nbuf_size(r->io), err);
+    if (rc == 0 && !(r->footer = mem_alloc(r->footer_size)))
+        rc = st_err_nomem(err, r->path);
+    if (rc == 0) {
+        memcpy(r->footer, p + 8 + hsize, r->footer_size);
+        r->ncols = st_schema_ncols(r->s);
+        rc = parse_footer(r, err);
+    }
+    st_cache_release(e);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Header and footer, checked, into the cache: [u64 header size][header][footer]. */
+static void cache_meta(st_reader *r, const unsigned char *h, size_t hsize)
+{
+    size_t n = 8 + hsize + r->footer_size;
+    unsigned char *p = mem_alloc(n);
+    if (!p)
+        return; /* caching is best effort */
+    st_put64(p, hsize);
+    memcpy(p + 8, h, hsize);
+    memcpy(p + 8 + hsize, r->footer, r->footer_size);
+    st_cache_put(&r->id, 0, ST_CACHE_META, p, n);
+    mem_free(p, n);
+}
+
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err)
 {
     st_reader *r = mem_calloc(1, sizeof *r);
+    unsigned char *h = NULL;
+    int64_t hsize = 0;
     if (!r || !(r->path = mem_strdup(path))) {
         mem_free(r, sizeof *r);
         st_err_nomem(err, path);
         return NULL;
     }
     st_batch_init(&r->batch);
+    r->streamed = UINT64_MAX;
     if (!(r->io = st_nbuf_open(path, io, err)))
         goto fail;
-    uint64_t size = st_nbuf_size(r->io);
-    int64_t hsize = read_header(r, size, err);
-    if (hsize < 0)
+    r->cache = io && io->cache;
+    st_nbuf_id(r->io, &r->id);
+    int hit = r->cache ? open_cached(r, err) : 0;
+    if (hit < 0)
         goto fail;
-    r->ncols = st_schema_ncols(r->s);
-    if (read_footer(r, size, (uint64_t)hsize, err) < 0 || check_index(r, (uint64_t)hsize, err) < 0 ||
-        reader_arrays(r, err) < 0)
+    if (!hit) {
+        uint64_t size = st_nbuf_size(r->io);
+        if ((hsize = read_header(r, size, &h, err)) < 0)
+            goto fail;
+        r->ncols = st_schema_ncols(r->s);
+        if (read_footer(r, size, (uint64_t)hsize, err) < 0 || check_index(r, (uint64_t)hsize, err) < 0)
+            goto fail;
+        if (r->cache)
+            cache_meta(r, h, (size_t)hsize);
+    }
+    if (reader_arrays(r, err) < 0)
         goto fail;
+    mem_free(h, (size_t)hsize);
     return r;
 fail:
+    mem_free(h, (size_t)hsize);
     st_reader_close(r);
     return NULL;
 }
@@ -626,28 +713,103 @@ static uint32_t lower_bound(st_reader *r)
     return lo;
 }
 
-/* Reads and decodes block i into the batch. The block a seek lands on is
- * read with one positioned read of its own bytes: a point lookup then costs
- * one block, not a stream restart with its read-ahead. */
+static int grow_scratch(st_reader *r, size_t n, st_err *err)
+{
+    if (n <= r->scratch_cap)
+        return 0;
+    unsigned char *q = mem_realloc(r->scratch, r->scratch_cap, n);
+    if (!q)
+        return st_err_nomem(err, r->path);
+    r->scratch = q;
+    r->scratch_cap = n;
+    return 0;
+}
+
+/* Whether to read only the columns want needs of block i: a file whose
+ * columns carry their own checksums (version 2), and they hold less than
+ * half of the block's values. */
+static bool sparse(const st_reader *r, uint64_t i, const bool *want)
+{
+    if (r->info.version < 2)
+        return false;
+    const unsigned char *e = entry(r, i);
+    uint64_t need = 0;
+    for (uint32_t c = 0; c < r->ncols; c++)
+        if (st_block_needs(r->s, want, c))
+            need += (uint64_t)st_get32(e + (st_schema_col_is_tag(r->s, c) ? 20 : 16)) *
+                    st_schema_col(r->s, c)->width;
+    return 2 * need < st_get32(e + 12);
+}
+
+#define RUN_GAP 4096 /* columns closer than this are read with one pread */
+
+/* Block i's head, then the runs of columns want needs, each with one
+ * positioned read, and decodes them. *nbytes: the bytes read. */
+static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbytes, st_err *err)
+{
+    const unsigned char *e = entry(r, i);
+    uint64_t off = st_get64(e);
+    uint32_t stored = st_get32(e + 8);
+    size_t hn = st_block_head_size(r->s), total = 0;
+    if (hn > stored)
+        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
+                          stored);
+    if (st_nbuf_pread(r->io, off, hn, r->head, err) < 0)
+        return 1;
+    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
+        return -1;
+    /* Two passes over the runs: their total size, then the reads. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (uint32_t c = 0; c < r->ncols; c++) {
+            r->colp[c] = NULL;
+            if (!st_block_needs(r->s, want, c))
+                continue;
+            uint32_t last = c;
+            for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
+                if (st_block_needs(r->s, want, k))
+                    last = k;
+            uint64_t lo = r->coff[c], hi = r->coff[last] + r->clen[last];
+            if (pass == 1 && st_nbuf_pread(r->io, off + lo, (size_t)(hi - lo), r->scratch + at, err) < 0)
+                return 1;
+            for (uint32_t k = c; pass == 1 && k <= last; k++)
+                r->colp[k] = r->scratch + at + (r->coff[k] - lo);
+            at += (size_t)(hi - lo);
+            c = last;
+        }
+        total = at;
+        if (pass == 0 && grow_scratch(r, total, err) < 0)
+            return -1;
+    }
+    *nbytes = hn + total;
+    return st_block_decode_cols(r->s, r->head, stored, r->colp, want, &r->batch, err);
+}
+
+/* Reads and decodes block i into the batch: only the columns want needs
+ * (read_cols) where that reads much less, else the whole block. A block
+ * read on its own (positioned: a seek, or an isolated block) takes one
+ * positioned read of its bytes: a point lookup then costs one block, not a
+ * stream restart with its read-ahead. */
 static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint32_t stored = st_get32(e + 8);
-    if (stored > r->scratch_cap) {
-        unsigned char *q = mem_realloc(r->scratch, r->scratch_cap, stored);
-        if (!q)
-            return st_err_nomem(err, r->path);
-        r->scratch = q;
-        r->scratch_cap = stored;
+    uint64_t nbytes = stored;
+    int rc;
+    if (sparse(r, i, want)) {
+        rc = read_cols(r, i, want, &nbytes, err);
+    } else {
+        if (grow_scratch(r, stored, err) < 0)
+            return -1;
+        const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
+                                          ? NULL : r->scratch)
+                                   : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
+        rc = p ? st_block_decode(r->s, r->info.version, p, stored, want, &r->batch, err) : 1;
     }
-    const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
-                                      ? NULL : r->scratch)
-                               : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
-    if (!p) {
+    if (rc > 0) { /* the I/O layer's message names the file */
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
     }
-    int rc = st_block_decode(r->s, p, stored, want, &r->batch, err);
     if (rc == 0 && (r->batch.ntagsets != st_get32(e + 16) || r->batch.ntags != st_get32(e + 20)))
         rc = st_err_set(err, ST_ECORRUPT, "the block's counts differ from its footer entry");
     if (rc < 0) {
@@ -656,12 +818,65 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, bool positione
     }
     r->batch.block = i;
     r->stats.blocks_read++;
-    r->stats.bytes_read += stored;
+    r->stats.bytes_read += nbytes;
     return 0;
+}
+
+static void release_held(st_reader *r)
+{
+    for (uint32_t c = 0; r->held && c < r->ncols; c++) {
+        st_cache_release(r->held[c]);
+        r->held[c] = NULL;
+    }
+}
+
+/* Block i's wanted columns from the cache: 1 if all were there (the batch
+ * shows them), 0 if not, -1 on error. */
+static int cached_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
+{
+    const st_schema *s = r->s;
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        r->colp[c] = NULL;
+        if (!st_block_needs(s, want, c))
+            continue;
+        if (!(r->held[c] = st_cache_get(&r->id, i, c))) {
+            release_held(r);
+            return 0;
+        }
+        r->colp[c] = st_cache_data(r->held[c]);
+    }
+    const unsigned char *e = entry(r, i);
+    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp, err) < 0) {
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        return -1;
+    }
+    r->batch.block = i;
+    r->stats.blocks_cached++;
+    return 1;
+}
+
+/* The decoded columns of the batch (block i) into the cache. */
+static void cache_block(st_reader *r, uint64_t i)
+{
+    const st_batch *b = &r->batch;
+    for (uint32_t c = 0; c < r->ncols; c++)
+        if (b->cols[c]) {
+            size_t n = st_schema_col_is_tag(r->s, c) ? b->ntags : b->ntagsets;
+            st_cache_put(&r->id, i, c, b->cols[c], n * st_schema_col(r->s, c)->width);
+        }
+}
+
+/* A block on its own (the stream is elsewhere and the next block will not
+ * be read) is read with one positioned read: a point lookup then starts no
+ * read-ahead. */
+static bool isolated(const st_reader *r, uint64_t i)
+{
+    return r->streamed != i && (i + 1 >= r->info.nblocks || excluded(r, i + 1));
 }
 
 int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
 {
+    release_held(r);
     while (r->next < r->info.nblocks) {
         uint64_t i = r->next++;
         if (excluded(r, i)) {
@@ -669,8 +884,18 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
             continue;
         }
         bool seeking = r->seek_pending && i == r->seek_block;
-        if (read_block(r, i, seeking ? r->want_key : r->want, seeking, err) < 0)
+        const bool *want = seeking ? r->want_key : r->want;
+        int hit = r->cache ? cached_block(r, i, want, err) : 0;
+        if (hit < 0)
             return -1;
+        if (!hit) {
+            bool positioned = seeking || isolated(r, i);
+            if (read_block(r, i, want, positioned, err) < 0)
+                return -1;
+            r->streamed = positioned ? UINT64_MAX : i + 1;
+            if (r->cache)
+                cache_block(r, i);
+        }
         if (seeking)
             r->batch.first = lower_bound(r);
         r->seek_pending = false;
@@ -684,6 +909,13 @@ void st_reader_close(st_reader *r)
 {
     if (!r)
         return;
+    release_held(r);
+    mem_free(r->held, r->ncols * sizeof *r->held);
+    mem_free(r->colp, r->ncols * sizeof *r->colp);
+    mem_free(r->coff, r->ncols * sizeof *r->coff);
+    mem_free(r->clen, r->ncols * sizeof *r->clen);
+    if (r->s)
+        mem_free(r->head, st_block_head_size(r->s));
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);
@@ -733,7 +965,13 @@ static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned 
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
                          st_err *err)
 {
-    st_reader *r = st_reader_open(path, io, err);
+    st_nbuf_opts o;
+    if (io)
+        o = *io;
+    else
+        st_nbuf_opts_default(&o);
+    o.cache = false; /* verify reads what is on disk */
+    st_reader *r = st_reader_open(path, &o, err);
     if (!r)
         return -1;
     int64_t nbad = 0;

@@ -18,7 +18,12 @@
  * then returns one decoded block (a batch) at a time, in key order, with the
  * columns chosen by st_reader_select, skipping blocks whose zone maps rule
  * out the ranges given to st_reader_where, starting from st_reader_seek's
- * key. Every block's checksum is verified when it is read.
+ * key. Every block's head and every decoded column is checked (checksums,
+ * structure) when it is read; of a version 2 file a reader reads only the
+ * columns it decodes where they hold less than half of a block. A reader
+ * opened with st_nbuf_opts.cache takes header, footer and decoded columns
+ * from the process's cache (store/cache.h) when they are there, and puts
+ * what it reads into it.
  *
  * Ownership: writers and readers belong to the caller and are freed by
  * commit/abort and close. A writer keeps a pointer to its schema, which must
@@ -36,7 +41,7 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 1
+#define ST_FORMAT_VERSION 2
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
 #define ST_LABEL_MAX (64u << 10)
@@ -80,6 +85,7 @@ typedef struct st_range {
 
 typedef struct st_read_stats {
     uint64_t blocks_read, blocks_skipped, bytes_read;
+    uint64_t blocks_cached; /* served from the process's cache (st_nbuf_opts.cache) */
 } st_read_stats;
 
 typedef struct st_reader st_reader;

@@ -189,7 +189,10 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 {
     const st_field *f = &k->s->fields[e->field];
     const char *col = k->b->cols[e->field];
-    uint32_t w = f->width;
+    uint32_t w = f->width, symlen[256];
+    if (e->type == QT_STR && f->type == ST_ENUM) /* once per batch, not per row */
+        for (uint32_t s = 0; s < f->nsyms; s++)
+            symlen[s] = (uint32_t)strlen(f->syms[s]);
     for (uint32_t j = 0; j < in->n; j++) {
         const char *p = col + (size_t)at(k, f, tag, in->idx[j]) * w;
         switch (e->type) {
@@ -200,7 +203,7 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
             if (f->type == ST_ENUM) {
                 uint8_t s = *(const uint8_t *)p;
                 v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
-                v->sl[j] = (uint32_t)strlen(v->sp[j]);
+                v->sl[j] = s < f->nsyms ? symlen[s] : 1;
             } else {
                 const char *z = memchr(p, 0, w);
                 v->sp[j] = p;
@@ -218,18 +221,24 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 
 #define CMP3(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
 
-/* One loop per operator over a column of C type T, compared as CT with k. */
+/* One loop per operator over a column of C type T, compared as CT with k.
+ * The counts and pointers are locals: stores through out->idx could alias
+ * in->n, and the compiler would reload it every row. */
+#define CMP_LOOP(T, CT, test)                                                          \
+    for (j = 0; j < nin; j++) { r = ix[j]; ox[m] = r; m += (CT)c[r] test kk; }
 #define CMP_COL(T, CT, kv)                                                             \
     do {                                                                               \
         const T *c = (const T *)col;                                                   \
+        const uint32_t *ix = in->idx;                                                  \
+        uint32_t *ox = out->idx, nin = in->n;                                          \
         CT kk = (kv);                                                                  \
         switch (op) {                                                                  \
-        case QOP_EQ: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] == kk; } break; \
-        case QOP_NE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] != kk; } break; \
-        case QOP_LT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] < kk; } break;  \
-        case QOP_LE: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] <= kk; } break; \
-        case QOP_GT: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] > kk; } break;  \
-        default: for (j = 0; j < in->n; j++) { r = in->idx[j]; out->idx[m] = r; m += (CT)c[r] >= kk; } break;     \
+        case QOP_EQ: CMP_LOOP(T, CT, ==) break;                                        \
+        case QOP_NE: CMP_LOOP(T, CT, !=) break;                                        \
+        case QOP_LT: CMP_LOOP(T, CT, <) break;                                         \
+        case QOP_LE: CMP_LOOP(T, CT, <=) break;                                        \
+        case QOP_GT: CMP_LOOP(T, CT, >) break;                                         \
+        default: CMP_LOOP(T, CT, >=) break;                                            \
         }                                                                              \
     } while (0)
 
@@ -241,10 +250,11 @@ static bool filter_mask(KCtx *k, const QExpr *fx, const uint8_t *mask, bool tag,
     if (!mask || fx->op != QX_FIELD || (k->s->fields[fx->field].role == ST_TAG) != tag)
         return false;
     const uint8_t *c = (const uint8_t *)k->b->cols[fx->field];
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t r = in->idx[j];
-        out->idx[m] = r;
+    const uint32_t *ix = in->idx;
+    uint32_t *ox = out->idx, n = in->n, m = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t r = ix[j];
+        ox[m] = r;
         m += (mask[c[r] >> 3] >> (c[r] & 7)) & 1;
     }
     out->n = m;
@@ -450,11 +460,16 @@ static KSel scratch(KCtx *k, const QExpr *e, int i)
 /* The tags of the tagsets in (ascending) into t. */
 static void tags_of(KCtx *k, const KSel *in, KSel *t)
 {
-    const uint32_t *st = tag_start(k);
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < in->n; j++)
-        for (uint32_t i = st[in->idx[j]]; i < st[in->idx[j] + 1]; i++)
-            t->idx[m++] = i;
+    const uint32_t *st = tag_start(k), *ix = in->idx; /* locals: t->idx could alias them */
+    uint32_t *ox = t->idx, m = 0;
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        /* a run of consecutive tagsets has one range of tags */
+        uint32_t j0 = j;
+        while (j + 1 < n && ix[j + 1] == ix[j] + 1)
+            j++;
+        for (uint32_t i = st[ix[j0]], hi = st[ix[j] + 1]; i < hi; i++)
+            ox[m++] = i;
+    }
     t->n = m;
 }
 
@@ -483,25 +498,19 @@ typedef struct TagHits {
     uint32_t n, first, last;
 } TagHits;
 
-static TagHits next_hits(KCtx *k, const QExpr *e, const KSel *hits, uint32_t *h, uint32_t t)
+/* The hits hx[*h ..] (nh in all) among tags lo .. hi - 1, moving *h past
+ * them. Callers keep *h, hx and nh in locals: inlined, the loop then stays
+ * in registers. */
+static inline TagHits hits_in(const uint32_t *hx, uint32_t nh, uint32_t *h, uint32_t lo, uint32_t hi)
 {
-    const uint32_t *st = tag_start(k);
-    TagHits r = {0, 0, 0};
-    if (every_tag(e)) {
-        r.n = st[t + 1] - st[t];
-        r.first = st[t];
-        r.last = st[t + 1] - 1;
-        return r;
-    }
-    while (*h < hits->n && hits->idx[*h] < st[t])
-        ++*h;
-    while (*h < hits->n && hits->idx[*h] < st[t + 1]) {
-        if (!r.n)
-            r.first = hits->idx[*h];
-        r.last = hits->idx[(*h)++];
-        r.n++;
-    }
-    return r;
+    uint32_t i = *h;
+    while (i < nh && hx[i] < lo)
+        i++;
+    uint32_t i0 = i;
+    while (i < nh && hx[i] < hi)
+        i++;
+    *h = i;
+    return i == i0 ? (TagHits){0, 0, 0} : (TagHits){i - i0, hx[i0], hx[i - 1]};
 }
 
 static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
@@ -509,12 +518,14 @@ static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
     KSel hits = {NULL, 0};
     if (!every_tag(e))
         quant_tags(k, e, in, &hits);
-    const uint32_t *st = tag_start(k);
-    uint32_t m = 0, h = 0;
-    for (uint32_t j = 0; j < in->n; j++) {
-        uint32_t t = in->idx[j], n = next_hits(k, e, &hits, &h, t).n;
-        out->idx[m] = t;
-        m += e->fn == QF_any ? n > 0 : n == st[t + 1] - st[t];
+    const uint32_t *st = tag_start(k), *ix = in->idx, *hx = hits.idx;
+    uint32_t *ox = out->idx, m = 0, h = 0, nh = hits.n;
+    bool every = every_tag(e), any = e->fn == QF_any;
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        uint32_t t = ix[j], lo = st[t], hi = st[t + 1];
+        uint32_t c = every ? hi - lo : hits_in(hx, nh, &h, lo, hi).n;
+        ox[m] = t;
+        m += any ? c > 0 : c == hi - lo;
     }
     out->n = m;
 }
@@ -656,10 +667,13 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
     KSel pick = scratch(k, e, 2);
     if (!pick.idx)
         return;
-    uint32_t h = 0;
-    bool any = false;
-    for (uint32_t j = 0; j < in->n; j++) {
-        TagHits r = next_hits(k, e, &hits, &h, in->idx[j]);
+    const uint32_t *st = tag_start(k), *hx = hits.idx;
+    uint32_t h = 0, nh = hits.n;
+    bool any = false, every = every_tag(e);
+    for (uint32_t j = 0, n = in->n; j < n; j++) {
+        uint32_t t = in->idx[j], lo = st[t], hi = st[t + 1];
+        TagHits r = !every ? hits_in(hx, nh, &h, lo, hi)
+                  : hi > lo ? (TagHits){hi - lo, lo, hi - 1} : (TagHits){0, 0, 0};
         v->valid[j] = e->fn == QF_count || r.n > 0;
         any |= r.n > 0;
         if (e->fn == QF_count)
@@ -801,14 +815,47 @@ static uint64_t float_bits(double d)
     return u >> 63 ? ~u : u | UINT64_C(1) << 63;
 }
 
+/* Copies n bytes (zeroes them when s is NULL) with whole moves that may
+ * overlap: keys are short, and a call of memcpy or memset per row would
+ * cost more than the key. */
+static inline void small_move(unsigned char *d, const unsigned char *s, uint32_t n)
+{
+    static const unsigned char zero[16];
+    if (n > 16) {
+        if (s)
+            memcpy(d, s, n);
+        else
+            memset(d, 0, n);
+        return;
+    }
+    const unsigned char *src = s ? s : zero;
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        d[0] = src[0];
+        d[n / 2] = src[n / 2];
+        d[n - 1] = src[n - 1];
+    }
+}
+
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out)
 {
     uint32_t w = qx_keywidth(e);
-    memset(out, 0, w);
+    small_move(out, NULL, w);
     if (valid_at(v, j) && e->type != QT_NIL) {
         out[0] = 1;
         if (e->type == QT_STR)
-            memcpy(out + 1, v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
+            small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
         else

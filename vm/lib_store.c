@@ -5,10 +5,15 @@
 #include "vm/lib_store.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/cache.h"
 #include "store/mem.h"
 #include "vm/natives.h"
 #include "vm/query.h"
@@ -550,9 +555,30 @@ static Value open_store(VM *vm, VStr *dir)
     return hv;
 }
 
+/* Queries keep what they decode in the process's cache (store/cache.h):
+ * COMB_CACHE_MB megabytes (default 256; 0 turns it off), set at the first
+ * open. And a session runs query after query, each allocating and freeing
+ * its scratch vectors: glibc would hand the top of the heap back to the
+ * kernel after each (above 128 KiB) and fault it in again for the next. */
+static void cache_on(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    const char *env = getenv("COMB_CACHE_MB");
+    long long mb = env && *env ? atoll(env) : 256;
+    st_cache_set_limit(mb > 0 ? (size_t)mb << 20 : 0);
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
+#endif
+}
+
 bool vm_store_open(VM *vm, VStr *path, Value *out)
 {
     struct stat st;
+    cache_on();
     if (stat(path->data, &st) < 0)
         return false;
     if (S_ISDIR(st.st_mode))

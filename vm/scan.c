@@ -68,15 +68,13 @@ typedef struct PartList {
 } PartList;
 
 /* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
-static uint32_t part_of_path(const VSource *src, const char *path)
+static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
 {
-    st_storeinfo info;
     unsigned v = 0, p = 0;
-    st_store_info(src->st, &info);
     const char *s = strstr(path + strlen(src->path), "/v");
     if (s)
         sscanf(s, "/v%u/p%u/", &v, &p);
-    return v * info.partitions + p;
+    return v * partitions + p;
 }
 
 static bool part_wanted(const QScan *sc, uint32_t g)
@@ -92,11 +90,14 @@ static bool part_wanted(const QScan *sc, uint32_t g)
 static void list_parts(VM *vm, const QScan *sc, PartList *pl)
 {
     const VIter *it = &sc->src->it;
+    st_storeinfo info = {.partitions = 0};
+    if (sc->src->st)
+        st_store_info(sc->src->st, &info);
     pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
     pl->n = 0;
     pl->total = it->npaths;
     for (uint32_t i = 0; i < it->npaths; i++) {
-        uint32_t g = sc->src->st ? part_of_path(sc->src, it->paths[i]) : 0;
+        uint32_t g = sc->src->st ? part_of_path(sc->src, info.partitions, it->paths[i]) : 0;
         if (part_wanted(sc, g))
             pl->p[pl->n++] = (Part){it->paths[i], g};
     }
@@ -328,6 +329,7 @@ typedef struct Worker {
     KCtx k;
     uint64_t count;
     GroupTable gt;
+    Buf keys;           /* a batch's group keys */
     ColStat *stats;
     unsigned char *row, *tag;
     st_reader *r;           /* the open file, closed here too if a comb call raises */
@@ -350,6 +352,7 @@ struct Shared {
     VLoader *loader;        /* WRITE (one worker) */
     uint64_t written;
     st_read_stats io;
+    st_nbuf_opts ropts;     /* the partitions' readers' */
 };
 
 static void fail(Shared *sh, const char *msg)
@@ -365,13 +368,31 @@ static const char oom[] = "out of memory in a scan";
 
 /* ---- group tables ----------------------------------------------------- */
 
+/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
+ * overlap: bytes stored one by one into a word and then loaded whole stall
+ * the load (no store forwarding), once per row. */
+static inline uint64_t load_small(const unsigned char *p, size_t n)
+{
+    uint32_t lo, hi;
+    if (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    if (n >= 4) {
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return lo | (uint64_t)hi << (8 * (n - 4));
+    }
+    if (n == 0)
+        return 0;
+    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+}
+
 static uint64_t hash_key(const unsigned char *k, size_t n)
 {
     if (n <= 16) {  /* short keys, the usual: two words mixed */
-        uint64_t a = 0, b = 0;
-        memcpy(&a, k, n < 8 ? n : 8);
-        if (n > 8)
-            memcpy(&b, k + 8, n - 8);
+        uint64_t a = load_small(k, n < 8 ? n : 8), b = n > 8 ? load_small(k + 8, n - 8) : 0;
         a ^= b * UINT64_C(0x9E3779B97F4A7C15) + n;
         a ^= a >> 33;
         a *= UINT64_C(0xff51afd7ed558ccd);
@@ -423,13 +444,22 @@ static void dset_free(DSet *d)
     }
 }
 
+static inline bool key_eq(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n > 16)
+        return !memcmp(a, b, n);
+    size_t n0 = n < 8 ? n : 8;
+    return load_small(a, n0) == load_small(b, n0) &&
+           (n <= 8 || load_small(a + 8, n - 8) == load_small(b + 8, n - 8));
+}
+
 /* The group of key (inserting it): its index, or -1 out of memory. */
 static long group_find(const QScan *sc, GroupTable *t, const unsigned char *key, uint64_t h)
 {
     if (t->mask) {
         for (size_t i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
             Group *g = &t->g[t->slots[i] - 1];
-            if (g->hash == h && !memcmp(g->key, key, sc->keyw))
+            if (g->hash == h && key_eq(g->key, key, sc->keyw))
                 return (long)(t->slots[i] - 1);
         }
     }
@@ -558,22 +588,36 @@ static void consume_group(Worker *w, bool tag, const KSel *sel)
 {
     const QScan *sc = w->sh->sc;
     KCtx *k = &w->k;
-    unsigned char key[4096], ab[4096];
+    unsigned char ab[4096];
     const KVec *kv[64], *av[64];
-    if (sc->keyw > sizeof key || sc->nkeys > 64 || sc->nagg_list > 64) {
+    uint32_t kw[64];
+    if (sc->keyw > 4096 || sc->nkeys > 64 || sc->nagg_list > 64) {
         fail(w->sh, "group by: too many or too wide keys");
         return;
     }
-    for (int i = 0; i < sc->nkeys; i++)
+    for (int i = 0; i < sc->nkeys; i++) {
         kv[i] = k_eval(k, sc->keys[i], tag, sel);
+        kw[i] = qx_keywidth(sc->keys[i]);
+    }
     for (int a = 0; a < sc->nagg_list; a++)
         av[a] = sc->agg_list[a]->a ? k_eval(k, sc->agg_list[a]->a, tag, sel) : NULL;
+    /* Every row's key first, then the lookups: a key hashed right after
+     * its bytes were stored one by one would stall its loads. */
+    w->keys.len = 0;
+    unsigned char *keys = buf_room(&w->keys, (size_t)sel->n * sc->keyw + 1);
+    if (!keys) {
+        fail(w->sh, oom);
+        return;
+    }
     for (uint32_t j = 0; j < sel->n; j++) {
-        unsigned char *p = key;
+        unsigned char *p = keys + (size_t)j * sc->keyw;
         for (int i = 0; i < sc->nkeys; i++) {
             k_key(sc->keys[i], kv[i], j, false, p);
-            p += qx_keywidth(sc->keys[i]);
+            p += kw[i];
         }
+    }
+    for (uint32_t j = 0; j < sel->n; j++) {
+        const unsigned char *key = keys + (size_t)j * sc->keyw;
         long gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
         if (gi < 0) {
             fail(w->sh, oom);
@@ -842,17 +886,19 @@ static size_t *record_offsets(const QScan *sc, const PartRows *pr, size_t *n)
     return o;
 }
 
-static const unsigned char *sort_base;
-static uint32_t sort_keyw;
+/* What qsort_r's comparisons read: the records and their keys' width. */
+typedef struct SortCtx {
+    const unsigned char *base;
+    uint32_t keyw;
+} SortCtx;
 
-static int cmp_records(const void *a, const void *b)
+static int cmp_records(const void *a, const void *b, void *ctx)
 {
+    const SortCtx *sx = ctx;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int c = memcmp(sort_base + x, sort_base + y, sort_keyw);
+    int c = memcmp(sx->base + x, sx->base + y, sx->keyw);
     return c ? c : (x < y ? -1 : x > y);
 }
-
-static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Sorts a partition's records by key and keeps the first limit of them. */
 static bool prune(const QScan *sc, PartRows *pr)
@@ -860,12 +906,9 @@ static bool prune(const QScan *sc, PartRows *pr)
     size_t n, *o = record_offsets(sc, pr, &n);
     if (!o)
         return false;
-    pthread_mutex_lock(&sort_mu);   /* qsort has no context argument */
-    sort_base = pr->b.p;
-    sort_keyw = sc->keyw;
+    SortCtx sx = {pr->b.p, sc->keyw};
     if (n)
-        qsort(o, n, sizeof *o, cmp_records);
-    pthread_mutex_unlock(&sort_mu);
+        qsort_r(o, n, sizeof *o, cmp_records, &sx);
     Buf nb = {0};
     size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
     for (size_t i = 0; i < keepn; i++) {
@@ -924,13 +967,23 @@ static void consume_write(Worker *w, bool tag, const KSel *sel)
  * fresh pages to fault in for every file. */
 static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
 
+/* Scans use the process's cache (store/cache.h) from its second scan on: a
+ * one-shot `comb -e` reads nothing twice and would only pay for filling it. */
+static unsigned long nscans; /* touched by the VM's thread only */
+
+static st_nbuf_opts with_cache(st_nbuf_opts o)
+{
+    o.cache = nscans > 1;
+    return o;
+}
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = w->r = st_reader_open(sh->parts.p[pi].path, &scan_io, &err);
+    st_reader *r = w->r = st_reader_open(sh->parts.p[pi].path, &sh->ropts, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -953,10 +1006,9 @@ static void scan_part(Worker *w, uint32_t pi)
             fail(sh, w->k.err);
             break;
         }
-        KSel all = {w->k.selbuf[1], 0}, sel = {w->k.selbuf[2], 0};
-        uint32_t n = b->ntagsets;
-        for (uint32_t i = b->first; i < n; i++)
-            all.idx[all.n++] = i;
+        KSel all = {w->k.selbuf[1], b->ntagsets - b->first}, sel = {w->k.selbuf[2], 0};
+        for (uint32_t i = 0, first = b->first, n = all.n; i < n; i++)
+            all.idx[i] = first + i;     /* n a local: all.n could alias all.idx */
         if (sc->where)
             k_filter(&w->k, sc->where, false, &all, &sel);
         else
@@ -1072,6 +1124,7 @@ static void worker_free(Worker *w)
     }
     group_free(sc, &w->gt);
     st_reader_close(w->r);
+    buf_free(&w->keys);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
     k_ctx_free(&w->k);
@@ -1102,20 +1155,16 @@ static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
     }
 }
 
-static uint32_t sorted_keyw;
-
-static int cmp_groups(const void *a, const void *b)
+static int cmp_groups(const void *a, const void *b, void *keyw)
 {
-    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, sorted_keyw);
+    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, *(const uint32_t *)keyw);
 }
 
 static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
 {
-    pthread_mutex_lock(&sort_mu);
-    sorted_keyw = sc->keyw;
+    uint32_t keyw = sc->keyw;
     if (t->n)   /* qsort of NULL, 0 is undefined */
-        qsort(t->g, t->n, sizeof *t->g, cmp_groups);
-    pthread_mutex_unlock(&sort_mu);
+        qsort_r(t->g, t->n, sizeof *t->g, cmp_groups, &keyw);
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
@@ -1240,7 +1289,8 @@ static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
     uint64_t n = 0;
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl->p[i].path, &footer_io, &err);
+        st_nbuf_opts io = with_cache(footer_io);
+        st_reader *r = st_reader_open(pl->p[i].path, &io, &err);
         st_file_info info;
         if (!r)
             vm_error(vm, "%s", err.msg);
@@ -1326,6 +1376,8 @@ Value scan_run(VM *vm, QPlan *p)
     *(Run **)handle_data(h) = run;
     Shared *sh = &run->sh;
     pthread_mutex_init(&sh->mu, NULL);
+    nscans++;
+    sh->ropts = with_cache(scan_io);
     sh->vm = vm;
     sh->p = p;
     sh->sc = sc;
@@ -1422,7 +1474,8 @@ Value scan_explain(VM *vm, QPlan *p)
     uint64_t blocks = 0, kept = 0;
     for (uint32_t i = 0; i < pl.n; i++) {
         st_err err;
-        st_reader *r = st_reader_open(pl.p[i].path, &footer_io, &err);
+        st_nbuf_opts io = with_cache(footer_io);
+        st_reader *r = st_reader_open(pl.p[i].path, &io, &err);
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_file_info info;

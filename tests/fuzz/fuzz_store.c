@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fclose(f);
     st_err err;
-    st_nbuf_opts io = {2, 4096, false};
+    st_nbuf_opts io = {2, 4096, false, false};
     st_reader *r = st_reader_open(scratch(), &io, &err);
     if (r) {
         const st_schema *s = st_reader_schema(r);

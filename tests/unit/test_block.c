@@ -14,6 +14,12 @@
 #include "store/mem.h"
 #include "tests/unit/gen_store.h"
 
+/* Recomputes a block's head checksum after an edit behind it. */
+static void seal(const st_schema *s, unsigned char *blk)
+{
+    st_put64(blk, XXH3_64bits(blk + 8, st_block_head_size(s) - 8));
+}
+
 /* Encodes all of t into one block; the bytes are a copy the caller frees. */
 static unsigned char *encode(const st_schema *s, const gen_tagsets *t, st_codec codec, size_t *n,
                              st_zone *zones)
@@ -56,7 +62,7 @@ static void round_trips_random_blocks(void **state)
         st_batch b;
         st_batch_init(&b);
         st_err err = {0};
-        assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), 0);
         assert_int_equal(b.ntagsets, t.n);
         assert_int_equal(b.ntags, t.tag_start[t.n]);
         assert_int_equal(gen_check_batch(s, &t, 0, &b), t.n);
@@ -77,7 +83,7 @@ static void round_trips_random_blocks(void **state)
         for (uint32_t c = 0; c < ncols; c++) {
             memset(want, 0, sizeof want);
             want[c] = true;
-            assert_int_equal(st_block_decode(s, blk, n, want, &b, &err), 0);
+            assert_int_equal(st_block_decode(s, 2, blk, n, want, &b, &err), 0);
             for (uint32_t k = 0; k < ncols; k++) {
                 bool counts = k == s->nfields && c >= s->nrow;
                 assert_true((b.cols[k] != NULL) == (k == c || counts));
@@ -150,7 +156,7 @@ static void empty_tag_columns_have_empty_zones(void **state)
     assert_int_equal(z[6].max, 0);
     st_batch b;
     st_batch_init(&b);
-    assert_int_equal(st_block_decode(s, p, n, NULL, &b, &err), 0);
+    assert_int_equal(st_block_decode(s, 2, p, n, NULL, &b, &err), 0);
     assert_int_equal(b.ntags, 0);
     assert_non_null(b.cols[3]);
     assert_int_equal(b.tag_start[1], 0);
@@ -173,14 +179,14 @@ static void every_bit_flip_is_caught(void **state)
     st_err err = {0};
     for (size_t bit = 0; bit < n * 8; bit++) {
         blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
-        assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), -1);
+        assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), -1);
         assert_int_equal(err.code, ST_ECORRUPT);
         assert_non_null(strstr(err.msg, "checksum mismatch"));
         blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
     }
     for (size_t len = 0; len < n; len++)
-        assert_int_equal(st_block_decode(s, blk, len, NULL, &b, &err), -1);
-    assert_int_equal(st_block_decode(s, blk, n, NULL, &b, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, blk, len, NULL, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), 0);
     mem_free(blk, n);
     st_batch_free(&b);
     gen_free_tagsets(s, &t);
@@ -223,8 +229,8 @@ static void structure_is_checked_behind_the_checksum(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(bad, blk, n);
         st_put32(bad + cases[i].at, cases[i].value);
-        st_put64(bad, XXH3_64bits(bad + 8, n - 8));
-        assert_int_equal(st_block_decode(s, bad, n, NULL, &b, &err), -1);
+        seal(s, bad);
+        assert_int_equal(st_block_decode(s, 2, bad, n, NULL, &b, &err), -1);
         assert_int_equal(err.code, ST_ECORRUPT);
         if (!strstr(err.msg, cases[i].msg))
             fail_msg("case %zu: got '%s'", i, err.msg);
@@ -236,20 +242,21 @@ static void structure_is_checked_behind_the_checksum(void **state)
     for (int c = 0; c < 6; c++)
         counts_at += st_get32(rawblk + d + e * (size_t)c + 8);
     st_put32(rawblk + counts_at, st_get32(rawblk + counts_at) + 1);
-    st_put64(rawblk, XXH3_64bits(rawblk + 8, rn - 8));
+    st_put64(rawblk + d + e * 6 + 12, XXH3_64bits(rawblk + counts_at, st_get32(rawblk + d + e * 6 + 8)));
+    seal(s, rawblk);
     bool want[7] = {0};
     want[2] = true;
-    assert_int_equal(st_block_decode(s, rawblk, rn, want, &b, &err), 0); /* counts not asked */
+    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, &b, &err), 0); /* counts not asked */
     want[6] = true;
-    assert_int_equal(st_block_decode(s, rawblk, rn, want, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, &b, &err), -1);
     assert_non_null(strstr(err.msg, "tag counts add up to"));
     mem_free(rawblk, rn);
     /* A block longer than its columns. */
     unsigned char *longer = mem_alloc(n + 1);
     memcpy(longer, blk, n);
     longer[n] = 0;
-    st_put64(longer, XXH3_64bits(longer + 8, n + 1 - 8));
-    assert_int_equal(st_block_decode(s, longer, n + 1, NULL, &b, &err), -1);
+    seal(s, longer);
+    assert_int_equal(st_block_decode(s, 2, longer, n + 1, NULL, &b, &err), -1);
     assert_string_equal(err.msg, "block has 1 bytes after its last column");
     mem_free(longer, n + 1);
     mem_free(bad, n);
@@ -284,7 +291,7 @@ static void allocation_failures_are_clean(void **state)
         st_batch b;
         st_batch_init(&b);
         if (rc == 0)
-            rc = st_block_decode(s, blk, n, NULL, &b, &err);
+            rc = st_block_decode(s, 2, blk, n, NULL, &b, &err);
         mem_fail_after(0);
         if (rc < 0)
             assert_int_equal(err.code, ST_ENOMEM);
@@ -299,6 +306,122 @@ static void allocation_failures_are_clean(void **state)
     st_schema_free(s);
 }
 
+/* Only some columns' bytes, found through the head: the same batch as a
+ * decode of the whole block, and damage in a column named when, and only
+ * when, that column is decoded. */
+static void columns_decode_on_their_own(void **state)
+{
+    (void)state;
+    gen g = {21};
+    for (int round = 0; round < 60; round++) {
+        st_schema *s = gen_schema(&g, 20, round % 3);
+        gen_tagsets t;
+        gen_make_tagsets(&g, s, 1 + (uint32_t)gen_below(&g, 200), 8, 0, &t);
+        size_t n;
+        unsigned char *blk = encode(s, &t, (st_codec)(round % 3), &n, NULL);
+        uint32_t ncols = st_schema_ncols(s);
+        uint64_t off[ST_MAX_FIELDS + 1];
+        uint32_t len[ST_MAX_FIELDS + 1];
+        st_err err = {0};
+        assert_int_equal(st_block_locate(s, blk, n, off, len, &err), 0);
+        bool want[ST_MAX_FIELDS + 1];
+        const void *data[ST_MAX_FIELDS + 1];
+        for (uint32_t c = 0; c < ncols; c++)
+            want[c] = gen_below(&g, 2);
+        /* Each needed column from a copy of its own bytes, nothing else. */
+        unsigned char *copies[ST_MAX_FIELDS + 1] = {0};
+        for (uint32_t c = 0; c < ncols; c++) {
+            data[c] = NULL;
+            if (!st_block_needs(s, want, c))
+                continue;
+            copies[c] = mem_alloc(len[c] + 1);
+            memcpy(copies[c], blk + off[c], len[c]);
+            data[c] = copies[c];
+        }
+        st_batch part, whole;
+        st_batch_init(&part);
+        st_batch_init(&whole);
+        assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, blk, n, want, &whole, &err), 0);
+        for (uint32_t c = 0; c < ncols; c++) {
+            assert_true((part.cols[c] != NULL) == st_block_needs(s, want, c));
+            if (part.cols[c]) {
+                size_t bytes = (size_t)(st_schema_col_is_tag(s, c) ? t.tag_start[t.n] : t.n) *
+                               st_schema_col(s, c)->width;
+                assert_memory_equal(part.cols[c], whole.cols[c], bytes);
+            }
+        }
+        gen_check_batch(s, &t, 0, &part);
+        /* A flipped byte in a column: caught by that column's checksum. */
+        for (uint32_t c = 0; c < ncols; c++) {
+            if (!copies[c] || !len[c])
+                continue;
+            copies[c][len[c] / 2] ^= 0x40;
+            assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), -1);
+            assert_int_equal(err.code, ST_ECORRUPT);
+            char msg[128];
+            snprintf(msg, sizeof msg, "column '%s': checksum mismatch", st_schema_col(s, c)->name);
+            assert_non_null(strstr(err.msg, msg));
+            copies[c][len[c] / 2] ^= 0x40;
+        }
+        /* A needed column not given is refused, not read past the head. */
+        for (uint32_t c = 0; c < ncols; c++)
+            if (copies[c]) {
+                data[c] = NULL;
+                assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), -1);
+                assert_non_null(strstr(err.msg, "was not read"));
+                data[c] = copies[c];
+                break;
+            }
+        for (uint32_t c = 0; c < ncols; c++)
+            mem_free(copies[c], copies[c] ? len[c] + 1 : 0);
+        mem_free(blk, n);
+        st_batch_free(&part);
+        st_batch_free(&whole);
+        gen_free_tagsets(s, &t);
+        st_schema_free(s);
+    }
+}
+
+/* Format version 1 blocks (one checksum over the whole block, directory
+ * entries without checksums) still decode, and their damage is caught. */
+static void version_1_blocks_still_decode(void **state)
+{
+    (void)state;
+    st_schema *s = calls_schema();
+    gen g = {8};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 40, 3, 1, &t);
+    size_t n;
+    unsigned char *blk = encode(s, &t, ST_CODEC_LZ4, &n, NULL);
+    uint32_t ncols = st_schema_ncols(s);
+    /* The same block laid out as version 1 wrote it. */
+    size_t shrink = (size_t)(ST_BLOCK_DIRENT - ST_BLOCK_DIRENT_V1) * ncols, n1 = n - shrink;
+    unsigned char *v1 = mem_alloc(n1);
+    memcpy(v1, blk, ST_BLOCK_HEADER);
+    for (uint32_t c = 0; c < ncols; c++)
+        memcpy(v1 + ST_BLOCK_HEADER + ST_BLOCK_DIRENT_V1 * c, blk + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * c,
+               ST_BLOCK_DIRENT_V1);
+    memcpy(v1 + ST_BLOCK_HEADER + ST_BLOCK_DIRENT_V1 * ncols, blk + st_block_head_size(s),
+           n - st_block_head_size(s));
+    st_put64(v1, XXH3_64bits(v1 + 8, n1 - 8));
+    st_batch b;
+    st_batch_init(&b);
+    st_err err = {0};
+    assert_int_equal(st_block_decode(s, 1, v1, n1, NULL, &b, &err), 0);
+    assert_int_equal(gen_check_batch(s, &t, 0, &b), t.n);
+    /* The whole-block checksum covers the columns too. */
+    v1[n1 - 1] ^= 1;
+    bool want[7] = {true};
+    assert_int_equal(st_block_decode(s, 1, v1, n1, want, &b, &err), -1);
+    assert_non_null(strstr(err.msg, "checksum mismatch"));
+    mem_free(v1, n1);
+    mem_free(blk, n);
+    st_batch_free(&b);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +431,8 @@ int main(void)
         cmocka_unit_test(every_bit_flip_is_caught),
         cmocka_unit_test(structure_is_checked_behind_the_checksum),
         cmocka_unit_test(allocation_failures_are_clean),
+        cmocka_unit_test(columns_decode_on_their_own),
+        cmocka_unit_test(version_1_blocks_still_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

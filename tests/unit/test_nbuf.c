@@ -21,7 +21,7 @@ static unsigned char pattern(uint64_t i)
     return (unsigned char)((i * 2654435761u) >> 13);
 }
 
-static const st_nbuf_opts small = {3, 4096, false};
+static const st_nbuf_opts small = {3, 4096, false, false};
 
 /* Writes size bytes of the pattern in chunks of random size. */
 static int write_file(const char *path, uint64_t size, const st_nbuf_opts *o, st_err *err)
@@ -156,7 +156,7 @@ static void memory_is_bounded(void **state)
     char path[300];
     snprintf(path, sizeof path, "%s/mem", dir);
     st_err err = {0};
-    st_nbuf_opts o = {4, 8192, false};
+    st_nbuf_opts o = {4, 8192, false, false};
     assert_int_equal(write_file(path, 1 << 20, &o, &err), 0);
     size_t base = mem_in_use();
     st_nbuf_reader *r = st_nbuf_open(path, &o, &err);
@@ -181,7 +181,7 @@ static void direct_io_and_its_fallback(void **state)
     char path[300];
     snprintf(path, sizeof path, "%s/direct", dir);
     st_err err = {0};
-    st_nbuf_opts d = {3, 8192, true};
+    st_nbuf_opts d = {3, 8192, true, false};
     for (int refuse = 0; refuse < 2; refuse++) {
         /* A filesystem that refuses O_DIRECT answers EINVAL; play one. */
         if (refuse)

@@ -1,0 +1,261 @@
+/* test_cache: the process's cache of decoded columns: hits, LRU eviction,
+ * references across eviction, and readers served from it. */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/bytes.h"
+#include "store/cache.h"
+#include "store/mem.h"
+#include "store/tagfile.h"
+#include "tests/unit/gen_store.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "%s", gen_tmpdir("cache"));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    st_cache_set_limit(0);
+    gen_rmdir(dir);
+    return 0;
+}
+
+static const st_file_id f1 = {1, 2, 3, 4}, f2 = {1, 2, 3, 5};
+
+static void hits_misses_and_off(void **state)
+{
+    (void)state;
+    size_t base = mem_in_use();
+    char data[100];
+    memset(data, 'x', sizeof data);
+    st_cache_put(&f1, 0, 0, data, sizeof data); /* off: nothing kept */
+    assert_null(st_cache_get(&f1, 0, 0));
+    assert_int_equal(mem_in_use(), base);
+
+    st_cache_set_limit(1 << 20);
+    st_cache_put(&f1, 7, 2, data, sizeof data);
+    st_cache_ent *e = st_cache_get(&f1, 7, 2);
+    assert_non_null(e);
+    assert_int_equal(st_cache_size(e), sizeof data);
+    assert_memory_equal(st_cache_data(e), data, sizeof data);
+    st_cache_release(e);
+    /* Another file (a different mtime), block or column is another key. */
+    assert_null(st_cache_get(&f2, 7, 2));
+    assert_null(st_cache_get(&f1, 8, 2));
+    assert_null(st_cache_get(&f1, 7, 3));
+    st_cache_stats st;
+    st_cache_stats_get(&st);
+    assert_int_equal(st.entries, 1);
+    assert_int_equal(st.bytes, sizeof data);
+    assert_true(st.hits >= 1 && st.misses >= 3);
+    st_cache_set_limit(0);
+    assert_int_equal(mem_in_use(), base);
+}
+
+static void evicts_least_recently_used(void **state)
+{
+    (void)state;
+    size_t base = mem_in_use();
+    char a[400], b[400], c[400];
+    memset(a, 'a', sizeof a);
+    memset(b, 'b', sizeof b);
+    memset(c, 'c', sizeof c);
+    st_cache_stats before;
+    st_cache_stats_get(&before);
+    st_cache_set_limit(1000); /* room for two */
+    st_cache_put(&f1, 0, 0, a, sizeof a);
+    st_cache_put(&f1, 1, 0, b, sizeof b);
+    st_cache_release(st_cache_get(&f1, 0, 0)); /* a is now newer than b */
+    st_cache_put(&f1, 2, 0, c, sizeof c);
+    st_cache_ent *ea = st_cache_get(&f1, 0, 0), *eb = st_cache_get(&f1, 1, 0),
+                 *ec = st_cache_get(&f1, 2, 0);
+    assert_non_null(ea);
+    assert_null(eb);
+    assert_non_null(ec);
+    st_cache_stats st;
+    st_cache_stats_get(&st);
+    assert_int_equal(st.entries, 2);
+    assert_int_equal(st.evictions - before.evictions, 1);
+    assert_true(st.bytes <= 1000);
+
+    /* Evicted while referenced: the data stays valid until released. */
+    st_cache_set_limit(0);
+    assert_memory_equal(st_cache_data(ea), a, sizeof a);
+    assert_memory_equal(st_cache_data(ec), c, sizeof c);
+    st_cache_release(ea);
+    st_cache_release(ec);
+    assert_int_equal(mem_in_use(), base);
+
+    /* An entry larger than the bound is not kept. */
+    st_cache_set_limit(100);
+    st_cache_put(&f1, 0, 0, a, sizeof a);
+    assert_null(st_cache_get(&f1, 0, 0));
+    st_cache_set_limit(0);
+}
+
+static void put_is_best_effort(void **state)
+{
+    (void)state;
+    size_t base = mem_in_use();
+    char a[64] = "first", b[64] = "second";
+    st_cache_set_limit(1 << 20);
+    mem_fail_after(1);
+    st_cache_put(&f1, 0, 0, a, sizeof a); /* out of memory: not cached, no error */
+    mem_fail_after(0);
+    assert_null(st_cache_get(&f1, 0, 0));
+    st_cache_put(&f1, 0, 0, a, sizeof a);
+    st_cache_put(&f1, 0, 0, b, sizeof b); /* already there: kept as it was */
+    st_cache_ent *e = st_cache_get(&f1, 0, 0);
+    assert_string_equal(st_cache_data(e), "first");
+    st_cache_release(e);
+    st_cache_set_limit(0);
+    assert_int_equal(mem_in_use(), base);
+}
+
+/* ---- readers ----------------------------------------------------------- */
+
+static const char calls_text[] = "key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed)\n"
+                                 "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\ntag dnum: char[16]\n";
+
+static st_schema *write_calls(const char *path, gen_tagsets *t)
+{
+    st_err err = {0};
+    st_schema *s = st_schema_parse(calls_text, strlen(calls_text), 1, 1, &err);
+    assert_non_null(s);
+    gen g = {42};
+    gen_make_tagsets(&g, s, 3000, 6, 1, t);
+    st_write_opts o;
+    st_write_opts_default(&o);
+    o.block_size = 8192;
+    st_writer *w = st_writer_create(path, s, &o, &err);
+    assert_non_null(w);
+    for (uint32_t i = 0; i < t->n; i++)
+        assert_int_equal(st_writer_append(w, gen_row(s, t, i), gen_tags(s, t, i), gen_ntags(t, i), &err), 0);
+    assert_int_equal(st_writer_commit(w, &err), 0);
+    return s;
+}
+
+/* Reads the file with the columns cols (n of them) and checks every batch
+ * against the model; returns the reader's stats. */
+static st_read_stats read_all(const char *path, const st_schema *s, const gen_tagsets *t,
+                              const uint32_t *cols, uint32_t n, bool cache)
+{
+    st_err err = {0};
+    st_nbuf_opts io;
+    st_nbuf_opts_default(&io);
+    io.cache = cache;
+    st_reader *r = st_reader_open(path, &io, &err);
+    if (!r)
+        fail_msg("%s", err.msg);
+    assert_int_equal(st_reader_select(r, cols, n, &err), 0);
+    const st_batch *b;
+    uint32_t at = 0;
+    int rc;
+    while ((rc = st_reader_next(r, &b, &err)) == 1) {
+        for (uint32_t c = 0; c < st_schema_ncols(s); c++) {
+            bool want = false;
+            for (uint32_t i = 0; i < n; i++)
+                want |= cols[i] == c;
+            if (want)
+                assert_non_null(b->cols[c]);
+        }
+        at = gen_check_batch(s, t, at, b);
+    }
+    if (rc < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(at, t->n);
+    st_read_stats st;
+    st_reader_stats(r, &st);
+    st_reader_close(r);
+    return st;
+}
+
+static void readers_share_decoded_columns(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/calls.ts", dir);
+    gen_tagsets t;
+    st_schema *s = write_calls(path, &t);
+    size_t base = mem_in_use();
+    st_cache_set_limit(64 << 20);
+    uint32_t two[] = {2, 4}, one[] = {4}, three[] = {0, 2, 4};
+    st_read_stats first = read_all(path, s, &t, two, 2, true);
+    assert_true(first.blocks_read > 1);
+    assert_int_equal(first.blocks_cached, 0);
+    /* The same columns, or fewer: every block from the cache, no bytes read. */
+    st_read_stats again = read_all(path, s, &t, two, 2, true);
+    assert_int_equal(again.blocks_cached, first.blocks_read);
+    assert_int_equal(again.blocks_read, 0);
+    assert_int_equal(again.bytes_read, 0);
+    st_read_stats fewer = read_all(path, s, &t, one, 1, true);
+    assert_int_equal(fewer.blocks_cached, first.blocks_read);
+    /* A column not cached yet: read from the file, then cached too. */
+    st_read_stats more = read_all(path, s, &t, three, 3, true);
+    assert_int_equal(more.blocks_read, first.blocks_read);
+    more = read_all(path, s, &t, three, 3, true);
+    assert_int_equal(more.blocks_cached, first.blocks_read);
+    /* A reader without the cache reads the file. */
+    st_read_stats plain = read_all(path, s, &t, two, 2, false);
+    assert_int_equal(plain.blocks_read, first.blocks_read);
+
+    /* A replaced file is another file: a damaged copy renamed over the
+     * path is read from disk, and its damage found, not hidden by the cache. */
+    char bad[420];
+    snprintf(bad, sizeof bad, "%s.bad", path);
+    size_t n;
+    unsigned char *f = gen_slurp(path, &n);
+    /* A byte in the middle of block 0's column 4 (a column the readers read). */
+    size_t block0 = 40 + st_get32(f + 20) + st_get32(f + 24);
+    uint64_t off[8];
+    uint32_t len[8];
+    st_err err = {0};
+    uint64_t foot = st_get64(f + n - 32);
+    uint32_t size0 = st_get32(f + foot + 40 + 8); /* block 0's footer entry */
+    assert_int_equal(st_block_locate(s, f + block0, size0, off, len, &err), 0);
+    f[block0 + off[4] + len[4] / 2] ^= 0x10;
+    FILE *out = fopen(bad, "wb");
+    assert_int_equal(fwrite(f, 1, n, out), n);
+    fclose(out);
+    mem_free(f, n + 1);
+    assert_int_equal(rename(bad, path), 0);
+    st_nbuf_opts io;
+    st_nbuf_opts_default(&io);
+    io.cache = true;
+    st_reader *r = st_reader_open(path, &io, &err);
+    assert_non_null(r);
+    assert_int_equal(st_reader_select(r, two, 2, &err), 0);
+    const st_batch *b;
+    assert_int_equal(st_reader_next(r, &b, &err), -1);
+    assert_non_null(strstr(err.msg, "calls.ts: block 0: column 'bsid': checksum mismatch"));
+    st_reader_close(r);
+
+    st_cache_set_limit(0);
+    assert_int_equal(mem_in_use(), base);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hits_misses_and_off),
+        cmocka_unit_test(evicts_least_recently_used),
+        cmocka_unit_test(put_is_best_effort),
+        cmocka_unit_test(readers_share_decoded_columns),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
