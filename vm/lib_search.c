@@ -294,8 +294,21 @@ Value nat_anyat(VM *vm, int argc, Value *argv)
     return v_nil();
 }
 
+/* The bit of a hashed filter (set, of at least 64 bits) for the gram of p
+ * ending at j (j >= 7; down and bits as in gram_index), in the low bit of
+ * a word: one load of the gram, one of the set. */
+static inline uint64_t sieve_bit(const unsigned char *p, size_t j, int down, int bits,
+                                 const unsigned char *set)
+{
+    uint64_t g, w;
+    memcpy(&g, p + j - 7, sizeof g);
+    uint64_t h = ((g >> down) * FIB) >> bits;
+    memcpy(&w, set + (h >> 6) * 8, sizeof w);
+    return w >> (h & 63);
+}
+
 /* The sieve's loop for a hashed filter (8q > its bits) on a little-endian
- * machine, four indexes a step with one branch: from j, the first index
+ * machine, eight indexes a step with one branch: from j, the first index
  * whose gram passes f, or where the plain loop must go on (near the end of
  * the text, or for a filter indexed exactly). */
 static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const Filter *f)
@@ -308,16 +321,19 @@ static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const F
             return j;
     const int down = 64 - 8 * f->q, bits = 64 - f->nbits;
     const unsigned char *set = f->bits;
-    for (; j + 4 <= end; j += 4) {
-        unsigned hit = 0;
-        for (int k = 0; k < 4; k++) {
-            uint64_t g;
-            memcpy(&g, p + j + k - 7, sizeof g);
-            uint64_t h = ((g >> down) * FIB) >> bits;
-            hit |= (unsigned)(set[h >> 3] >> (h & 7) & 1) << k;
-        }
-        if (hit)
+    if (f->nbits < 6)
+        return j;
+    for (; j + 8 <= end; j += 8) {
+        uint64_t w0 = sieve_bit(p, j, down, bits, set), w1 = sieve_bit(p, j + 1, down, bits, set);
+        uint64_t w2 = sieve_bit(p, j + 2, down, bits, set), w3 = sieve_bit(p, j + 3, down, bits, set);
+        uint64_t w4 = sieve_bit(p, j + 4, down, bits, set), w5 = sieve_bit(p, j + 5, down, bits, set);
+        uint64_t w6 = sieve_bit(p, j + 6, down, bits, set), w7 = sieve_bit(p, j + 7, down, bits, set);
+        if ((w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7) & 1) {
+            unsigned hit = (unsigned)(w0 & 1) | (unsigned)(w1 & 1) << 1 | (unsigned)(w2 & 1) << 2 |
+                           (unsigned)(w3 & 1) << 3 | (unsigned)(w4 & 1) << 4 |
+                           (unsigned)(w5 & 1) << 5 | (unsigned)(w6 & 1) << 6 | (unsigned)(w7 & 1) << 7;
             return j + (size_t)__builtin_ctz(hit);
+        }
     }
 #else
     (void)p, (void)end, (void)f;
