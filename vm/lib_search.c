@@ -1,5 +1,5 @@
 /* lib_search: skip loops for string searches written in comb: skip, sieve,
- * gram, anyat.
+ * gram, grams, anyat.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -22,6 +22,8 @@
  * its middle), and where a table could move only a few bytes a step, sieve
  * tests the filter at every index instead: no load waits for another, so
  * the processor overlaps them.
+ *
+ * grams counts a sample's grams, to choose rare ones.
  *
  * anyat checks a stop's candidates, strings expected at distances before
  * it, in one call: the comparisons run in place, with no copy of the text. */
@@ -245,6 +247,31 @@ Value nat_gram(VM *vm, int argc, Value *argv)
         vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j,
                  s->len);
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
+}
+
+#define GRAMS_MAX ((int64_t)1 << 20)
+
+/* grams(s, q, size): how many of the q-grams of s have each index of a
+ * table of size entries, as an array of size ints: a histogram of a sample
+ * of text, for choosing the grams a search should stop at least. */
+Value nat_grams(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int q = gram_arg(vm, argv, 1);
+    int64_t size = vm_arg_int(vm, argv, 2);
+    int bits = size_arg(vm, size);
+    if (size > GRAMS_MAX)
+        vm_error(vm, "the table size must be at most %lld, got %lld", (long long)GRAMS_MAX,
+                 (long long)size);
+    VArray *a = vm_array_new(vm, (size_t)size);
+    for (int64_t h = 0; h < size; h++)
+        a->items[h] = v_int(0);
+    a->len = (size_t)size;
+    const unsigned char *p = (const unsigned char *)s->data;
+    for (size_t j = (size_t)q - 1; j < s->len; j++)
+        a->items[gram_index(p, j, q, bits)].as.i++;
+    return v_obj(a);
 }
 
 /* anyat(s, j, pairs, at, q, lo, hi): a stop's candidates checked in one
