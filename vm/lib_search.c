@@ -29,6 +29,7 @@
  * it, in one call: the comparisons run in place, with no copy of the text. */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "vm/lib.h"
@@ -253,7 +254,9 @@ Value nat_gram(VM *vm, int argc, Value *argv)
 
 /* grams(s, q, size): how many of the q-grams of s have each index of a
  * table of size entries, as an array of size ints: a histogram of a sample
- * of text, for choosing the grams a search should stop at least. */
+ * of text, for choosing the grams a search should stop at least. Counted in
+ * 32 bits first: a quarter of the memory the array's values take, so that
+ * more of it stays in cache. */
 Value nat_grams(VM *vm, int argc, Value *argv)
 {
     (void)argc;
@@ -264,13 +267,18 @@ Value nat_grams(VM *vm, int argc, Value *argv)
     if (size > GRAMS_MAX)
         vm_error(vm, "the table size must be at most %lld, got %lld", (long long)GRAMS_MAX,
                  (long long)size);
+    if (s->len >= UINT32_MAX)
+        vm_error(vm, "the string must be shorter than 4 GiB, got %zu bytes", s->len);
     VArray *a = vm_array_new(vm, (size_t)size);
-    for (int64_t h = 0; h < size; h++)
-        a->items[h] = v_int(0);
-    a->len = (size_t)size;
+    uint32_t *c = vm_alloc(vm, (size_t)size * sizeof *c);
+    memset(c, 0, (size_t)size * sizeof *c);
     const unsigned char *p = (const unsigned char *)s->data;
     for (size_t j = (size_t)q - 1; j < s->len; j++)
-        a->items[gram_index(p, j, q, bits)].as.i++;
+        c[gram_index(p, j, q, bits)]++;
+    for (int64_t h = 0; h < size; h++)
+        a->items[h] = v_int(c[h]);
+    a->len = (size_t)size;
+    vm_free_mem(vm, c, (size_t)size * sizeof *c);
     return v_obj(a);
 }
 
