@@ -345,7 +345,7 @@ static inline uint64_t sieve_bit(const unsigned char *p, size_t j, int down, int
 /* The sieve's loop for a hashed filter (8q > its bits) on a little-endian
  * machine, eight indexes a step with one branch: from j, the first index
  * whose gram passes f, or where the plain loop must go on (near the end of
- * the text, or for a filter indexed exactly). */
+ * the text, or for a filter indexed exactly or of fewer than 64 bits). */
 static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const Filter *f)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
