@@ -1,5 +1,5 @@
 /* lib_search: skip loops for string searches written in comb: skip, sieve,
- * gram, anyat.
+ * gram, grams, anyat.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -23,10 +23,13 @@
  * tests the filter at every index instead: no load waits for another, so
  * the processor overlaps them.
  *
+ * grams counts a sample's grams, to choose rare ones.
+ *
  * anyat checks a stop's candidates, strings expected at distances before
  * it, in one call: the comparisons run in place, with no copy of the text. */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "vm/lib.h"
@@ -247,6 +250,38 @@ Value nat_gram(VM *vm, int argc, Value *argv)
     return v_int((int64_t)gram_index((const unsigned char *)s->data, (size_t)j, q, bits));
 }
 
+#define GRAMS_MAX ((int64_t)1 << 20)
+
+/* grams(s, q, size): how many of the q-grams of s have each index of a
+ * table of size entries, as an array of size ints: a histogram of a sample
+ * of text, for choosing the grams a search should stop at least. Counted in
+ * 32 bits first: a quarter of the memory the array's values take, so that
+ * more of it stays in cache. */
+Value nat_grams(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int q = gram_arg(vm, argv, 1);
+    int64_t size = vm_arg_int(vm, argv, 2);
+    int bits = size_arg(vm, size);
+    if (size > GRAMS_MAX)
+        vm_error(vm, "the table size must be at most %lld, got %lld", (long long)GRAMS_MAX,
+                 (long long)size);
+    if (s->len >= UINT32_MAX)
+        vm_error(vm, "the string must be shorter than 4 GiB, got %zu bytes", s->len);
+    VArray *a = vm_array_new(vm, (size_t)size);
+    uint32_t *c = vm_alloc(vm, (size_t)size * sizeof *c);
+    memset(c, 0, (size_t)size * sizeof *c);
+    const unsigned char *p = (const unsigned char *)s->data;
+    for (size_t j = (size_t)q - 1; j < s->len; j++)
+        c[gram_index(p, j, q, bits)]++;
+    for (int64_t h = 0; h < size; h++)
+        a->items[h] = v_int(c[h]);
+    a->len = (size_t)size;
+    vm_free_mem(vm, c, (size_t)size * sizeof *c);
+    return v_obj(a);
+}
+
 /* anyat(s, j, pairs, at, q, lo, hi): a stop's candidates checked in one
  * call. pairs is a flat array of runs, each of pairs d (an int), w (a
  * string) and ended by nil (or the array's end): w is expected in s at
@@ -294,10 +329,23 @@ Value nat_anyat(VM *vm, int argc, Value *argv)
     return v_nil();
 }
 
+/* The bit of a hashed filter (set, of at least 64 bits) for the gram of p
+ * ending at j (j >= 7; down and bits as in gram_index), in the low bit of
+ * a word: one load of the gram, one of the set. */
+static inline uint64_t sieve_bit(const unsigned char *p, size_t j, int down, int bits,
+                                 const unsigned char *set)
+{
+    uint64_t g, w;
+    memcpy(&g, p + j - 7, sizeof g);
+    uint64_t h = ((g >> down) * FIB) >> bits;
+    memcpy(&w, set + (h >> 6) * 8, sizeof w);
+    return w >> (h & 63);
+}
+
 /* The sieve's loop for a hashed filter (8q > its bits) on a little-endian
- * machine, four indexes a step with one branch: from j, the first index
+ * machine, eight indexes a step with one branch: from j, the first index
  * whose gram passes f, or where the plain loop must go on (near the end of
- * the text, or for a filter indexed exactly). */
+ * the text, or for a filter indexed exactly or of fewer than 64 bits). */
 static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const Filter *f)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -308,16 +356,19 @@ static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const F
             return j;
     const int down = 64 - 8 * f->q, bits = 64 - f->nbits;
     const unsigned char *set = f->bits;
-    for (; j + 4 <= end; j += 4) {
-        unsigned hit = 0;
-        for (int k = 0; k < 4; k++) {
-            uint64_t g;
-            memcpy(&g, p + j + k - 7, sizeof g);
-            uint64_t h = ((g >> down) * FIB) >> bits;
-            hit |= (unsigned)(set[h >> 3] >> (h & 7) & 1) << k;
-        }
-        if (hit)
+    if (f->nbits < 6)
+        return j;
+    for (; j + 8 <= end; j += 8) {
+        uint64_t w0 = sieve_bit(p, j, down, bits, set), w1 = sieve_bit(p, j + 1, down, bits, set);
+        uint64_t w2 = sieve_bit(p, j + 2, down, bits, set), w3 = sieve_bit(p, j + 3, down, bits, set);
+        uint64_t w4 = sieve_bit(p, j + 4, down, bits, set), w5 = sieve_bit(p, j + 5, down, bits, set);
+        uint64_t w6 = sieve_bit(p, j + 6, down, bits, set), w7 = sieve_bit(p, j + 7, down, bits, set);
+        if ((w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7) & 1) {
+            unsigned hit = (unsigned)(w0 & 1) | (unsigned)(w1 & 1) << 1 | (unsigned)(w2 & 1) << 2 |
+                           (unsigned)(w3 & 1) << 3 | (unsigned)(w4 & 1) << 4 |
+                           (unsigned)(w5 & 1) << 5 | (unsigned)(w6 & 1) << 6 | (unsigned)(w7 & 1) << 7;
             return j + (size_t)__builtin_ctz(hit);
+        }
     }
 #else
     (void)p, (void)end, (void)f;

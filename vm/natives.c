@@ -43,13 +43,6 @@ _Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got)
     vm_error(vm, "argument %d must be %s, got %s", i + 1, expected, v_type_name(got));
 }
 
-int64_t vm_arg_int(VM *vm, Value *argv, int i)
-{
-    if (!IS_INT(argv[i]))
-        vm_arg_error(vm, i, "an int", argv[i]);
-    return AS_INT(argv[i]);
-}
-
 double vm_arg_num(VM *vm, Value *argv, int i)
 {
     if (IS_INT(argv[i]))
@@ -57,13 +50,6 @@ double vm_arg_num(VM *vm, Value *argv, int i)
     if (!IS_FLOAT(argv[i]))
         vm_arg_error(vm, i, "a number", argv[i]);
     return AS_FLOAT(argv[i]);
-}
-
-VStr *vm_arg_str(VM *vm, Value *argv, int i)
-{
-    if (!IS_STR(argv[i]))
-        vm_arg_error(vm, i, "a string", argv[i]);
-    return AS_STR(argv[i]);
 }
 
 VArray *vm_arg_array(VM *vm, Value *argv, int i)

@@ -55,13 +55,27 @@ int vm_native_find(const char *name, size_t len);
 /* Make the native function objects; vm_new calls it. */
 void vm_natives_init(VM *vm);
 
-int64_t vm_arg_int(VM *vm, Value *argv, int i);
+_Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got);
 double vm_arg_num(VM *vm, Value *argv, int i);      /* an int or a float, as double */
-VStr *vm_arg_str(VM *vm, Value *argv, int i);
 VArray *vm_arg_array(VM *vm, Value *argv, int i);
 VMap *vm_arg_map(VM *vm, Value *argv, int i);
 void *vm_arg_handle(VM *vm, Value *argv, int i, const VHandleType *type);
-_Noreturn void vm_arg_error(VM *vm, int i, const char *expected, Value got);
+
+/* Inline: the natives of inner loops (skip, sieve, anyat, find) read
+ * several a call. */
+static inline int64_t vm_arg_int(VM *vm, Value *argv, int i)
+{
+    if (!IS_INT(argv[i]))
+        vm_arg_error(vm, i, "an int", argv[i]);
+    return AS_INT(argv[i]);
+}
+
+static inline VStr *vm_arg_str(VM *vm, Value *argv, int i)
+{
+    if (!IS_STR(argv[i]))
+        vm_arg_error(vm, i, "a string", argv[i]);
+    return AS_STR(argv[i]);
+}
 
 /* Text of values (vm/show.c): print's form, or with strings quoted as in
  * containers; floats always show a point or exponent. */
