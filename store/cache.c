@@ -32,7 +32,7 @@ static struct {
 
 static uint64_t key_hash(const st_file_id *f, uint64_t block, uint32_t col)
 {
-    uint64_t h = f->ino * UINT64_C(0x9E3779B97F4A7C15) ^ f->dev ^ f->size ^ f->mtime_ns;
+    uint64_t h = f->ino * UINT64_C(0x9E3779B97F4A7C15) ^ f->dev ^ f->size ^ f->mtime_ns ^ f->ctime_ns;
     h ^= (block * UINT64_C(0xff51afd7ed558ccd)) ^ ((uint64_t)col << 40);
     h ^= h >> 29;
     h *= UINT64_C(0xc4ceb9fe1a85ec53);
@@ -42,7 +42,7 @@ static uint64_t key_hash(const st_file_id *f, uint64_t block, uint32_t col)
 static bool key_eq(const st_cache_ent *e, const st_file_id *f, uint64_t block, uint32_t col)
 {
     return e->block == block && e->col == col && e->file.ino == f->ino && e->file.dev == f->dev &&
-           e->file.size == f->size && e->file.mtime_ns == f->mtime_ns;
+           e->file.size == f->size && e->file.mtime_ns == f->mtime_ns && e->file.ctime_ns == f->ctime_ns;
 }
 
 static void ent_free(st_cache_ent *e)

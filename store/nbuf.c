@@ -243,7 +243,8 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
     }
     r->size = (uint64_t)st.st_size;
     r->id = (st_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, r->size,
-                         (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec};
+                         (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec,
+                         (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec};
     if (r->direct)
         probe_direct(r);
     else

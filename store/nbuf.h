@@ -60,9 +60,11 @@ typedef struct st_nbuf_stats {
     bool direct;         /* O_DIRECT is in effect */
 } st_nbuf_stats;
 
-/* What identifies a file's contents: comb replaces files, never rewrites them. */
+/* What identifies a file's contents: comb replaces files, never rewrites them.
+ * The change time too, because a freed inode is reused at once and copying
+ * tools (cp -p, rsync -a, tar) set size and mtime, but nothing sets ctime. */
 typedef struct st_file_id {
-    uint64_t dev, ino, size, mtime_ns;
+    uint64_t dev, ino, size, mtime_ns, ctime_ns;
 } st_file_id;
 
 typedef struct st_nbuf_reader st_nbuf_reader;
