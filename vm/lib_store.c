@@ -409,9 +409,21 @@ static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
     return true;
 }
 
+/* The store a session opened last, to open again cheaply: queries open
+ * their store each time they run. A weak reference (source_free forgets
+ * it), with its MANIFEST's identity when opened: a commit replaces that
+ * file, so an unchanged one means the snapshot is still the current one. */
+static struct {
+    VM *vm;
+    VSource *src;
+    struct stat manifest;
+} last_store;
+
 static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
+    if (last_store.src == src)
+        last_store.src = NULL;
     iter_free(&src->it);
     vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
@@ -532,9 +544,45 @@ static int list_file(const st_file *f, void *ctx)
     return f->kind == ST_TAGS ? iter_add(ctx, f->path) : 0;
 }
 
+static bool manifest_stat(const char *dir, struct stat *st)
+{
+    char path[PATH_MAX];
+    return snprintf(path, sizeof path, "%s/MANIFEST", dir) < (int)sizeof path &&
+           stat(path, st) == 0;
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A new handle on the last store's snapshot (its store, schema and file
+ * list shared or copied), if dir is that store and unchanged since. */
+static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *hv)
+{
+    const VSource *old = last_store.src;
+    if (last_store.vm != vm || !old || strcmp(old->path, dir->data) ||
+        !same_stat(manifest, &last_store.manifest))
+        return false;
+    VSource *src = new_source(vm, &vm_store_type, dir, hv);
+    src->schema = old->schema;
+    src->partkey = old->partkey;
+    src->st = st_store_ref(old->st);
+    for (uint32_t i = 0; i < old->it.npaths; i++)
+        if (iter_add(&src->it, old->it.paths[i]) < 0)
+            vm_throw(vm, v_obj(vm->oom));
+    return true;
+}
+
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
+    struct stat manifest;
+    bool known = manifest_stat(dir->data, &manifest);
+    if (known && reopen_store(vm, dir, &manifest, &hv))
+        return hv;
     VSource *src = new_source(vm, &vm_store_type, dir, &hv);
     st_err err;
     if (!(src->st = st_store_open(src->path, &err)))
@@ -552,6 +600,12 @@ static Value open_store(VM *vm, VStr *dir)
     src->partkey = (uint32_t)pk;
     if (st_store_files(src->st, list_file, &src->it) < 0)
         vm_throw(vm, v_obj(vm->oom));
+    struct stat now;   /* the snapshot is current only if no commit came between */
+    if (known && manifest_stat(dir->data, &now) && same_stat(&now, &manifest)) {
+        last_store.vm = vm;
+        last_store.src = src;
+        last_store.manifest = manifest;
+    }
     return hv;
 }
 
@@ -659,6 +713,15 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         lo.update.write = o.write;
         lo.sort = o.sort;
         l->schema = s->schema;
+        if (st_store_shared(s->st)) {   /* write through a store of its own */
+            st_store *own = st_store_open(s->path, &err);
+            if (!own)
+                store_error(vm, &err);
+            st_store_close(s->st);
+            s->st = own;
+        }
+        if (last_store.src == s)
+            last_store.src = NULL;      /* its snapshot moves with the commit */
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
         if (!schema)

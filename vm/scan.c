@@ -70,11 +70,15 @@ typedef struct PartList {
 /* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
 static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
 {
-    unsigned v = 0, p = 0;
+    unsigned long v = 0, p = 0;     /* by hand: sscanf per file cost more than the query */
     const char *s = strstr(path + strlen(src->path), "/v");
-    if (s)
-        sscanf(s, "/v%u/p%u/", &v, &p);
-    return v * partitions + p;
+    if (s) {
+        char *e;
+        v = strtoul(s + 2, &e, 10);
+        if (e[0] == '/' && e[1] == 'p')
+            p = strtoul(e + 2, NULL, 10);
+    }
+    return (uint32_t)(v * partitions + p);
 }
 
 static bool part_wanted(const QScan *sc, uint32_t g)
