@@ -32,6 +32,7 @@ static void schema_free(VM *vm, void *data)
                 vm_free_mem(vm, vs->syms[f], vs->s->fields[f].nsyms * sizeof(VStr *));
     vm_free_mem(vm, vs->syms, vs->syms ? n * sizeof(VStr **) : 0);
     vm_free_mem(vm, vs->names, vs->names ? n * sizeof(VStr *) : 0);
+    mem_free(vs->text, vs->text ? vs->text_len + 1 : 0);
     st_schema_free(vs->s);
 }
 
@@ -82,6 +83,8 @@ VHandle *vm_schema_parse(VM *vm, const char *text, size_t len, int line, int col
         return NULL;
     }
     vs->s = s;
+    if (!(vs->text = st_schema_format(s, &vs->text_len)))
+        vm_throw(vm, v_obj(vm->oom));
     vm_push_root(vm, v_obj(h));
     vs->names = vm_alloc(vm, s->nfields * sizeof(VStr *));
     memset(vs->names, 0, s->nfields * sizeof(VStr *));
@@ -363,6 +366,11 @@ static void iter_reset(VIter *it)
 static void iter_free(VIter *it)
 {
     iter_reset(it);
+    if (it->sharers && *it->sharers) {
+        --*it->sharers;     /* another list still reads them */
+        return;
+    }
+    mem_free(it->sharers, it->sharers ? sizeof *it->sharers : 0);
     for (uint32_t i = 0; i < it->npaths; i++)
         mem_free(it->paths[i], strlen(it->paths[i]) + 1);
     mem_free(it->paths, it->npaths * sizeof(char *));
@@ -377,6 +385,18 @@ static int iter_add(VIter *it, const char *path)
     if (!(p[it->npaths] = mem_strdup(path)))
         return -1;
     it->npaths++;
+    return 0;
+}
+
+/* it reads from's paths too (they are never changed once listed). */
+static int iter_share(VIter *it, VIter *from)
+{
+    if (!from->sharers && !(from->sharers = mem_calloc(1, sizeof *from->sharers)))
+        return -1;
+    ++*from->sharers;
+    it->sharers = from->sharers;
+    it->paths = from->paths;
+    it->npaths = from->npaths;
     return 0;
 }
 
@@ -562,7 +582,7 @@ static bool same_stat(const struct stat *a, const struct stat *b)
  * list shared or copied), if dir is that store and unchanged since. */
 static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *hv)
 {
-    const VSource *old = last_store.src;
+    VSource *old = last_store.src;
     if (last_store.vm != vm || !old || strcmp(old->path, dir->data) ||
         !same_stat(manifest, &last_store.manifest))
         return false;
@@ -570,9 +590,9 @@ static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *
     src->schema = old->schema;
     src->partkey = old->partkey;
     src->st = st_store_ref(old->st);
-    for (uint32_t i = 0; i < old->it.npaths; i++)
-        if (iter_add(&src->it, old->it.paths[i]) < 0)
-            vm_throw(vm, v_obj(vm->oom));
+    if (iter_share(&src->it, &old->it) < 0)
+        vm_throw(vm, v_obj(vm->oom));
+    last_store.src = src;   /* the newest handle: likely the last one collected */
     return true;
 }
 

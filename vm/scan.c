@@ -67,18 +67,20 @@ typedef struct PartList {
     uint32_t n, total;  /* after elimination, before */
 } PartList;
 
-/* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
+/* Stores' partition numbers come from their paths (DIR/vNNN/pNNN/tags.G),
+ * read by hand: sscanf or strtoul per file cost as much as a key query. */
 static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
 {
-    unsigned long v = 0, p = 0;     /* by hand: sscanf per file cost more than the query */
-    const char *s = strstr(path + strlen(src->path), "/v");
-    if (s) {
-        char *e;
-        v = strtoul(s + 2, &e, 10);
-        if (e[0] == '/' && e[1] == 'p')
-            p = strtoul(e + 2, NULL, 10);
-    }
-    return (uint32_t)(v * partitions + p);
+    const char *s = path + strlen(src->path);
+    uint32_t v = 0, p = 0;
+    if (s[0] != '/' || s[1] != 'v')
+        return 0;
+    for (s += 2; *s >= '0' && *s <= '9'; s++)
+        v = v * 10 + (uint32_t)(*s - '0');
+    if (s[0] == '/' && s[1] == 'p')
+        for (s += 2; *s >= '0' && *s <= '9'; s++)
+            p = p * 10 + (uint32_t)(*s - '0');
+    return v * partitions + p;
 }
 
 static bool part_wanted(const QScan *sc, uint32_t g)
@@ -360,6 +362,7 @@ struct Shared {
     uint64_t written;
     st_read_stats io;
     st_nbuf_opts ropts;     /* the partitions' readers' */
+    st_known_schema known;  /* the source's schema: files with it need not parse theirs */
 };
 
 static void fail(Shared *sh, const char *msg)
@@ -1089,13 +1092,47 @@ static st_nbuf_opts with_cache(st_nbuf_opts o)
     return o;
 }
 
+/* The first row of [lo, hi) whose first key field (column c, sorted in the
+ * file) orders after k, or at or after it when !after. */
+static uint32_t key_search(const st_field *f, const char *c, uint32_t lo, uint32_t hi,
+                           uint64_t k, bool after)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint64_t v = st_field_order(f, c + (size_t)mid * f->width);
+        if (after ? v <= k : v < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Narrows the batch's tagsets [*lo, *hi) to those the where's ranges on the
+ * first key field allow: a file is sorted by its key, so two binary searches
+ * find them (Gecko's key query reads a few rows of its block, not all; the
+ * where still tests each row left). */
+static void key_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
+{
+    const st_field *f = &sc->vs->s->fields[0];
+    for (uint32_t i = 0; i < sc->nranges; i++) {
+        const st_range *q = &sc->ranges[i];
+        if (q->col != 0 || !b->cols[0])
+            continue;
+        if (q->lo)
+            *lo = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->lo), false);
+        if (q->hi)
+            *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
+    }
+}
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = w->r = st_reader_open(sh->parts.p[pi].path, &sh->ropts, &err);
+    st_reader *r = w->r = st_reader_open_known(sh->parts.p[pi].path, &sh->ropts, &sh->known, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -1118,9 +1155,11 @@ static void scan_part(Worker *w, uint32_t pi)
             fail(sh, w->k.err);
             break;
         }
-        KSel all = {w->k.selbuf[1], b->ntagsets - b->first}, sel = {w->k.selbuf[2], 0};
-        for (uint32_t i = 0, first = b->first, n = all.n; i < n; i++)
-            all.idx[i] = first + i;     /* n a local: all.n could alias all.idx */
+        uint32_t lo = b->first, hi = b->ntagsets;
+        key_rows(sc, b, &lo, &hi);
+        KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
+        for (uint32_t i = 0, n = all.n; i < n; i++)
+            all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
         if (sc->where)
             k_filter(&w->k, sc->where, false, &all, &sel);
         else
@@ -1421,8 +1460,8 @@ static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 
 typedef struct Run {
     Shared sh;
-    Worker w[MAX_THREADS];
-    int nw;
+    Worker *w;          /* [wcap], made for the threads the scan runs */
+    int nw, wcap;
 } Run;
 
 static void run_free(Run *run)
@@ -1430,6 +1469,7 @@ static void run_free(Run *run)
     Shared *sh = &run->sh;
     for (int i = 0; i < run->nw; i++)
         worker_free(&run->w[i]);
+    mem_free(run->w, (size_t)run->wcap * sizeof *run->w);
     for (uint32_t i = 0; sh->rows && i < sh->parts.n; i++)
         buf_free(&sh->rows[i].b);
     mem_free(sh->rows, (sh->parts.n + 1) * sizeof *sh->rows);
@@ -1460,6 +1500,9 @@ static void run_workers(VM *vm, Run *run)
         bytes += stat(sh->parts.p[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
     }
     vm_progress_begin(sh->sc->src->path, sh->parts.n, 0, bytes);
+    if (!(run->w = mem_calloc((size_t)n, sizeof *run->w)))
+        vm_throw(vm, v_obj(vm->oom));
+    run->wcap = n;
     for (int i = 0; i < n; i++) {
         if (!worker_init(&run->w[i], sh)) {
             run->nw = i + 1;
@@ -1494,6 +1537,7 @@ Value scan_run(VM *vm, QPlan *p)
     pthread_mutex_init(&sh->mu, NULL);
     nscans++;
     sh->ropts = with_cache(scan_io);
+    sh->known = (st_known_schema){sc->vs->s, sc->vs->text, sc->vs->text_len};
     sh->vm = vm;
     sh->p = p;
     sh->sc = sc;
