@@ -374,6 +374,7 @@ static void iter_free(VIter *it)
     for (uint32_t i = 0; i < it->npaths; i++)
         mem_free(it->paths[i], strlen(it->paths[i]) + 1);
     mem_free(it->paths, it->npaths * sizeof(char *));
+    mem_free(it->parts, it->parts ? it->npaths * sizeof *it->parts : 0);
 }
 
 static int iter_add(VIter *it, const char *path)
@@ -396,6 +397,7 @@ static int iter_share(VIter *it, VIter *from)
     ++*from->sharers;
     it->sharers = from->sharers;
     it->paths = from->paths;
+    it->parts = from->parts;
     it->npaths = from->npaths;
     return 0;
 }
@@ -596,6 +598,29 @@ static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *
     return true;
 }
 
+/* Each listed file's partition (volume x partitions + p), from its path
+ * (DIR/vNNN/pNNN/tags.G), once at the open rather than by every query. */
+static int list_parts(VSource *src, uint32_t partitions)
+{
+    VIter *it = &src->it;
+    if (it->npaths && !(it->parts = mem_alloc(it->npaths * sizeof *it->parts)))
+        return -1;
+    size_t dl = strlen(src->path);
+    for (uint32_t i = 0; i < it->npaths; i++) {
+        const char *s = it->paths[i] + dl;
+        uint32_t v = 0, p = 0;
+        if (s[0] == '/' && s[1] == 'v') {
+            for (s += 2; *s >= '0' && *s <= '9'; s++)
+                v = v * 10 + (uint32_t)(*s - '0');
+            if (s[0] == '/' && s[1] == 'p')
+                for (s += 2; *s >= '0' && *s <= '9'; s++)
+                    p = p * 10 + (uint32_t)(*s - '0');
+        }
+        it->parts[i] = v * partitions + p;
+    }
+    return 0;
+}
+
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
@@ -618,7 +643,7 @@ static Value open_store(VM *vm, VStr *dir)
         vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
                  info.partkey);
     src->partkey = (uint32_t)pk;
-    if (st_store_files(src->st, list_file, &src->it) < 0)
+    if (st_store_files(src->st, list_file, &src->it) < 0 || list_parts(src, info.partitions) < 0)
         vm_throw(vm, v_obj(vm->oom));
     struct stat now;   /* the snapshot is current only if no commit came between */
     if (known && manifest_stat(dir->data, &now) && same_stat(&now, &manifest)) {

@@ -36,6 +36,7 @@ typedef struct VRowBuf {
 /* `for` over a source: its files, read in order by a reader of its own. */
 typedef struct VIter {
     char **paths;
+    uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
     uint32_t *sharers;  /* other lists on these paths (reopened stores), or NULL */
     uint32_t npaths, fi;
     st_reader *r;

@@ -67,22 +67,6 @@ typedef struct PartList {
     uint32_t n, total;  /* after elimination, before */
 } PartList;
 
-/* Stores' partition numbers come from their paths (DIR/vNNN/pNNN/tags.G),
- * read by hand: sscanf or strtoul per file cost as much as a key query. */
-static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
-{
-    const char *s = path + strlen(src->path);
-    uint32_t v = 0, p = 0;
-    if (s[0] != '/' || s[1] != 'v')
-        return 0;
-    for (s += 2; *s >= '0' && *s <= '9'; s++)
-        v = v * 10 + (uint32_t)(*s - '0');
-    if (s[0] == '/' && s[1] == 'p')
-        for (s += 2; *s >= '0' && *s <= '9'; s++)
-            p = p * 10 + (uint32_t)(*s - '0');
-    return v * partitions + p;
-}
-
 static bool part_wanted(const QScan *sc, uint32_t g)
 {
     if (sc->nparts == UINT32_MAX)
@@ -96,14 +80,11 @@ static bool part_wanted(const QScan *sc, uint32_t g)
 static void list_parts(VM *vm, const QScan *sc, PartList *pl)
 {
     const VIter *it = &sc->src->it;
-    st_storeinfo info = {.partitions = 0};
-    if (sc->src->st)
-        st_store_info(sc->src->st, &info);
     pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
     pl->n = 0;
     pl->total = it->npaths;
     for (uint32_t i = 0; i < it->npaths; i++) {
-        uint32_t g = sc->src->st ? part_of_path(sc->src, info.partitions, it->paths[i]) : 0;
+        uint32_t g = it->parts ? it->parts[i] : 0;
         if (part_wanted(sc, g))
             pl->p[pl->n++] = (Part){it->paths[i], g};
     }
@@ -599,7 +580,8 @@ static bool agg_merge(const QExpr *ag, AggState *into, const AggState *from)
  * 1 + its rank otherwise; when the codes of all the keys together number
  * at most DENSE_MAX, a row's code indexes an array of group indices
  * directly, and only a code's first row goes through the group table.
- * Rows of one code have one encoded key, so the groups are the table's. */
+ * Rows of one code have one encoded key, so the groups are the table's.
+ * COMB_GROUP_HASH=1 in the environment turns this off (tests compare). */
 #define DENSE_MAX (1u << 17)
 
 /* The codes of key e, or 0 when its values are not few. */
