@@ -37,6 +37,7 @@ struct st_store {
     st_meta meta;
     st_manifest m;        /* the snapshot */
     st_lockfile readers;  /* holds the pin: a shared lock on byte m.generation */
+    uint32_t refs;        /* holders - 1 (st_store_ref) */
 };
 
 struct stage {
@@ -321,10 +322,25 @@ fail:
     return NULL;
 }
 
+st_store *st_store_ref(st_store *s)
+{
+    s->refs++;
+    return s;
+}
+
+bool st_store_shared(const st_store *s)
+{
+    return s->refs > 0;
+}
+
 void st_store_close(st_store *s)
 {
     if (!s)
         return;
+    if (s->refs) {
+        s->refs--;
+        return;
+    }
     st_lock_close(&s->readers);
     st_manifest_free(&s->m);
     st_meta_free(&s->meta);

@@ -39,6 +39,7 @@
 #define COMB_STORE_DATASTORE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,11 @@ int st_store_create(const char *dir, const st_store_meta *meta, st_err *err);
 /* A reader's snapshot of the store. */
 st_store *st_store_open(const char *dir, st_err *err);
 void st_store_close(st_store *s); /* NULL is allowed */
+/* Another holder of s (one more close): handles that share a snapshot.
+ * Writing through a shared s (st_store_begin) would move every holder's
+ * snapshot: writers take a store of their own (st_store_shared). */
+st_store *st_store_ref(st_store *s);
+bool st_store_shared(const st_store *s);
 
 typedef struct st_storeinfo {
     const char *dir, *name, *partkey, *label, *schema;

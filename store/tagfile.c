@@ -316,6 +316,8 @@ struct st_reader {
     char *path;
     st_nbuf_reader *io;
     st_schema *s;
+    const st_known_schema *known; /* the caller's schema, if the header's matches */
+    bool borrowed;      /* s is known->s: not ours to free */
     uint32_t ncols;
     char *label;
     size_t label_len;
@@ -388,7 +390,10 @@ static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_
                           "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
     if (bsize < ST_BLOCK_SIZE_MIN || bsize > ST_BLOCK_SIZE_MAX)
         return corrupt(r, err, "block size in the header is out of range");
-    if (!(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
+    if (r->known && r->known->len == slen && !memcmp(r->known->text, h + HEAD_FIXED, slen)) {
+        r->s = (st_schema *)r->known->s;    /* read only, like a parsed one */
+        r->borrowed = true;
+    } else if (!(r->s = st_schema_parse((const char *)h + HEAD_FIXED, slen, 1, 1, err))) {
         st_err_prefix(err, "%s: schema in the header: ", r->path);
         return -1;
     }
@@ -560,6 +565,12 @@ static void cache_meta(st_reader *r, const unsigned char *h, size_t hsize)
 
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err)
 {
+    return st_reader_open_known(path, io, NULL, err);
+}
+
+st_reader *st_reader_open_known(const char *path, const st_nbuf_opts *io,
+                                const st_known_schema *known, st_err *err)
+{
     st_reader *r = mem_calloc(1, sizeof *r);
     unsigned char *h = NULL;
     int64_t hsize = 0;
@@ -570,6 +581,7 @@ st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err)
     }
     st_batch_init(&r->batch);
     r->streamed = UINT64_MAX;
+    r->known = known;
     if (!(r->io = st_nbuf_open(path, io, err)))
         goto fail;
     r->cache = io && io->cache;
@@ -921,7 +933,8 @@ void st_reader_close(st_reader *r)
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);
     if (r->s)
         mem_free(r->seek_key, 2 * (size_t)r->s->key_size);
-    st_schema_free(r->s);
+    if (!r->borrowed)
+        st_schema_free(r->s);
     if (r->label)
         mem_free(r->label, r->label_len + 1);
     mem_free(r->footer, r->footer_size);

@@ -94,6 +94,17 @@ typedef struct st_reader st_reader;
 bool st_file_is_tagset(const char *path);
 
 st_reader *st_reader_open(const char *path, const st_nbuf_opts *io, st_err *err);
+/* A schema the caller holds, with its text (st_schema_format's, as writers
+ * put it in headers): a file whose header holds that text reads with it
+ * rather than parsing its own, which a session opening a store's files
+ * query after query would do every time. It must outlive the reader. */
+typedef struct st_known_schema {
+    const st_schema *s;
+    const char *text;
+    size_t len;
+} st_known_schema;
+st_reader *st_reader_open_known(const char *path, const st_nbuf_opts *io,
+                                const st_known_schema *known, st_err *err);
 const st_schema *st_reader_schema(const st_reader *r);
 const char *st_reader_label(const st_reader *r);
 void st_reader_info(const st_reader *r, st_file_info *out);

@@ -204,6 +204,8 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
                 uint8_t s = *(const uint8_t *)p;
                 v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
                 v->sl[j] = s < f->nsyms ? symlen[s] : 1;
+                if (v->i)
+                    v->i[j] = s;
             } else {
                 const char *z = memchr(p, 0, w);
                 v->sp[j] = p;
@@ -606,6 +608,8 @@ static bool alloc_vec(KCtx *k, const QExpr *e, KVec *v)
     case QT_STR:
         ok &= slot_buf(k, (void **)&v->sp, sizeof(char *)) != NULL;
         ok &= slot_buf(k, (void **)&v->sl, 4) != NULL;
+        if (e->is_enum)     /* the symbols' indices too: dense group keys */
+            ok &= slot_buf(k, (void **)&v->i, 8) != NULL;
         break;
     default: ok &= slot_buf(k, (void **)&v->i, 8) != NULL; break;
     }
@@ -684,7 +688,7 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
         return;
     /* tags without a hit read tag 0, then count as nil by their validity */
     pick.n = in->n;
-    QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field};
+    QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field, .is_enum = e->is_enum};
     eval_field(k, &fx, true, &pick, v);
 }
 

@@ -32,6 +32,7 @@ static void schema_free(VM *vm, void *data)
                 vm_free_mem(vm, vs->syms[f], vs->s->fields[f].nsyms * sizeof(VStr *));
     vm_free_mem(vm, vs->syms, vs->syms ? n * sizeof(VStr **) : 0);
     vm_free_mem(vm, vs->names, vs->names ? n * sizeof(VStr *) : 0);
+    mem_free(vs->text, vs->text ? vs->text_len + 1 : 0);
     st_schema_free(vs->s);
 }
 
@@ -82,6 +83,8 @@ VHandle *vm_schema_parse(VM *vm, const char *text, size_t len, int line, int col
         return NULL;
     }
     vs->s = s;
+    if (!(vs->text = st_schema_format(s, &vs->text_len)))
+        vm_throw(vm, v_obj(vm->oom));
     vm_push_root(vm, v_obj(h));
     vs->names = vm_alloc(vm, s->nfields * sizeof(VStr *));
     memset(vs->names, 0, s->nfields * sizeof(VStr *));
@@ -363,9 +366,15 @@ static void iter_reset(VIter *it)
 static void iter_free(VIter *it)
 {
     iter_reset(it);
+    if (it->sharers && *it->sharers) {
+        --*it->sharers;     /* another list still reads them */
+        return;
+    }
+    mem_free(it->sharers, it->sharers ? sizeof *it->sharers : 0);
     for (uint32_t i = 0; i < it->npaths; i++)
         mem_free(it->paths[i], strlen(it->paths[i]) + 1);
     mem_free(it->paths, it->npaths * sizeof(char *));
+    mem_free(it->parts, it->parts ? it->npaths * sizeof *it->parts : 0);
 }
 
 static int iter_add(VIter *it, const char *path)
@@ -377,6 +386,19 @@ static int iter_add(VIter *it, const char *path)
     if (!(p[it->npaths] = mem_strdup(path)))
         return -1;
     it->npaths++;
+    return 0;
+}
+
+/* it reads from's paths too (they are never changed once listed). */
+static int iter_share(VIter *it, VIter *from)
+{
+    if (!from->sharers && !(from->sharers = mem_calloc(1, sizeof *from->sharers)))
+        return -1;
+    ++*from->sharers;
+    it->sharers = from->sharers;
+    it->paths = from->paths;
+    it->parts = from->parts;
+    it->npaths = from->npaths;
     return 0;
 }
 
@@ -409,9 +431,21 @@ static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
     return true;
 }
 
+/* The store a session opened last, to open again cheaply: queries open
+ * their store each time they run. A weak reference (source_free forgets
+ * it), with its MANIFEST's identity when opened: a commit replaces that
+ * file, so an unchanged one means the snapshot is still the current one. */
+static struct {
+    VM *vm;
+    VSource *src;
+    struct stat manifest;
+} last_store;
+
 static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
+    if (last_store.src == src)
+        last_store.src = NULL;
     iter_free(&src->it);
     vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
@@ -532,9 +566,68 @@ static int list_file(const st_file *f, void *ctx)
     return f->kind == ST_TAGS ? iter_add(ctx, f->path) : 0;
 }
 
+static bool manifest_stat(const char *dir, struct stat *st)
+{
+    char path[PATH_MAX];
+    return snprintf(path, sizeof path, "%s/MANIFEST", dir) < (int)sizeof path &&
+           stat(path, st) == 0;
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A new handle on the last store's snapshot (its store, schema and file
+ * list shared or copied), if dir is that store and unchanged since. */
+static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *hv)
+{
+    VSource *old = last_store.src;
+    if (last_store.vm != vm || !old || strcmp(old->path, dir->data) ||
+        !same_stat(manifest, &last_store.manifest))
+        return false;
+    VSource *src = new_source(vm, &vm_store_type, dir, hv);
+    src->schema = old->schema;
+    src->partkey = old->partkey;
+    src->st = st_store_ref(old->st);
+    if (iter_share(&src->it, &old->it) < 0)
+        vm_throw(vm, v_obj(vm->oom));
+    last_store.src = src;   /* the newest handle: likely the last one collected */
+    return true;
+}
+
+/* Each listed file's partition (volume x partitions + p), from its path
+ * (DIR/vNNN/pNNN/tags.G), once at the open rather than by every query. */
+static int list_parts(VSource *src, uint32_t partitions)
+{
+    VIter *it = &src->it;
+    if (it->npaths && !(it->parts = mem_alloc(it->npaths * sizeof *it->parts)))
+        return -1;
+    size_t dl = strlen(src->path);
+    for (uint32_t i = 0; i < it->npaths; i++) {
+        const char *s = it->paths[i] + dl;
+        uint32_t v = 0, p = 0;
+        if (s[0] == '/' && s[1] == 'v') {
+            for (s += 2; *s >= '0' && *s <= '9'; s++)
+                v = v * 10 + (uint32_t)(*s - '0');
+            if (s[0] == '/' && s[1] == 'p')
+                for (s += 2; *s >= '0' && *s <= '9'; s++)
+                    p = p * 10 + (uint32_t)(*s - '0');
+        }
+        it->parts[i] = v * partitions + p;
+    }
+    return 0;
+}
+
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
+    struct stat manifest;
+    bool known = manifest_stat(dir->data, &manifest);
+    if (known && reopen_store(vm, dir, &manifest, &hv))
+        return hv;
     VSource *src = new_source(vm, &vm_store_type, dir, &hv);
     st_err err;
     if (!(src->st = st_store_open(src->path, &err)))
@@ -550,8 +643,14 @@ static Value open_store(VM *vm, VStr *dir)
         vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
                  info.partkey);
     src->partkey = (uint32_t)pk;
-    if (st_store_files(src->st, list_file, &src->it) < 0)
+    if (st_store_files(src->st, list_file, &src->it) < 0 || list_parts(src, info.partitions) < 0)
         vm_throw(vm, v_obj(vm->oom));
+    struct stat now;   /* the snapshot is current only if no commit came between */
+    if (known && manifest_stat(dir->data, &now) && same_stat(&now, &manifest)) {
+        last_store.vm = vm;
+        last_store.src = src;
+        last_store.manifest = manifest;
+    }
     return hv;
 }
 
@@ -659,6 +758,15 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         lo.update.write = o.write;
         lo.sort = o.sort;
         l->schema = s->schema;
+        if (st_store_shared(s->st)) {   /* write through a store of its own */
+            st_store *own = st_store_open(s->path, &err);
+            if (!own)
+                store_error(vm, &err);
+            st_store_close(s->st);
+            s->st = own;
+        }
+        if (last_store.src == s)
+            last_store.src = NULL;      /* its snapshot moves with the commit */
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
         if (!schema)

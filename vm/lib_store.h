@@ -19,6 +19,8 @@ typedef struct VSchema {
     VStr **names;     /* [nfields]: field names */
     VStr ***syms;     /* [nfields]: enum fields' symbols, else NULL */
     VStr *tags_name;  /* "tags" */
+    char *text;       /* st_schema_format's (readers check files' headers against it) */
+    size_t text_len;
 } VSchema;
 
 /* Scratch for encoding one tagset: its row and tag rows, grown as needed.
@@ -34,6 +36,8 @@ typedef struct VRowBuf {
 /* `for` over a source: its files, read in order by a reader of its own. */
 typedef struct VIter {
     char **paths;
+    uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
+    uint32_t *sharers;  /* other lists on these paths (reopened stores), or NULL */
     uint32_t npaths, fi;
     st_reader *r;
     const st_batch *b;

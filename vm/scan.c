@@ -67,16 +67,6 @@ typedef struct PartList {
     uint32_t n, total;  /* after elimination, before */
 } PartList;
 
-/* Stores' partition numbers come from their paths (vNNN/pNNN/tags.G). */
-static uint32_t part_of_path(const VSource *src, uint32_t partitions, const char *path)
-{
-    unsigned v = 0, p = 0;
-    const char *s = strstr(path + strlen(src->path), "/v");
-    if (s)
-        sscanf(s, "/v%u/p%u/", &v, &p);
-    return v * partitions + p;
-}
-
 static bool part_wanted(const QScan *sc, uint32_t g)
 {
     if (sc->nparts == UINT32_MAX)
@@ -90,14 +80,11 @@ static bool part_wanted(const QScan *sc, uint32_t g)
 static void list_parts(VM *vm, const QScan *sc, PartList *pl)
 {
     const VIter *it = &sc->src->it;
-    st_storeinfo info = {.partitions = 0};
-    if (sc->src->st)
-        st_store_info(sc->src->st, &info);
     pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
     pl->n = 0;
     pl->total = it->npaths;
     for (uint32_t i = 0; i < it->npaths; i++) {
-        uint32_t g = sc->src->st ? part_of_path(sc->src, info.partitions, it->paths[i]) : 0;
+        uint32_t g = it->parts ? it->parts[i] : 0;
         if (part_wanted(sc, g))
             pl->p[pl->n++] = (Part){it->paths[i], g};
     }
@@ -329,7 +316,10 @@ typedef struct Worker {
     KCtx k;
     uint64_t count;
     GroupTable gt;
-    Buf keys;           /* a batch's group keys */
+    Buf keys;           /* a batch's group keys (or dense codes) */
+    uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
+    uint32_t ndense;    /* codes (0: keys go through the table alone) */
+    uint64_t *dcount;   /* dense, every aggregate count(): rows per code */
     ColStat *stats;
     unsigned char *row, *tag;
     st_reader *r;           /* the open file, closed here too if a comb call raises */
@@ -353,6 +343,7 @@ struct Shared {
     uint64_t written;
     st_read_stats io;
     st_nbuf_opts ropts;     /* the partitions' readers' */
+    st_known_schema known;  /* the source's schema: files with it need not parse theirs */
 };
 
 static void fail(Shared *sh, const char *msg)
@@ -584,6 +575,93 @@ static bool agg_merge(const QExpr *ag, AggState *into, const AggState *from)
     return true;
 }
 
+/* Dense group keys: a key whose values are few (an enum symbol, a bool, a
+ * u8 or i8 field, also as first/last(tags, P).f) has a code, 0 for nil and
+ * 1 + its rank otherwise; when the codes of all the keys together number
+ * at most DENSE_MAX, a row's code indexes an array of group indices
+ * directly, and only a code's first row goes through the group table.
+ * Rows of one code have one encoded key, so the groups are the table's.
+ * COMB_GROUP_HASH=1 in the environment turns this off (tests compare). */
+#define DENSE_MAX (1u << 17)
+
+/* The codes of key e, or 0 when its values are not few. */
+static uint32_t key_codes(const st_schema *s, const QExpr *e)
+{
+    bool fieldish = e->op == QX_FIELD ||
+                    (e->op == QX_QUANT && (e->fn == QF_first || e->fn == QF_last));
+    if (e->type == QT_BOOL)
+        return 257;     /* a bool field's byte, or a condition's 0 or 1 */
+    if (!fieldish || e->field < 0)
+        return 0;
+    const st_field *f = &s->fields[e->field];
+    if (e->type == QT_STR && e->is_enum && f->type == ST_ENUM)
+        return f->nsyms + 2;    /* nil, the symbols, and "?" for bytes past them */
+    if (e->type == QT_INT && (f->type == ST_U8 || f->type == ST_I8))
+        return 257;
+    return 0;
+}
+
+/* The number of dense codes of sc's group keys, or 0 when they are too many. */
+static uint32_t dense_codes(const QScan *sc)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < sc->nkeys && n; i++) {
+        n *= key_codes(sc->vs->s, sc->keys[i]);
+        if (n > DENSE_MAX)
+            n = 0;
+    }
+    return (uint32_t)n;
+}
+
+/* Adds each row's code of key e (vector v) times stride to code[]. */
+static void add_codes(const st_schema *s, const QExpr *e, const KVec *v, uint32_t n,
+                      uint32_t stride, uint32_t *code)
+{
+    uint32_t last = e->type == QT_STR ? s->fields[e->field].nsyms : 0;
+    const uint8_t *valid = v->valid;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t c;
+        if (e->type == QT_STR)
+            c = 1 + ((uint64_t)v->i[j] < last ? (uint32_t)v->i[j] : last);
+        else
+            c = 1 + (uint32_t)(v->i[j] & 0xff);
+        code[j] += (valid && !valid[j] ? 0 : c) * stride;
+    }
+}
+
+/* Whether every aggregate is count() of rows. */
+static bool counts_only(const QScan *sc)
+{
+    for (int a = 0; a < sc->nagg_list; a++)
+        if (sc->agg_list[a]->fn != QF_count || sc->agg_list[a]->a)
+            return false;
+    return true;
+}
+
+/* Folds the rows counted per dense code into their groups' counts. */
+static void dense_flush(Worker *w)
+{
+    const QScan *sc = w->sh->sc;
+    for (uint32_t c = 0; w->dcount && c < w->ndense; c++) {
+        if (!w->dcount[c])
+            continue;
+        Group *g = &w->gt.g[w->dense[c] - 1];
+        for (int a = 0; a < sc->nagg_list; a++)
+            g->aggs[a].n += w->dcount[c];
+        w->dcount[c] = 0;
+    }
+}
+
+/* Row j's group key into p (sc->keyw bytes). */
+static void key_at(const QScan *sc, const KVec *const *kv, const uint32_t *kw, uint32_t j,
+                   unsigned char *p)
+{
+    for (int i = 0; i < sc->nkeys; i++) {
+        k_key(sc->keys[i], kv[i], j, false, p);
+        p += kw[i];
+    }
+}
+
 static void consume_group(Worker *w, bool tag, const KSel *sel)
 {
     const QScan *sc = w->sh->sc;
@@ -601,27 +679,46 @@ static void consume_group(Worker *w, bool tag, const KSel *sel)
     }
     for (int a = 0; a < sc->nagg_list; a++)
         av[a] = sc->agg_list[a]->a ? k_eval(k, sc->agg_list[a]->a, tag, sel) : NULL;
-    /* Every row's key first, then the lookups: a key hashed right after
-     * its bytes were stored one by one would stall its loads. */
+    /* Every row's key (or code) first, then the lookups: a key hashed right
+     * after its bytes were stored one by one would stall its loads. */
     w->keys.len = 0;
-    unsigned char *keys = buf_room(&w->keys, (size_t)sel->n * sc->keyw + 1);
-    if (!keys) {
+    size_t each = w->ndense ? sizeof(uint32_t) : sc->keyw;
+    unsigned char *keys = buf_room(&w->keys, (size_t)sel->n * each + 1);
+    uint32_t *code = (uint32_t *)(void *)keys;
+    if (!keys || (w->ndense && !w->dense && !(w->dense = mem_calloc(w->ndense, 4))) ||
+        (w->ndense && counts_only(sc) && !w->dcount && !(w->dcount = mem_calloc(w->ndense, 8)))) {
         fail(w->sh, oom);
         return;
     }
-    for (uint32_t j = 0; j < sel->n; j++) {
-        unsigned char *p = keys + (size_t)j * sc->keyw;
-        for (int i = 0; i < sc->nkeys; i++) {
-            k_key(sc->keys[i], kv[i], j, false, p);
-            p += kw[i];
+    if (w->ndense) {
+        memset(code, 0, (size_t)sel->n * 4);
+        for (int i = 0, stride = 1; i < sc->nkeys; i++) {
+            add_codes(sc->vs->s, sc->keys[i], kv[i], sel->n, (uint32_t)stride, code);
+            stride *= (int)key_codes(sc->vs->s, sc->keys[i]);
         }
+    } else {
+        for (uint32_t j = 0; j < sel->n; j++)
+            key_at(sc, kv, kw, j, keys + (size_t)j * sc->keyw);
     }
     for (uint32_t j = 0; j < sel->n; j++) {
-        const unsigned char *key = keys + (size_t)j * sc->keyw;
-        long gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
+        long gi;
+        if (!w->ndense) {
+            const unsigned char *key = keys + (size_t)j * sc->keyw;
+            gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
+        } else if (w->dense[code[j]]) {
+            gi = (long)w->dense[code[j]] - 1;
+        } else {
+            key_at(sc, kv, kw, j, ab);
+            gi = group_find(sc, &w->gt, ab, hash_key(ab, sc->keyw));
+            w->dense[code[j]] = (uint32_t)(gi + 1);
+        }
         if (gi < 0) {
             fail(w->sh, oom);
             return;
+        }
+        if (w->dcount) {    /* counts alone: one add per row, folded in at the end */
+            w->dcount[code[j]]++;
+            continue;
         }
         Group *g = &w->gt.g[gi];
         for (int a = 0; a < sc->nagg_list; a++) {
@@ -977,13 +1074,47 @@ static st_nbuf_opts with_cache(st_nbuf_opts o)
     return o;
 }
 
+/* The first row of [lo, hi) whose first key field (column c, sorted in the
+ * file) orders after k, or at or after it when !after. */
+static uint32_t key_search(const st_field *f, const char *c, uint32_t lo, uint32_t hi,
+                           uint64_t k, bool after)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint64_t v = st_field_order(f, c + (size_t)mid * f->width);
+        if (after ? v <= k : v < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Narrows the batch's tagsets [*lo, *hi) to those the where's ranges on the
+ * first key field allow: a file is sorted by its key, so two binary searches
+ * find them (Gecko's key query reads a few rows of its block, not all; the
+ * where still tests each row left). */
+static void key_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
+{
+    const st_field *f = &sc->vs->s->fields[0];
+    for (uint32_t i = 0; i < sc->nranges; i++) {
+        const st_range *q = &sc->ranges[i];
+        if (q->col != 0 || !b->cols[0])
+            continue;
+        if (q->lo)
+            *lo = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->lo), false);
+        if (q->hi)
+            *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
+    }
+}
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = w->r = st_reader_open(sh->parts.p[pi].path, &sh->ropts, &err);
+    st_reader *r = w->r = st_reader_open_known(sh->parts.p[pi].path, &sh->ropts, &sh->known, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -1006,9 +1137,11 @@ static void scan_part(Worker *w, uint32_t pi)
             fail(sh, w->k.err);
             break;
         }
-        KSel all = {w->k.selbuf[1], b->ntagsets - b->first}, sel = {w->k.selbuf[2], 0};
-        for (uint32_t i = 0, first = b->first, n = all.n; i < n; i++)
-            all.idx[i] = first + i;     /* n a local: all.n could alias all.idx */
+        uint32_t lo = b->first, hi = b->ntagsets;
+        key_rows(sc, b, &lo, &hi);
+        KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
+        for (uint32_t i = 0, n = all.n; i < n; i++)
+            all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
         if (sc->where)
             k_filter(&w->k, sc->where, false, &all, &sel);
         else
@@ -1104,6 +1237,8 @@ static bool worker_init(Worker *w, Shared *sh)
     w->sh = sh;
     if (k_ctx_init(&w->k, sc) < 0)
         return false;
+    if (sc->consumer == QC_GROUP)
+        w->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
     if (sc->consumer == QC_STAT && !(w->stats = mem_calloc(stat_ncols(sc), sizeof(ColStat))))
         return false;
     w->row = mem_alloc(s->row_size + 1);
@@ -1123,6 +1258,8 @@ static void worker_free(Worker *w)
         mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
     }
     group_free(sc, &w->gt);
+    mem_free(w->dense, w->dense ? (size_t)w->ndense * 4 : 0);
+    mem_free(w->dcount, w->dcount ? (size_t)w->ndense * 8 : 0);
     st_reader_close(w->r);
     buf_free(&w->keys);
     mem_free(w->row, sc->vs->s->row_size + 1);
@@ -1305,8 +1442,8 @@ static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 
 typedef struct Run {
     Shared sh;
-    Worker w[MAX_THREADS];
-    int nw;
+    Worker *w;          /* [wcap], made for the threads the scan runs */
+    int nw, wcap;
 } Run;
 
 static void run_free(Run *run)
@@ -1314,6 +1451,7 @@ static void run_free(Run *run)
     Shared *sh = &run->sh;
     for (int i = 0; i < run->nw; i++)
         worker_free(&run->w[i]);
+    mem_free(run->w, (size_t)run->wcap * sizeof *run->w);
     for (uint32_t i = 0; sh->rows && i < sh->parts.n; i++)
         buf_free(&sh->rows[i].b);
     mem_free(sh->rows, (sh->parts.n + 1) * sizeof *sh->rows);
@@ -1344,6 +1482,9 @@ static void run_workers(VM *vm, Run *run)
         bytes += stat(sh->parts.p[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
     }
     vm_progress_begin(sh->sc->src->path, sh->parts.n, 0, bytes);
+    if (!(run->w = mem_calloc((size_t)n, sizeof *run->w)))
+        vm_throw(vm, v_obj(vm->oom));
+    run->wcap = n;
     for (int i = 0; i < n; i++) {
         if (!worker_init(&run->w[i], sh)) {
             run->nw = i + 1;
@@ -1378,6 +1519,7 @@ Value scan_run(VM *vm, QPlan *p)
     pthread_mutex_init(&sh->mu, NULL);
     nscans++;
     sh->ropts = with_cache(scan_io);
+    sh->known = (st_known_schema){sc->vs->s, sc->vs->text, sc->vs->text_len};
     sh->vm = vm;
     sh->p = p;
     sh->sc = sc;
@@ -1407,6 +1549,8 @@ Value scan_run(VM *vm, QPlan *p)
         break;
     }
     case QC_GROUP:
+        for (int i = 0; i < run->nw; i++)
+            dense_flush(&run->w[i]);
         for (int i = 1; i < run->nw; i++) {
             GroupTable *from = &run->w[i].gt;
             for (size_t g = 0; g < from->n; g++) {

@@ -345,6 +345,36 @@ static void commits_show_new_files_while_snapshots_keep_old(void **state)
     st_store_close(s);
 }
 
+/* A snapshot shared by st_store_ref stays pinned until its last holder
+ * closes it: the next writer keeps its files until then. */
+static void shared_snapshots_pin_until_the_last_close(void **state)
+{
+    (void)state;
+    st_err err;
+    st_store *w = st_store_open(dir, &err);
+    st_txn *t = st_store_begin(w, ST_ALL_VOLUMES, &err);
+    stage_write(t, 0, 0, ST_TAGS);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    st_store *r = st_store_open(dir, &err);
+    assert_false(st_store_shared(r));
+    assert_ptr_equal(st_store_ref(r), r);
+    assert_true(st_store_shared(r));
+    st_file f;
+    assert_int_equal(st_store_file(r, 0, 0, ST_TAGS, &f, &err), 1);
+    t = st_store_begin(w, ST_ALL_VOLUMES, &err);
+    stage_write(t, 0, 0, ST_TAGS);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    st_store_close(r);      /* one holder left: still pinned */
+    assert_false(st_store_shared(r));
+    st_store_abort(st_store_begin(w, ST_ALL_VOLUMES, &err));
+    assert_true(exists(f.path));
+    assert_int_equal(st_store_files(r, check_file, &(int){0}), 0);
+    st_store_close(r);      /* the last: the next writer cleans its files */
+    st_store_abort(st_store_begin(w, ST_ALL_VOLUMES, &err));
+    assert_false(exists(f.path));
+    st_store_close(w);
+}
+
 /* A writer builds on the files it replaces: begin moves an old handle to
  * the generation current under the lock, so a later writer of the volume
  * sees (and would merge into) what an earlier one committed. */
@@ -743,6 +773,7 @@ int main(void)
         T(failed_create_leaves_nothing),
         T(placement_is_fixed_and_uniform),
         T(commits_show_new_files_while_snapshots_keep_old),
+        T(shared_snapshots_pin_until_the_last_close),
         T(begin_moves_the_snapshot_to_the_current_generation),
         T(writers_exclude_each_other_by_scope),
         T(a_writer_in_another_process_is_named),

@@ -155,6 +155,48 @@ static void random_files_round_trip(void **state)
     assert_int_equal(gen_count_temps(dir), 0);
 }
 
+/* A reader given the schema its file's header holds uses that schema (not
+ * a parse of its own) and reads the same rows; given another, it parses
+ * the header's. */
+static void a_known_schema_is_used_when_the_header_matches(void **state)
+{
+    (void)state;
+    gen g = {5};
+    st_schema *s = parse(calls_text), *other = parse("key onum: u64\ntagset dur: u32\n");
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 500, 5, 1, &t);
+    st_write_opts o = opts(4096, ST_CODEC_LZ4);
+    st_err err = {0};
+    if (write_model(file("known"), s, &t, &o, &err) < 0)
+        fail_msg("%s", err.msg);
+    size_t n, on;
+    char *text = st_schema_format(s, &n), *otext = st_schema_format(other, &on);
+    st_known_schema known = {s, text, n}, wrong = {other, otext, on};
+    for (int k = 0; k < 2; k++) {
+        st_reader *r = st_reader_open_known(file("known"), NULL, k ? &wrong : &known, &err);
+        if (!r)
+            fail_msg("%s", err.msg);
+        if (k)
+            assert_ptr_not_equal(st_reader_schema(r), other);
+        else
+            assert_ptr_equal(st_reader_schema(r), s);
+        assert_true(st_schema_equal(st_reader_schema(r), s));
+        const st_batch *b;
+        uint32_t at = 0;
+        int rc;
+        while ((rc = st_reader_next(r, &b, &err)) == 1)
+            at = gen_check_batch(st_reader_schema(r), &t, at, b);
+        assert_int_equal(rc, 0);
+        assert_int_equal(at, t.n);
+        st_reader_close(r);
+    }
+    mem_free(text, n + 1);
+    mem_free(otext, on + 1);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+    st_schema_free(other);
+}
+
 static void empty_file_and_label(void **state)
 {
     (void)state;
@@ -931,6 +973,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_files_round_trip),
+        cmocka_unit_test(a_known_schema_is_used_when_the_header_matches),
         cmocka_unit_test(empty_file_and_label),
         cmocka_unit_test(huge_schema_travels_in_the_header),
         cmocka_unit_test(oversized_tagset_gets_its_own_block),
