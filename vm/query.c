@@ -477,11 +477,12 @@ static QExpr *bind_capture(Binder *b, Value node)
 static QExpr *bind(Binder *b, Value node);
 
 /* The first tag field (tag) or tagset field e reads outside a quantifier,
- * or NULL. */
+ * or NULL. A quantifier reads at the tagset level: it is what a tagset
+ * field is here (wrapped in any(tags, ...) it would run per tag). */
 static const QExpr *field_in(Binder *b, const QExpr *e, bool tag)
 {
     if (!e || e->op == QX_QUANT)
-        return NULL;
+        return e && !tag ? e : NULL;
     if (e->op == QX_FIELD && (b->vs->s->fields[e->field].role == ST_TAG) == tag)
         return e;
     const QExpr *f = field_in(b, e->a, tag);
@@ -500,9 +501,13 @@ static QExpr *quantify(Binder *b, QExpr *e)
     const QExpr *ts = field_in(b, e, false);
     if (ts) {
         const QExpr *tg = field_in(b, e, true);
-        bind_error(b, e, "this condition mixes the tag field '%s' and the tagset field '%s': "
-                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data,
-                   ts->name->data);
+        char what[64];
+        if (ts->op == QX_QUANT)
+            snprintf(what, sizeof what, "%s(tags, ...)", vm_query_funcs[ts->fn].name);
+        else
+            snprintf(what, sizeof what, "the tagset field '%s'", ts->name->data);
+        bind_error(b, e, "this condition mixes the tag field '%s' and %s: "
+                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data, what);
     }
     QExpr *q = new_expr_at(b, QX_QUANT, e->line, e->col);
     q->fn = QF_any;
