@@ -174,9 +174,13 @@ static inline size_t step(const unsigned char *p, size_t j, int q, const unsigne
 /* A long span as two chains, one from j and one from the middle, a step of
  * each in turn: a step waits for the load before it, so one chain leaves
  * the processor idle, two keep it busy. The first chain ends at a stop
- * (returned) or the middle; the second covers the rest. Every index a
- * single chain could stop at, some chain reaches or passes by its table's
- * shifts, so what is returned is still the first candidate (or end). */
+ * (returned) or past the middle. The second's result counts only once the
+ * first reaches an index the second visited: from there the two are one
+ * chain (a table need not be a safe shift table, so a chain from the
+ * middle may step over where the single chain stops). To check, the
+ * second chain is walked again from the middle beside the first, the one
+ * behind stepping, until they meet; if they never do, the first goes on
+ * alone. So the result is always the single chain's. */
 static size_t skip_two(const unsigned char *p, size_t j, size_t end, int q,
                        const unsigned char *t, int bits, const Filter *f)
 {
@@ -201,7 +205,24 @@ static size_t skip_two(const unsigned char *p, size_t j, size_t end, int q,
             break;
         b += e;
     }
-    return b;
+    size_t x = mid;     /* the second chain again; before b it is below end and no stop */
+    while (x != j && j < end) {
+        if (x < j && x >= b)
+            break;
+        size_t *behind = x < j ? &x : &j, d = step(p, *behind, q, t, bits, f);
+        if (!d)
+            return j;   /* only the first chain can stop here: x < b moves on */
+        *behind += d;
+    }
+    if (x == j)
+        return b;
+    while (j < end) {
+        size_t d = step(p, j, q, t, bits, f);
+        if (!d)
+            return j;
+        j += d;
+    }
+    return j;
 }
 
 #define TWO_CHAINS 1024     /* spans shorter than this run as one chain */

@@ -89,6 +89,7 @@ typedef struct CombCall {
     Value fn;
     const QExpr *at;
     const char *what;   /* for the message when it returns no bool */
+    uint32_t u64_args;  /* bit i: argument i is a u64 column (raw bits in its vector) */
 } CombCall;
 
 static bool call_bool(const CombCall *cc, int argc, Value *argv)
@@ -107,13 +108,14 @@ static bool call_matcher(void *data, const char *s, size_t n)
 }
 
 /* Value j of an argument's vector as comb has it. */
-static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j)
+static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j, bool u64)
 {
     if (v->valid && !v->valid[j])
         return v_nil();
     switch (x->type) {
     case QT_BOOL: return v_bool(v->i[j] != 0);
-    case QT_INT: return v_int(v->i[j]);
+    case QT_INT:    /* a u64 above the ints: the nearest float, as rows have it */
+        return u64 && v->i[j] < 0 ? v_float((double)(uint64_t)v->i[j]) : v_int(v->i[j]);
     case QT_FLOAT: return v_float(v->f[j]);
     case QT_STR: return v_obj(vm_str_new(vm, v->sp[j], v->sl[j]));
     default: return v_nil();
@@ -126,7 +128,7 @@ bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j)
     Value argv[QX_MAX_ARGS];
     int n = 0;
     for (const QExpr *x = e->a; x; x = x->b, n++)
-        argv[n] = vec_value(cc->vm, x->a, args[n], j);
+        argv[n] = vec_value(cc->vm, x->a, args[n], j, cc->u64_args >> n & 1);
     return qx_call_values(e, n, argv);
 }
 
@@ -477,11 +479,12 @@ static QExpr *bind_capture(Binder *b, Value node)
 static QExpr *bind(Binder *b, Value node);
 
 /* The first tag field (tag) or tagset field e reads outside a quantifier,
- * or NULL. */
+ * or NULL. A quantifier reads at the tagset level: it is what a tagset
+ * field is here (wrapped in any(tags, ...) it would run per tag). */
 static const QExpr *field_in(Binder *b, const QExpr *e, bool tag)
 {
     if (!e || e->op == QX_QUANT)
-        return NULL;
+        return e && !tag ? e : NULL;
     if (e->op == QX_FIELD && (b->vs->s->fields[e->field].role == ST_TAG) == tag)
         return e;
     const QExpr *f = field_in(b, e->a, tag);
@@ -500,9 +503,13 @@ static QExpr *quantify(Binder *b, QExpr *e)
     const QExpr *ts = field_in(b, e, false);
     if (ts) {
         const QExpr *tg = field_in(b, e, true);
-        bind_error(b, e, "this condition mixes the tag field '%s' and the tagset field '%s': "
-                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data,
-                   ts->name->data);
+        char what[64];
+        if (ts->op == QX_QUANT)
+            snprintf(what, sizeof what, "%s(tags, ...)", vm_query_funcs[ts->fn].name);
+        else
+            snprintf(what, sizeof what, "the tagset field '%s'", ts->name->data);
+        bind_error(b, e, "this condition mixes the tag field '%s' and %s: "
+                   "say which tags, with any(tags, ...) or all(tags, ...)", tg->name->data, what);
     }
     QExpr *q = new_expr_at(b, QX_QUANT, e->line, e->col);
     q->fn = QF_any;
@@ -875,7 +882,7 @@ static QExpr *bind_in(Binder *b, Value node)
             bind_error(b, e->a, "a matcher matches strings, not %s", describe(b, e->a, d, sizeof d));
         CombCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
         *mc = (CombCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e,
-                         "the matcher's function"};
+                         "the matcher's function", 0};
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
         e->set->match = call_matcher;
         e->set->mdata = mc;
@@ -988,17 +995,19 @@ static QExpr *bind_comb_call(Binder *b, Value node)
         bind_error(b, fx, "%s is not a function", describe(b, fx, d, sizeof d));
     if (nlen(node) - 4 > QX_MAX_ARGS)
         bind_error(b, e, "a function called in a query takes at most %d arguments", QX_MAX_ARGS);
+    CombCall *cc = qp_alloc(b->vm, b->p, sizeof *cc);
+    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query", 0};
     QExpr **tail = &e->a;
     for (size_t i = 4; i < nlen(node); i++) {
         QExpr *arg = *tail = new_expr(b, QX_ARG, node);
         arg->a = bind(b, nval(node, i));
+        if (arg->a->op == QX_FIELD && b->vs && b->vs->s->fields[arg->a->field].type == ST_U64)
+            cc->u64_args |= 1u << (i - 4);
         arg->type = arg->a->type;
         arg->tag = arg->a->tag;
         e->tag |= arg->tag;
         tail = &arg->b;
     }
-    CombCall *cc = qp_alloc(b->vm, b->p, sizeof *cc);
-    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query"};
     e->call = cc;
     e->k = fx->k;
     e->type = QT_BOOL;

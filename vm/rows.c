@@ -198,9 +198,13 @@ static Value eval(Ctx *c, const QExpr *e)
     case QX_CALL: {
         Value argv[QX_MAX_ARGS];
         int n = 0;
-        for (const QExpr *x = e->a; x; x = x->b)
-            argv[n++] = eval(c, x->a);
-        return v_bool(qx_call_values(e, n, argv));
+        for (const QExpr *x = e->a; x; x = x->b) {
+            argv[n] = eval(c, x->a);
+            vm_push_root(c->vm, argv[n++]);  /* a later argument may call comb and collect */
+        }
+        bool r = qx_call_values(e, n, argv);
+        vm_pop_root(c->vm, (size_t)n);
+        return v_bool(r);
     }
     case QX_AGG:
         return c->aggs ? c->aggs[e->agg] : v_nil();

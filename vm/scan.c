@@ -1472,8 +1472,9 @@ static void run_handle_free(VM *vm, void *data)
 
 static const VHandleType run_type = {.name = "scan", .free = run_handle_free};
 
-static void run_workers(VM *vm, Run *run)
+static void run_workers(VM *vm, void *ud)
 {
+    Run *run = ud;
     Shared *sh = &run->sh;
     int n = nthreads(sh->sc, sh->parts.n);
     uint64_t bytes = 0;
@@ -1539,7 +1540,13 @@ Value scan_run(VM *vm, QPlan *p)
         if (!st_schema_equal(vschema(sh->loader->schema)->s, sc->vs->s))
             vm_error(vm, "write: the target's schema differs from the source's");
     }
-    run_workers(vm, run);
+    if (vm_protect(vm, run_workers, run) < 0) {
+        /* A comb call raised mid-scan, or an interrupt: close the readers
+         * now, not when the collector gets to the handle. */
+        run_handle_free(vm, handle_data(h));
+        *(Run **)handle_data(h) = NULL;
+        vm_rethrow(vm);
+    }
     switch (sc->consumer) {
     case QC_COUNT: {
         uint64_t n = 0;

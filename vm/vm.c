@@ -192,6 +192,11 @@ _Noreturn static void raise_error(VM *vm)
     longjmp(vm->jump->buf, 1);
 }
 
+_Noreturn void vm_rethrow(VM *vm)
+{
+    raise_error(vm);
+}
+
 _Noreturn void vm_throw(VM *vm, Value err)
 {
     vm->err = err;

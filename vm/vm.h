@@ -141,6 +141,9 @@ Value vm_call(VM *vm, Value fn, int argc, const Value *argv);
 int vm_run_module(VM *vm, VModule *m);
 /* Runs fn(vm, ud) as a protected level: 0, or -1 if it raised. */
 int vm_protect(VM *vm, void (*fn)(VM *vm, void *ud), void *ud);
+/* Raises again the error vm_protect returned -1 for, once the caller has
+ * cleaned up. */
+_Noreturn void vm_rethrow(VM *vm);
 
 /* Raise a runtime error: a message string (printf-style) or any value. */
 _Noreturn void vm_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

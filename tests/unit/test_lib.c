@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "lang/load.h"
+#include "store/cache.h"
 #include "store/mem.h"
+#include "vm/lib_store.h"
 #include "vm/natives.h"
 
 #define CHUNK 65536     /* lib_io.c's read buffer */
@@ -606,9 +608,28 @@ static void vm_free_releases_everything(void **state)
     unlink(path);
 }
 
+/* COMB_CACHE_MB beyond the machine (here 2^44 MiB, whose bytes would wrap
+ * to 0) bounds the read cache by the physical memory. Runs first: the
+ * cache is set up at a process's first store open. */
+static void cache_mb_is_clamped(void **state)
+{
+    (void)state;
+    setenv("COMB_CACHE_MB", "17592186044416", 1);
+    Value out;
+    assert_false(vm_store_open(vm, vm_str_cstr(vm, "/nonexistent/store"), &out));
+    st_cache_stats st;
+    st_cache_stats_get(&st);
+    uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) / 1024 * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+    assert_true(phys > 0);
+    assert_int_equal(st.limit, phys << 20);
+    st_cache_set_limit(0);
+    unsetenv("COMB_CACHE_MB");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(cache_mb_is_clamped, setup, teardown),
         cmocka_unit_test_setup_teardown(fmt_ints_match_snprintf, setup, teardown),
         cmocka_unit_test_setup_teardown(fmt_floats_match_snprintf, setup, teardown),
         cmocka_unit_test_setup_teardown(fmt_strings_pad_by_bytes, setup, teardown),

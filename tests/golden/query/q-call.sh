@@ -41,3 +41,13 @@ run 'fn state(a) { return true }
 open("calls") | where state(dnum) | count'
 run 'fn f(a) { return true }
 open("calls") | where f(onum) > 3 | count'
+# Over rows, a call's arguments are held while a later one calls comb: with
+# a collection at every safe point, f still gets state + "xyzw" intact.
+COMB_GC_STRESS=1 "$COMB" - <<'END'
+let few = rows(open("calls") | take 200)
+fn g(n) { let a = []; for i in 0..40 { push(a, str(n) + str(i)) } return len(a) > 3 }
+fn f(st, s, b) { return s == st + "xyzw" && b }
+let n = few | where f(state, state + "xyzw", g(onum)) | count
+let m = few | where g(onum) | count
+if n == m { print("gc-args", n) } else { print("gc-args", n, "DIFFERS:", m) }
+END

@@ -59,3 +59,9 @@ END
 "$COMB" -e 'open("calls") | where bsid == cid | count' 2>&1 | head -1
 "$COMB" -e 'open("calls") | where sys == "RICS" && state < sys | count' 2>&1 | head -1
 "$COMB" -e 'open("calls") | sort bsid | take 1' 2>&1 | head -1
+# A quantifier reads at the tagset level: beside a bare tag field it mixes
+# too (wrapped in any(tags, ...) it would run per tag).
+"$COMB" -e 'open("calls") | where count(tags, true) > dur | count' 2>&1 | head -1
+"$COMB" -e 'open("calls") | where first(tags, sys == "RICS").dur > dur | count' 2>&1 | head -1
+"$COMB" -e 'fn f(a, b) { return a > b }
+print(open("calls") | where f(count(tags, true), dur) | count)' 2>&1 | head -1

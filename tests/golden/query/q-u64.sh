@@ -23,4 +23,8 @@ both("eq-1.0", ds | where id == 1.0 | count, a | where id == 1.0 | count)
 both("tag", ds | where x > 9223372036854775807 | count, a | where any(tags, x > 9223372036854775807) | count)
 print(ds | where x > 1.0e19 | select n, id)
 print(type(a[0].id), type(rows(a | where n == 4 | select id)[0].id))
+# A comb function called with the column gets what rows have: a float.
+fn pos(v) { return v > 0 }
+both("call", ds | where pos(id) | count, a | where pos(id) | count)
+both("call-tag", ds | where any(tags, pos(x)) | count, a | where any(tags, pos(x)) | count)
 END
