@@ -134,7 +134,12 @@ static void drain(VM *vm)
 
 static void mark_roots(VM *vm)
 {
-    Value *top = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
+    /* Every frame's registers, to the highest top: a callee's frame can end
+     * below its caller's, whose registers above it must stay valid. */
+    Value *top = vm->stack;
+    for (uint32_t i = 0; i < vm->nframes; i++)
+        if (vm->frames[i].top > top)
+            top = vm->frames[i].top;
     for (Value *v = vm->stack; v < top; v++)
         vm_mark(vm, *v);
     for (uint32_t i = 0; i < vm->nframes; i++)

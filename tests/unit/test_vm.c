@@ -1,6 +1,6 @@
 /* test_vm: the run loop, calls between C and comb, errors and their
- * levels, limits, and running under allocation failure. Built twice by
- * make check: with the computed-goto loop and with the switch one. */
+ * levels, limits, collections, and running under allocation failure. Built
+ * twice by make check: with the computed-goto loop and with the switch one. */
 #include "config.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,12 +98,54 @@ static Value nat_callback(VM *vm, int argc, Value *argv)
 
 static const VmNativeDef callback_def = {"callback", 1, 1, nat_callback, "test"};
 
-static void add_callback_native(VM *vm, VModule *m)
+static void add_native(VM *vm, VModule *m, const VmNativeDef *def)
 {
     VNative *n = vm_new_obj(vm, sizeof(VNative), VT_NATIVE);
-    n->def = &callback_def;
-    size_t slot = vm_module_slot(vm, m, vm_str_cstr(vm, "callback"), false);
+    n->def = def;
+    size_t slot = vm_module_slot(vm, m, vm_str_cstr(vm, def->name), false);
     m->vars[slot] = v_obj(n);
+}
+
+/* A native that collects, then counts the values in comb frames' registers
+ * that name an object no longer in the heap. */
+static Value nat_collect(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    (void)argv;
+    vm_gc(vm);
+    int64_t lost = 0;
+    for (uint32_t i = 0; i < vm->nframes; i++) {
+        const VmFrame *f = &vm->frames[i];
+        for (const Value *v = f->base; f->fn && v < f->top; v++) {
+            if (!IS_OBJ(*v))
+                continue;
+            const Obj *o = vm->objects;
+            while (o && o != v->as.o)
+                o = o->next;
+            lost += o == NULL;
+        }
+    }
+    return v_int(lost);
+}
+
+static const VmNativeDef collect_def = {"collect", 0, 0, nat_collect, "test"};
+
+/* A callee's frame (here a native's, which ends at its arguments) can end
+ * below its caller's; the caller's registers above it (the array and map
+ * built for len) are read by its next collection, so they must survive. */
+static void collection_keeps_callers_registers(void **state)
+{
+    VM *vm = *state;
+    VModule *m = vm_module_new(vm, "t", "<t>");
+    vm_push_root(vm, v_obj(m));
+    add_native(vm, m, &collect_def);
+    const char *src = "fn a() { let k = len([1, 2, 3, 4, 5, 6, {\"p\": [1]}])\n"
+                      "return collect() }\nlet lost = a()\n";
+    m->main = lc_compile_source(vm, m, src, strlen(src), stderr, NULL);
+    assert_non_null(m->main);
+    assert_int_equal(vm_run_module(vm, m), 0);
+    assert_true(AS_INT(global(vm, m, "lost")) == 0);
+    vm_pop_root(vm, 1);
 }
 
 static void errors_cross_native_levels(void **state)
@@ -111,7 +153,7 @@ static void errors_cross_native_levels(void **state)
     VM *vm = *state;
     VModule *m = vm_module_new(vm, "t", "<t>");
     vm_push_root(vm, v_obj(m));
-    add_callback_native(vm, m);
+    add_native(vm, m, &callback_def);
     const char *src =
         "let a = callback(fn(x) { return x + 1 })\n"
         "let b = nil\n"
@@ -259,6 +301,7 @@ int main(void)
         cmocka_unit_test(step_limit_and_interrupt),
         cmocka_unit_test_setup_teardown(closures_and_upvalues, setup, teardown),
         cmocka_unit_test_setup_teardown(gc_stress_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(collection_keeps_callers_registers, setup, teardown),
         cmocka_unit_test(runs_under_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
