@@ -41,8 +41,7 @@ static uint64_t key_hash(const st_file_id *f, uint64_t block, uint32_t col)
 
 static bool key_eq(const st_cache_ent *e, const st_file_id *f, uint64_t block, uint32_t col)
 {
-    return e->block == block && e->col == col && e->file.ino == f->ino && e->file.dev == f->dev &&
-           e->file.size == f->size && e->file.mtime_ns == f->mtime_ns && e->file.ctime_ns == f->ctime_ns;
+    return e->block == block && e->col == col && st_file_id_eq(&e->file, f);
 }
 
 static void ent_free(st_cache_ent *e)

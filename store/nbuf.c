@@ -242,14 +242,25 @@ st_nbuf_reader *st_nbuf_open(const char *path, const st_nbuf_opts *o, st_err *er
         return NULL;
     }
     r->size = (uint64_t)st.st_size;
-    r->id = (st_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, r->size,
-                         (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec,
-                         (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec};
+    st_file_id_of(&st, &r->id);
     if (r->direct)
         probe_direct(r);
     else
         posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return r;
+}
+
+void st_file_id_of(const struct stat *st, st_file_id *out)
+{
+    *out = (st_file_id){(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                        (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec,
+                        (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec};
+}
+
+bool st_file_id_eq(const st_file_id *a, const st_file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
 }
 
 uint64_t st_nbuf_size(const st_nbuf_reader *r) { return r->size; }

@@ -67,6 +67,11 @@ typedef struct st_file_id {
     uint64_t dev, ino, size, mtime_ns, ctime_ns;
 } st_file_id;
 
+struct stat;
+/* The identity of the file st describes (from stat or fstat). */
+void st_file_id_of(const struct stat *st, st_file_id *out);
+bool st_file_id_eq(const st_file_id *a, const st_file_id *b);
+
 typedef struct st_nbuf_reader st_nbuf_reader;
 typedef struct st_nbuf_writer st_nbuf_writer;
 

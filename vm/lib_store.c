@@ -439,7 +439,7 @@ static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
 static struct {
     VM *vm;
     VSource *src;
-    struct stat manifest;
+    st_file_id manifest;
 } last_store;
 
 static void source_free(VM *vm, void *data)
@@ -567,27 +567,23 @@ static int list_file(const st_file *f, void *ctx)
     return f->kind == ST_TAGS ? iter_add(ctx, f->path) : 0;
 }
 
-static bool manifest_stat(const char *dir, struct stat *st)
+static bool manifest_id(const char *dir, st_file_id *id)
 {
     char path[PATH_MAX];
-    return snprintf(path, sizeof path, "%s/MANIFEST", dir) < (int)sizeof path &&
-           stat(path, st) == 0;
-}
-
-static bool same_stat(const struct stat *a, const struct stat *b)
-{
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/MANIFEST", dir) >= (int)sizeof path || stat(path, &st) < 0)
+        return false;
+    st_file_id_of(&st, id);
+    return true;
 }
 
 /* A new handle on the last store's snapshot (its store, schema and file
  * list shared or copied), if dir is that store and unchanged since. */
-static bool reopen_store(VM *vm, VStr *dir, const struct stat *manifest, Value *hv)
+static bool reopen_store(VM *vm, VStr *dir, const st_file_id *manifest, Value *hv)
 {
     VSource *old = last_store.src;
     if (last_store.vm != vm || !old || strcmp(old->path, dir->data) ||
-        !same_stat(manifest, &last_store.manifest))
+        !st_file_id_eq(manifest, &last_store.manifest))
         return false;
     VSource *src = new_source(vm, &vm_store_type, dir, hv);
     src->schema = old->schema;
@@ -625,8 +621,8 @@ static int list_parts(VSource *src, uint32_t partitions)
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
-    struct stat manifest;
-    bool known = manifest_stat(dir->data, &manifest);
+    st_file_id manifest;
+    bool known = manifest_id(dir->data, &manifest);
     if (known && reopen_store(vm, dir, &manifest, &hv))
         return hv;
     VSource *src = new_source(vm, &vm_store_type, dir, &hv);
@@ -646,8 +642,8 @@ static Value open_store(VM *vm, VStr *dir)
     src->partkey = (uint32_t)pk;
     if (st_store_files(src->st, list_file, &src->it) < 0 || list_parts(src, info.partitions) < 0)
         vm_throw(vm, v_obj(vm->oom));
-    struct stat now;   /* the snapshot is current only if no commit came between */
-    if (known && manifest_stat(dir->data, &now) && same_stat(&now, &manifest)) {
+    st_file_id now;   /* the snapshot is current only if no commit came between */
+    if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
         last_store.vm = vm;
         last_store.src = src;
         last_store.manifest = manifest;
