@@ -561,10 +561,27 @@ static Value open_file(VM *vm, VStr *path)
     return hv;
 }
 
+/* A store's files as they are listed: the iteration list, and each file's
+ * partition (volume x partitions + p), known here once rather than found by
+ * every query. */
+typedef struct Listing {
+    VIter *it;
+    uint32_t partitions, nparts;
+    uint32_t *parts;
+} Listing;
+
 /* Adds each tags file of the snapshot to the iteration list. */
 static int list_file(const st_file *f, void *ctx)
 {
-    return f->kind == ST_TAGS ? iter_add(ctx, f->path) : 0;
+    Listing *l = ctx;
+    if (f->kind != ST_TAGS)
+        return 0;
+    uint32_t *p = mem_realloc(l->parts, l->nparts * sizeof *p, (l->nparts + 1) * sizeof *p);
+    if (!p)
+        return -1;
+    l->parts = p;
+    p[l->nparts++] = f->vol * l->partitions + f->part;
+    return iter_add(l->it, f->path);
 }
 
 static bool manifest_id(const char *dir, st_file_id *id)
@@ -595,29 +612,6 @@ static bool reopen_store(VM *vm, VStr *dir, const st_file_id *manifest, Value *h
     return true;
 }
 
-/* Each listed file's partition (volume x partitions + p), from its path
- * (DIR/vNNN/pNNN/tags.G), once at the open rather than by every query. */
-static int list_parts(VSource *src, uint32_t partitions)
-{
-    VIter *it = &src->it;
-    if (it->npaths && !(it->parts = mem_alloc(it->npaths * sizeof *it->parts)))
-        return -1;
-    size_t dl = strlen(src->path);
-    for (uint32_t i = 0; i < it->npaths; i++) {
-        const char *s = it->paths[i] + dl;
-        uint32_t v = 0, p = 0;
-        if (s[0] == '/' && s[1] == 'v') {
-            for (s += 2; *s >= '0' && *s <= '9'; s++)
-                v = v * 10 + (uint32_t)(*s - '0');
-            if (s[0] == '/' && s[1] == 'p')
-                for (s += 2; *s >= '0' && *s <= '9'; s++)
-                    p = p * 10 + (uint32_t)(*s - '0');
-        }
-        it->parts[i] = v * partitions + p;
-    }
-    return 0;
-}
-
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
@@ -640,8 +634,12 @@ static Value open_store(VM *vm, VStr *dir)
         vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
                  info.partkey);
     src->partkey = (uint32_t)pk;
-    if (st_store_files(src->st, list_file, &src->it) < 0 || list_parts(src, info.partitions) < 0)
+    Listing l = {&src->it, info.partitions, 0, NULL};
+    if (st_store_files(src->st, list_file, &l) < 0) {
+        mem_free(l.parts, l.nparts * sizeof *l.parts);
         vm_throw(vm, v_obj(vm->oom));
+    }
+    src->it.parts = l.parts;
     st_file_id now;   /* the snapshot is current only if no commit came between */
     if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
         last_store.vm = vm;
