@@ -17,6 +17,7 @@
 #include "store/lock.h"
 #include "store/mem.h"
 #include "store/sysio.h"
+#include "store/watch.h"
 
 /* The bytes of DIR/LOCK: byte 0 is the store (a whole-store writer holds it
  * exclusively, a volume writer shared), byte 1 serialises commits, byte 2 + v
@@ -196,10 +197,13 @@ static int fill_new(const char *tmp, const st_store_meta *meta, st_err *err)
         goto done;
     rc = st_manifest_format(&man, &text[1], &len[1], err);
     st_manifest_free(&man);
-    const char *names[4] = {"STORE", "MANIFEST", "LOCK", "READERS"};
-    for (int i = 0; i < 4 && rc == 0; i++) {
+    static const unsigned char zero[8];
+    const char *names[5] = {"STORE", "MANIFEST", "LOCK", "READERS", "COMMITS"};
+    const void *body[5] = {text[0], text[1], "", "", zero};
+    size_t blen[5] = {len[0], len[1], 0, 0, sizeof zero};
+    for (int i = 0; i < 5 && rc == 0; i++) {
         rc = pathf(path, err, "%s/%s", tmp, names[i]);
-        if (rc == 0 && st_sys_replace(path, i < 2 ? text[i] : "", i < 2 ? len[i] : 0, err) < 0)
+        if (rc == 0 && st_sys_replace(path, body[i], blen[i], err) < 0)
             rc = -1;
     }
     for (uint32_t v = 0; v < meta->volumes && rc == 0; v++) {
@@ -746,8 +750,14 @@ int st_store_commit(st_txn *t, st_err *err)
         const struct stage *st = &t->st[i];
         *st_manifest_at(&cur, st->vol, st->part, st->kind) = (st_mfile){st->gen, st->size};
     }
-    if (st_manifest_format(&cur, &text, &len, err) == 0)
+    /* The counter before and after (store/watch.h): a reader that read the
+     * first add and then the old MANIFEST sees the second. */
+    if (st_manifest_format(&cur, &text, &len, err) == 0 && st_watch_bump(s->dir, err) == 0) {
         rc = st_sys_replace(s->manifest_path, text, len, err);
+        st_err ignored; /* committed; if this fails only a reader racing it can miss it */
+        if (rc != -1)
+            st_watch_bump(s->dir, &ignored);
+    }
 unlock:
     st_lock_release(&t->lock, BYTE_COMMIT);
     if (rc != -1) {

@@ -33,8 +33,7 @@ void *mem_realloc(void *old, size_t osize, size_t nsize)
     void *p = realloc(old, nsize);
     if (!p)
         return NULL;
-    atomic_fetch_add(&in_use, nsize);
-    atomic_fetch_sub(&in_use, osize);
+    atomic_fetch_add(&in_use, nsize - osize);   /* one locked add: wraps right when smaller */
     return p;
 }
 

@@ -435,6 +435,12 @@ int st_nbuf_pread(st_nbuf_reader *r, uint64_t off, size_t n, void *dst, st_err *
     return rc;
 }
 
+void st_nbuf_idle(st_nbuf_reader *r)
+{
+    ring_free(&r->g);
+    r->stats = (st_nbuf_stats){0};
+}
+
 void st_nbuf_close(st_nbuf_reader *r)
 {
     if (!r)

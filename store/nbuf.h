@@ -86,6 +86,10 @@ const void *st_nbuf_get(st_nbuf_reader *r, uint64_t off, size_t n, void *scratch
 /* Reads [off, off + n) into dst with one positioned read, outside the buffers. */
 int st_nbuf_pread(st_nbuf_reader *r, uint64_t off, size_t n, void *dst, st_err *err);
 void st_nbuf_stats_get(st_nbuf_reader *r, st_nbuf_stats *out);
+/* Stops the read-ahead thread and frees its buffers, keeping the file open:
+ * an idle reader kept for later costs a descriptor, not a thread. Reading
+ * again starts them anew. */
+void st_nbuf_idle(st_nbuf_reader *r);
 void st_nbuf_close(st_nbuf_reader *r);
 
 st_nbuf_writer *st_nbuf_create(const char *path, const st_nbuf_opts *o, st_err *err);

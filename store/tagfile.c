@@ -344,6 +344,7 @@ struct st_reader {
     uint32_t *clen;
     unsigned char *head; /* read_cols: a block's head */
     uint64_t streamed;   /* the block after the last one read through the stream */
+    size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
 
 static const unsigned char *entry(const st_reader *r, uint64_t i)
@@ -511,6 +512,8 @@ static int check_index(st_reader *r, uint64_t hsize, st_err *err)
 
 static int reader_arrays(st_reader *r, st_err *err)
 {
+    r->head_size = st_block_head_size(r->s);
+    r->key_size = r->s->key_size;
     r->want = mem_alloc(r->ncols * sizeof *r->want);
     r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
@@ -917,6 +920,19 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
     return 0;
 }
 
+void st_reader_rewind(st_reader *r)
+{
+    release_held(r);
+    st_nbuf_idle(r->io);
+    r->next = 0;
+    r->seek_pending = false;
+    r->streamed = UINT64_MAX;
+    r->stats = (st_read_stats){0};
+    r->known = NULL;
+}
+
+void st_reader_set_cache(st_reader *r, bool on) { r->cache = on; }
+
 void st_reader_close(st_reader *r)
 {
     if (!r)
@@ -926,13 +942,11 @@ void st_reader_close(st_reader *r)
     mem_free(r->colp, r->ncols * sizeof *r->colp);
     mem_free(r->coff, r->ncols * sizeof *r->coff);
     mem_free(r->clen, r->ncols * sizeof *r->clen);
-    if (r->s)
-        mem_free(r->head, st_block_head_size(r->s));
+    mem_free(r->head, r->head_size);
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);
-    if (r->s)
-        mem_free(r->seek_key, 2 * (size_t)r->s->key_size);
+    mem_free(r->seek_key, 2 * r->key_size);
     if (!r->borrowed)
         st_schema_free(r->s);
     if (r->label)

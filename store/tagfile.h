@@ -124,6 +124,15 @@ void st_reader_stats(const st_reader *r, st_read_stats *out);
 /* Blocks from the current position on that the ranges of st_reader_where
  * do not rule out: what a scan would read (explain), without reading. */
 uint64_t st_reader_blocks_kept(const st_reader *r);
+/* Back to as just opened (the start, no seek, statistics zero, cached
+ * columns let go) with its read-ahead thread stopped: a reader kept idle
+ * for a later scan of the same unchanged file, which then need not open,
+ * check or parse it again. Selection and ranges stay until set anew. */
+void st_reader_rewind(st_reader *r);
+/* Whether r uses the process's cache from now on (st_nbuf_opts.cache at open). */
+void st_reader_set_cache(st_reader *r, bool on);
+/* Closes r. A reader whose schema is borrowed (st_reader_open_known) may be
+ * closed after that schema is gone. */
 void st_reader_close(st_reader *r);
 
 /* Reads every block of a file and checks it against the footer: checksum,

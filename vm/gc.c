@@ -158,6 +158,7 @@ static void mark_roots(VM *vm)
     vm_mark_obj(vm, &vm->oom->hdr);
     vm_mark_obj(vm, &vm->modules->hdr);
     vm_mark_obj(vm, &vm->re_cache->hdr);
+    vm_mark_obj(vm, &vm->kept_queries->hdr);
     if (vm->args)
         vm_mark_obj(vm, &vm->args->hdr);
 }

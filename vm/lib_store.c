@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/cache.h"
 #include "store/mem.h"
+#include "store/watch.h"
 #include "vm/natives.h"
 #include "vm/query.h"
 
@@ -349,6 +351,63 @@ Value nat_commit(VM *vm, int argc, Value *argv)
 
 /* ---- reading: tagset files and stores ------------------------------------ */
 
+/* Idle readers hold descriptors: at most a quarter of the process's limit
+ * (a session may open many stores), and no more than a key query needs to
+ * find its file open. */
+static atomic_int nidle;
+
+static int idle_bound(void)
+{
+    static atomic_int bound;
+    int b = atomic_load(&bound);
+    if (!b) {
+        struct rlimit rl;
+        rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 16;
+        atomic_store(&bound, b = n > 256 ? 256 : (int)n);
+    }
+    return b;
+}
+
+st_reader *vm_source_reader(const VSource *src, uint32_t i, const st_nbuf_opts *io,
+                            const st_known_schema *known, st_err *err)
+{
+    st_reader *r = src->it.idle ? atomic_exchange(&src->it.idle[i], NULL) : NULL;
+    if (r) {
+        atomic_fetch_sub(&nidle, 1);
+        st_reader_set_cache(r, io && io->cache);
+        return r;
+    }
+    return st_reader_open_known(src->it.paths[i], io, known, err);
+}
+
+void vm_source_release(const VSource *src, uint32_t i, st_reader *r)
+{
+    if (r && src->it.idle) {
+        if (atomic_fetch_add(&nidle, 1) < idle_bound()) {
+            st_reader_rewind(r);
+            st_reader *none = NULL;
+            if (atomic_compare_exchange_strong(&src->it.idle[i], &none, r))
+                return;
+        }
+        atomic_fetch_sub(&nidle, 1);
+    }
+    st_reader_close(r);
+}
+
+static void close_idle(VIter *it)
+{
+    for (uint32_t i = 0; it->idle && i < it->npaths; i++) {
+        st_reader *r = atomic_exchange(&it->idle[i], NULL);
+        if (r) {
+            atomic_fetch_sub(&nidle, 1);
+            st_reader_close(r);
+        }
+    }
+    mem_free(it->idle, it->idle ? (it->npaths + 1) * sizeof *it->idle : 0);
+}
+
+
+
 /* Iteration (`for ts in x`) over a list of files, tagset by tagset, with a
  * reader of its own; a loop that starts elsewhere than where the last one
  * stopped (a new or nested loop) starts over and skips ahead. */
@@ -372,6 +431,7 @@ static void iter_free(VIter *it)
         return;
     }
     mem_free(it->sharers, it->sharers ? sizeof *it->sharers : 0);
+    close_idle(it);
     for (uint32_t i = 0; i < it->npaths; i++)
         mem_free(it->paths[i], strlen(it->paths[i]) + 1);
     mem_free(it->paths, it->npaths * sizeof(char *));
@@ -399,6 +459,7 @@ static int iter_share(VIter *it, VIter *from)
     it->sharers = from->sharers;
     it->paths = from->paths;
     it->parts = from->parts;
+    it->idle = from->idle;
     it->npaths = from->npaths;
     return 0;
 }
@@ -435,18 +496,28 @@ static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
 /* The store a session opened last, to open again cheaply: queries open
  * their store each time they run. A weak reference (source_free forgets
  * it), with its MANIFEST's identity when opened: a commit replaces that
- * file, so an unchanged one means the snapshot is still the current one. */
+ * file, so an unchanged one means the snapshot is still the current one.
+ * And its commit counter (store/watch.h), mapped, with the value read
+ * before that MANIFEST: while it reads the same, not even a stat is needed. */
 static struct {
     VM *vm;
     VSource *src;
     st_file_id manifest;
+    st_watch watch;
+    uint64_t seen;
 } last_store;
+
+static void forget_last_store(void)
+{
+    last_store.src = NULL;
+    st_watch_close(&last_store.watch);
+}
 
 static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
     if (last_store.src == src)
-        last_store.src = NULL;
+        forget_last_store();
     iter_free(&src->it);
     vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
@@ -595,13 +666,20 @@ static bool manifest_id(const char *dir, st_file_id *id)
 }
 
 /* A new handle on the last store's snapshot (its store, schema and file
- * list shared or copied), if dir is that store and unchanged since. */
-static bool reopen_store(VM *vm, VStr *dir, const st_file_id *manifest, Value *hv)
+ * list shared or copied), if dir is that store and unchanged since: its
+ * counter reads the same, or else its MANIFEST is the same file. */
+static bool reopen_store(VM *vm, VStr *dir, Value *hv)
 {
     VSource *old = last_store.src;
-    if (last_store.vm != vm || !old || strcmp(old->path, dir->data) ||
-        !st_file_id_eq(manifest, &last_store.manifest))
+    if (last_store.vm != vm || !old || strcmp(old->path, dir->data))
         return false;
+    uint64_t now = last_store.watch.map ? st_watch_read(&last_store.watch) : 0;
+    if (!last_store.watch.map || now != last_store.seen) {
+        st_file_id manifest;
+        if (!manifest_id(dir->data, &manifest) || !st_file_id_eq(&manifest, &last_store.manifest))
+            return false;
+        last_store.seen = now;  /* a commit began but has not replaced MANIFEST */
+    }
     VSource *src = new_source(vm, &vm_store_type, dir, hv);
     src->schema = old->schema;
     src->partkey = old->partkey;
@@ -616,9 +694,10 @@ static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
     st_file_id manifest;
+    uint64_t seen;
+    vm_query_forget(vm, dir->data);
+    bool counted = st_watch_peek(dir->data, &seen) == 0;   /* before MANIFEST */
     bool known = manifest_id(dir->data, &manifest);
-    if (known && reopen_store(vm, dir, &manifest, &hv))
-        return hv;
     VSource *src = new_source(vm, &vm_store_type, dir, &hv);
     st_err err;
     if (!(src->st = st_store_open(src->path, &err)))
@@ -640,11 +719,17 @@ static Value open_store(VM *vm, VStr *dir)
         vm_throw(vm, v_obj(vm->oom));
     }
     src->it.parts = l.parts;
+    if (!(src->it.idle = mem_calloc(src->it.npaths + 1, sizeof *src->it.idle)))
+        vm_throw(vm, v_obj(vm->oom));
     st_file_id now;   /* the snapshot is current only if no commit came between */
     if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
+        forget_last_store();
         last_store.vm = vm;
         last_store.src = src;
         last_store.manifest = manifest;
+        /* A counter that moved since it was read makes the next open stat. */
+        if (counted && st_watch_open(&last_store.watch, dir->data) == 0)
+            last_store.seen = seen;
     }
     return hv;
 }
@@ -679,6 +764,8 @@ bool vm_store_open(VM *vm, VStr *path, Value *out)
 {
     struct stat st;
     cache_on();
+    if (reopen_store(vm, path, out))
+        return true;
     if (stat(path->data, &st) < 0)
         return false;
     if (S_ISDIR(st.st_mode))

@@ -7,6 +7,8 @@
 #ifndef COMB_LIB_STORE_H
 #define COMB_LIB_STORE_H
 
+#include <stdatomic.h>
+
 #include "store/datastore.h"
 #include "store/load.h"
 #include "store/loader.h"
@@ -37,6 +39,7 @@ typedef struct VRowBuf {
 typedef struct VIter {
     char **paths;
     uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
+    _Atomic(st_reader *) *idle; /* a store's: each path's reader kept between scans */
     uint32_t *sharers;  /* other lists on these paths (reopened stores), or NULL */
     uint32_t npaths, fi;
     st_reader *r;
@@ -56,6 +59,15 @@ typedef struct VSource {
     VIter it;
     VRowBuf rows;     /* the tagset `for` is at */
 } VSource;
+
+/* A reader of the source's file i for a scan: the one an earlier scan of the
+ * same snapshot left idle, else a new one. Any thread. */
+st_reader *vm_source_reader(const VSource *src, uint32_t i, const st_nbuf_opts *io,
+                            const st_known_schema *known, st_err *err);
+/* The scan is done with it: a store's is kept idle for the next scan (the
+ * files of a snapshot never change), within a process-wide bound on the
+ * descriptors so kept; others are closed. Any thread. */
+void vm_source_release(const VSource *src, uint32_t i, st_reader *r);
 
 /* open(path) of a directory (a datastore) or a tagset file: true and the
  * handle in *out; false for anything else, which open() reads as a file. */

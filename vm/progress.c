@@ -48,6 +48,8 @@ static FILE *out(void)
     return pg.out ? pg.out : stderr;
 }
 
+bool vm_progress_enabled(void) { return pg.enabled; }
+
 void vm_progress_begin(const char *what, uint64_t parts, uint64_t blocks, uint64_t bytes)
 {
     if (!pg.enabled)

@@ -19,6 +19,9 @@
 #define VM_PROGRESS_EVERY 0.1
 
 void vm_progress_enable(bool on);
+/* Whether a bar may be drawn: a scan need not measure what it will read
+ * when none will. */
+bool vm_progress_enabled(void);
 
 /* A scan of this many partitions, blocks and bytes begins (a total may be
  * 0 when unknown); what names it ("scan", a store's name). */

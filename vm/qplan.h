@@ -147,6 +147,8 @@ typedef struct QStep {
     VMap *write_opts;
 } QStep;
 
+#define QP_MODVARS 8
+
 typedef struct QPlan {
     bool typed;         /* the source is a store or file: scan first */
     QScan scan;
@@ -157,6 +159,11 @@ typedef struct QPlan {
     void **blocks;
     size_t nblocks, capblocks;
     VArray *keep;       /* values the plan refers to */
+    /* The module variables the binding read, and their values then: a
+     * binding kept for the next run is good while they are unchanged. */
+    uint32_t modvar[QP_MODVARS];
+    Value modval[QP_MODVARS];
+    int nmodvars;       /* -1: too many, or one not a plain value */
 } QPlan;
 
 /* Raises a message at e's position in the program. */

@@ -195,6 +195,8 @@ static void query_mark(VM *vm, void *data)
         vm_mark_obj(vm, &q->stages->hdr);
     if (q->plan.keep)
         vm_mark_obj(vm, &q->plan.keep->hdr);
+    for (int i = 0; i < q->plan.nmodvars; i++)
+        vm_mark(vm, q->plan.modval[i]);
     if (q->iter)
         vm_mark_obj(vm, &q->iter->hdr);
 }
@@ -427,6 +429,38 @@ static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
     return e;
 }
 
+/* A plain value: equal ones bind alike (strings are immutable). */
+static bool plain(Value v)
+{
+    return IS_NIL(v) || IS_BOOL(v) || IS_INT(v) || IS_FLOAT(v) || IS_STR(v);
+}
+
+static bool same_plain(Value a, Value b)
+{
+    if (a.type != b.type)
+        return false;
+    switch (a.type) {
+    case VT_NIL: return true;
+    case VT_BOOL: return a.as.b == b.as.b;
+    case VT_INT: return a.as.i == b.as.i;
+    case VT_FLOAT: return a.as.f == b.as.f;
+    case VT_STR: return str_equal(AS_STR(a), AS_STR(b));
+    default: return false;
+    }
+}
+
+static void read_modvar(QPlan *p, uint32_t slot, Value v)
+{
+    if (p->nmodvars < 0)
+        return;
+    if (p->nmodvars == QP_MODVARS || !plain(v)) {
+        p->nmodvars = -1;
+        return;
+    }
+    p->modvar[p->nmodvars] = slot;
+    p->modval[p->nmodvars++] = v;
+}
+
 /* A name: a field of the rows if there is one, else the variable. */
 static QExpr *bind_name(Binder *b, Value node)
 {
@@ -440,6 +474,7 @@ static QExpr *bind_name(Binder *b, Value node)
         size_t slot = (size_t)nint(node, 3);
         if (b->mod && slot < b->mod->nvars)
             var = b->mod->vars[slot];
+        read_modvar(b->p, (uint32_t)slot, var);
     } else {
         name = AS_STR(nval(node, 4));
         var = b->caps->items[nint(node, 3)];
@@ -1723,12 +1758,98 @@ Value vm_query_run(VM *vm, Value qv)
     return r;
 }
 
+/* ---- bound queries kept --------------------------------------------------- */
+
+/* A loop or the prompt runs the same query again and again. A count or stat
+ * (ending the pipeline, so the query value is never seen) reuses the last
+ * binding made at that place in the program when it reads the same store
+ * snapshot or file handle, and the values it captured and the module
+ * variables it read are equal plain values (a function, array or matcher
+ * may change without changing identity: those bind anew). */
+#define KEPT_QUERIES 16
+
+static bool keepable(VArray *plan, int ncaps, const Value *caps, Value src)
+{
+    if (!vm_source_of(src) || !plan->len)
+        return false;
+    Value last = plan->items[plan->len - 1];
+    int verb = IS_ARRAY(last) ? (int)nint(last, 0) : -1;
+    if (verb != QV_count && verb != QV_stat)
+        return false;
+    for (int i = 0; i < ncaps; i++)
+        if (!plain(caps[i]))
+            return false;
+    return true;
+}
+
+static Value *kept_slot(VM *vm, VArray *plan)
+{
+    VArray *k = vm->kept_queries;
+    while (k->len < KEPT_QUERIES)
+        vm_array_push(vm, k, v_nil());
+    return &k->items[((uintptr_t)plan >> 4) % KEPT_QUERIES];
+}
+
+static bool same_source(Value a, Value b)
+{
+    const VSource *x = vm_source_of(a), *y = vm_source_of(b);
+    return x == y || (x->st && x->st == y->st);
+}
+
+void vm_query_forget(VM *vm, const char *dir)
+{
+    VArray *k = vm->kept_queries;
+    for (size_t i = 0; i < k->len; i++) {
+        if (!IS_HANDLE(k->items[i]))
+            continue;
+        const VSource *src = vm_source_of(((VQuery *)handle_data(AS_HANDLE(k->items[i])))->src);
+        if (src->st && !strcmp(src->path, dir))
+            k->items[i] = v_nil();
+    }
+}
+
+/* The query kept for plan, if it was bound from the same things. */
+static Value kept_query(VM *vm, VArray *plan, int ncaps, const Value *caps, Value mod, Value src)
+{
+    Value h = *kept_slot(vm, plan);
+    if (!IS_HANDLE(h))
+        return v_nil();
+    VQuery *q = handle_data(AS_HANDLE(h));
+    if (q->stages->len != plan->len || !same_source(q->src, src))
+        return v_nil();
+    for (size_t i = 0; i < plan->len; i++) {
+        VArray *rec = AS_ARRAY(q->stages->items[i]);
+        if (rec->items[0].as.o != plan->items[i].as.o || rec->items[2].type != mod.type ||
+            (IS_OBJ(mod) && rec->items[2].as.o != mod.as.o))
+            return v_nil();
+    }
+    VArray *was = AS_ARRAY(AS_ARRAY(q->stages->items[0])->items[1]);
+    for (int i = 0; i < ncaps; i++)
+        if (!same_plain(was->items[i], caps[i]))
+            return v_nil();
+    VModule *m = IS_NIL(mod) ? NULL : (VModule *)mod.as.o;
+    for (int i = 0; i < q->plan.nmodvars; i++)
+        if (!m || q->plan.modvar[i] >= m->nvars ||
+            !same_plain(q->plan.modval[i], m->vars[q->plan.modvar[i]]))
+            return v_nil();
+    return h;
+}
+
 /* _pipe(src, plan, captures...): `src | verb ...` as the compiler writes it. */
 Value nat__pipe(VM *vm, int argc, Value *argv)
 {
     Value src = argv[0];
     if (!IS_ARRAY(argv[1]))
         vm_arg_error(vm, 1, "a query plan", argv[1]);
+    VArray *plan = AS_ARRAY(argv[1]);
+    const VmFrame *caller = vm->nframes >= 2 ? &vm->frames[vm->nframes - 2] : NULL;
+    Value mod = caller && caller->fn ? v_obj(caller->fn->p->module) : v_nil();
+    bool keep_it = keepable(plan, argc - 2, argv + 2, src);
+    if (keep_it) {
+        Value k = kept_query(vm, plan, argc - 2, argv + 2, mod, src);
+        if (!IS_NIL(k))
+            return vm_query_run(vm, k);
+    }
     VHandle *h = vm_handle_new(vm, &vm_query_type, sizeof(VQuery));
     Value hv = v_obj(h);
     vm_push_root(vm, hv);
@@ -1749,15 +1870,12 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
         snprintf(msg, sizeof msg,
                  "a pipeline starts from a store, a tagset file, an array of maps or a query, not %s",
                  v_type_name(src));
-        Value st = AS_ARRAY(argv[1])->len ? AS_ARRAY(argv[1])->items[0] : v_nil();
+        Value st = plan->len ? plan->items[0] : v_nil();
         vm_error_at(vm, IS_ARRAY(st) ? (uint32_t)nint(st, 1) : 0, IS_ARRAY(st) ? (uint32_t)nint(st, 2) : 0, msg);
     }
     VArray *caps = vm_array_new(vm, (size_t)(argc - 2));
     for (int i = 2; i < argc; i++)
         vm_array_push(vm, caps, argv[i]);
-    const VmFrame *caller = vm->nframes >= 2 ? &vm->frames[vm->nframes - 2] : NULL;
-    Value mod = caller && caller->fn ? v_obj(caller->fn->p->module) : v_nil();
-    VArray *plan = AS_ARRAY(argv[1]);
     for (size_t i = 0; i < plan->len; i++) {
         VArray *rec = vm_array_new(vm, 3);
         vm_array_push(vm, rec, plan->items[i]);
@@ -1766,6 +1884,8 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
         vm_array_push(vm, q->stages, v_obj(rec));
     }
     bind_plan(vm, q);
+    if (keep_it && q->plan.nmodvars >= 0)
+        *kept_slot(vm, plan) = hv;
     Value r = hv;
     int verb = last_verb(q);
     if (verb >= 0 && vm_verbs[verb].last)

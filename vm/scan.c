@@ -59,6 +59,7 @@ static void buf_free(Buf *b)
 
 typedef struct Part {
     const char *path;
+    uint32_t fi;        /* the source's file number */
     uint32_t gpart;     /* global partition number (0 for a file) */
 } Part;
 
@@ -86,7 +87,7 @@ static void list_parts(VM *vm, const QScan *sc, PartList *pl)
     for (uint32_t i = 0; i < it->npaths; i++) {
         uint32_t g = it->parts ? it->parts[i] : 0;
         if (part_wanted(sc, g))
-            pl->p[pl->n++] = (Part){it->paths[i], g};
+            pl->p[pl->n++] = (Part){it->paths[i], i, g};
     }
 }
 
@@ -1114,7 +1115,7 @@ static void scan_part(Worker *w, uint32_t pi)
     const QScan *sc = sh->sc;
     const st_schema *s = sc->vs->s;
     st_err err;
-    st_reader *r = w->r = st_reader_open_known(sh->parts.p[pi].path, &sh->ropts, &sh->known, &err);
+    st_reader *r = w->r = vm_source_reader(sc->src, sh->parts.p[pi].fi, &sh->ropts, &sh->known, &err);
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
     for (uint32_t c = 0; c < st_schema_ncols(s); c++)
         if (sc->want[c])
@@ -1185,7 +1186,7 @@ static void scan_part(Worker *w, uint32_t pi)
         fail(sh, err.msg);
     st_read_stats rs;
     st_reader_stats(r, &rs);
-    st_reader_close(r);
+    vm_source_release(sc->src, sh->parts.p[pi].fi, r);
     w->r = NULL;
     vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
@@ -1216,10 +1217,21 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* The cores online, asked once: glibc reads a sysfs file for each ask, and
+ * a key query's whole scan costs less than that read. */
+static long cores(void)
+{
+    static atomic_long n;
+    long c = atomic_load(&n);
+    if (!c)
+        atomic_store(&n, c = sysconf(_SC_NPROCESSORS_ONLN));
+    return c;
+}
+
 static int nthreads(const QScan *sc, uint32_t nparts)
 {
     const char *env = getenv("COMB_THREADS");
-    long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+    long n = env ? atol(env) : cores();
     if (n < 1)
         n = 1;
     if (n > MAX_THREADS)
@@ -1418,21 +1430,19 @@ static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
     return av;
 }
 
-/* Opening a file only for its footer needs little buffering. */
-static const st_nbuf_opts footer_io = {.nbufs = 2, .bufsize = 64 << 10};
-
 static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 {
     uint64_t n = 0;
+    st_nbuf_opts io = with_cache(scan_io);
+    st_known_schema known = {sc->vs->s, sc->vs->text, sc->vs->text_len};
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
-        st_nbuf_opts io = with_cache(footer_io);
-        st_reader *r = st_reader_open(pl->p[i].path, &io, &err);
+        st_reader *r = vm_source_reader(sc->src, pl->p[i].fi, &io, &known, &err);
         st_file_info info;
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_reader_info(r, &info);
-        st_reader_close(r);
+        vm_source_release(sc->src, pl->p[i].fi, r);
         n += sc->tags ? info.ntags : info.ntagsets;
     }
     return n;
@@ -1478,7 +1488,7 @@ static void run_workers(VM *vm, void *ud)
     Shared *sh = &run->sh;
     int n = nthreads(sh->sc, sh->parts.n);
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < sh->parts.n; i++) {
+    for (uint32_t i = 0; vm_progress_enabled() && i < sh->parts.n; i++) {
         struct stat st;
         bytes += stat(sh->parts.p[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
     }
@@ -1623,21 +1633,21 @@ Value scan_explain(VM *vm, QPlan *p)
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
     uint64_t blocks = 0, kept = 0;
+    st_nbuf_opts io = with_cache(scan_io);
+    st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
     for (uint32_t i = 0; i < pl.n; i++) {
         st_err err;
-        st_nbuf_opts io = with_cache(footer_io);
-        st_reader *r = st_reader_open(pl.p[i].path, &io, &err);
+        st_reader *r = vm_source_reader(sc->src, pl.p[i].fi, &io, &known, &err);
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_file_info info;
         st_reader_info(r, &info);
         blocks += info.nblocks;
-        if (st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
-            st_reader_close(r);
+        int rc = st_reader_where(r, sc->ranges, sc->nranges, &err);
+        kept += rc < 0 || sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        vm_source_release(sc->src, pl.p[i].fi, r);
+        if (rc < 0)
             vm_error(vm, "%s", err.msg);
-        }
-        kept += sc->footer_count ? 0 : st_reader_blocks_kept(r);
-        st_reader_close(r);
     }
     set(vm, m, "source", v_obj(vm_str_cstr(vm, sc->src->path)));
     set(vm, m, "partitions", v_int(pl.total));

@@ -124,6 +124,9 @@ struct VM {
     /* regexes (vm/regex.c) */
     void *re_gctx, *re_cctx, *re_mctx, *re_match;
     VMap *re_cache;         /* pattern string -> regex, for `~` with a string */
+
+    /* queries (vm/query.c) */
+    VArray *kept_queries;   /* bound queries kept for their next run */
 };
 
 VM *vm_new(const VmOptions *opt);

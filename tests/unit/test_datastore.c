@@ -184,7 +184,7 @@ static void create_open_info(void **state)
         assert_int_equal(info.files[k], 0);
     st_store_close(s);
     int ndirs;
-    assert_int_equal(tmp_count(dir, &ndirs), 4); /* STORE MANIFEST LOCK READERS */
+    assert_int_equal(tmp_count(dir, &ndirs), 5); /* STORE MANIFEST LOCK READERS COMMITS */
     assert_int_equal(ndirs, VOLS * (PARTS + 1));
 
     st_store_meta m = meta();
@@ -234,10 +234,10 @@ static void failed_create_leaves_nothing(void **state)
              * the rename: then the store exists, complete. */
             if (exists(other)) {
                 assert_true(ops[i] == ST_SYS_OPEN || ops[i] == ST_SYS_FSYNC);
-                assert_int_equal(tmp_count(other, NULL), 4);
+                assert_int_equal(tmp_count(other, NULL), 5);
                 tmp_remove(other);
             }
-            assert_int_equal(tmp_count(tmp, NULL), 4); /* just the store of setup */
+            assert_int_equal(tmp_count(tmp, NULL), 5); /* just the store of setup */
         }
         tmp_remove(other);
     }
