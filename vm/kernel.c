@@ -86,6 +86,39 @@ void k_ctx_free(KCtx *k)
     memset(k, 0, sizeof *k);
 }
 
+/* As many as a scan runs threads (scan.c's bound). */
+#define KEPT_CTX 16
+
+void k_ctx_keep(QScan *scan, KCtx *k)
+{
+    if (!scan->idle_k)
+        scan->idle_k = mem_alloc(KEPT_CTX * sizeof *scan->idle_k);
+    if (!scan->idle_k || scan->nidle_k == KEPT_CTX || !k->vecs) {
+        k_ctx_free(k);
+        return;
+    }
+    k->b = NULL;
+    k->err[0] = 0;
+    scan->idle_k[scan->nidle_k++] = *k;
+    memset(k, 0, sizeof *k);
+}
+
+int k_ctx_take(KCtx *k, QScan *scan)
+{
+    if (!scan->nidle_k)
+        return k_ctx_init(k, scan);
+    *k = scan->idle_k[--scan->nidle_k];
+    return 0;
+}
+
+void k_ctx_drop(QScan *scan)
+{
+    while (scan->nidle_k)
+        k_ctx_free(&scan->idle_k[--scan->nidle_k]);
+    mem_free(scan->idle_k, scan->idle_k ? KEPT_CTX * sizeof *scan->idle_k : 0);
+    scan->idle_k = NULL;
+}
+
 static void *slot_buf(KCtx *k, void **p, size_t size)
 {
     if (!*p && !(*p = mem_alloc(k->vec_cap * size + 1)))

@@ -131,6 +131,8 @@ typedef struct QScan {
     uint32_t keyw;      /* bytes of a group or sort key */
     Value write_target;
     VMap *write_opts;
+    struct KCtx *idle_k;    /* kernel scratch the last run left, for the next */
+    int nidle_k;
 } QScan;
 
 /* A row step (after the scan, or all of an array source's pipeline). */
@@ -227,6 +229,13 @@ typedef struct KSel {
 
 int k_ctx_init(KCtx *k, const QScan *scan);
 void k_ctx_free(KCtx *k);
+/* A run's scratch kept with its scan for the next run (a query that runs
+ * again need not allocate its vectors again), and taken back: k_ctx_take
+ * is k_ctx_init from a kept one when there is one. k_ctx_drop frees what
+ * the scan keeps, with its plan. */
+void k_ctx_keep(QScan *scan, KCtx *k);
+int k_ctx_take(KCtx *k, QScan *scan);
+void k_ctx_drop(QScan *scan);
 /* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
 int k_batch(KCtx *k, const st_batch *b);
 /* Narrows in (rows of level tag) to the rows where e holds, into out

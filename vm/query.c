@@ -156,6 +156,7 @@ void *qp_alloc(VM *vm, QPlan *p, size_t size)
 
 void qp_free(VM *vm, QPlan *p)
 {
+    k_ctx_drop(&p->scan);
     for (size_t i = 0; i < p->nblocks; i++) {
         size_t *b = p->blocks[i];
         vm_free_mem(vm, b, b[0] + sizeof(size_t) * 2);

@@ -1247,7 +1247,7 @@ static bool worker_init(Worker *w, Shared *sh)
     const st_schema *s = sc->vs->s;
     memset(w, 0, sizeof *w);
     w->sh = sh;
-    if (k_ctx_init(&w->k, sc) < 0)
+    if (k_ctx_take(&w->k, &sh->p->scan) < 0)
         return false;
     if (sc->consumer == QC_GROUP)
         w->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
@@ -1276,7 +1276,7 @@ static void worker_free(Worker *w)
     buf_free(&w->keys);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
-    k_ctx_free(&w->k);
+    k_ctx_keep(&w->sh->p->scan, &w->k);
 }
 
 /* ---- results as comb values -------------------------------------------- */
