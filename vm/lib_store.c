@@ -655,6 +655,21 @@ static int list_file(const st_file *f, void *ctx)
     return iter_add(l->it, f->path);
 }
 
+/* The files of src's snapshot, to scan and to iterate. */
+static void list_files(VM *vm, VSource *src)
+{
+    st_storeinfo info;
+    st_store_info(src->st, &info);
+    Listing l = {&src->it, info.partitions, 0, NULL};
+    if (st_store_files(src->st, list_file, &l) < 0) {
+        mem_free(l.parts, l.nparts * sizeof *l.parts);
+        vm_throw(vm, v_obj(vm->oom));
+    }
+    src->it.parts = l.parts;
+    if (!(src->it.idle = mem_calloc(src->it.npaths + 1, sizeof *src->it.idle)))
+        vm_throw(vm, v_obj(vm->oom));
+}
+
 static bool manifest_id(const char *dir, st_file_id *id)
 {
     char path[PATH_MAX];
@@ -713,14 +728,7 @@ static Value open_store(VM *vm, VStr *dir)
         vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
                  info.partkey);
     src->partkey = (uint32_t)pk;
-    Listing l = {&src->it, info.partitions, 0, NULL};
-    if (st_store_files(src->st, list_file, &l) < 0) {
-        mem_free(l.parts, l.nparts * sizeof *l.parts);
-        vm_throw(vm, v_obj(vm->oom));
-    }
-    src->it.parts = l.parts;
-    if (!(src->it.idle = mem_calloc(src->it.npaths + 1, sizeof *src->it.idle)))
-        vm_throw(vm, v_obj(vm->oom));
+    list_files(vm, src);
     st_file_id now;   /* the snapshot is current only if no commit came between */
     if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
         forget_last_store();
@@ -854,7 +862,8 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
             s->st = own;
         }
         if (last_store.src == s)
-            last_store.src = NULL;      /* its snapshot moves with the commit */
+            forget_last_store();        /* its snapshot moves with the commit */
+        l->target = s;
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
         if (!schema)
@@ -936,6 +945,12 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
     }
     if (rc == -1)
         store_error(vm, &err);
+    if (l->target) {
+        /* Committed: the handle written through reads the new generation. */
+        iter_free(&l->target->it);
+        memset(&l->target->it, 0, sizeof l->target->it);
+        list_files(vm, l->target);
+    }
     return n;
 }
 

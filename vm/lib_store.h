@@ -127,6 +127,7 @@ bool vm_time_parse(const char *s, size_t n, int64_t *out);
 typedef struct VLoader {
     st_loader *l;     /* into a new tagset file */
     st_load *sl;      /* into a store (store/load.h) */
+    struct VSource *target; /* that store's handle (the caller keeps it) */
     VHandle *schema;
     struct VRowBuf buf;
 } VLoader;

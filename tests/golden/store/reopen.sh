@@ -2,7 +2,8 @@
 # its MANIFEST is unchanged (docs/STORE.md): handles opened between commits
 # share it, yet a commit through one of them (or through another handle)
 # is seen by every later open, and every handle opened before keeps its
-# snapshot, also the ones sharing with the handle written through.
+# snapshot, also the ones sharing with the handle written through, which
+# itself reads the new one.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 cat > q.comb <<'END'
 schema calls {
@@ -30,5 +31,11 @@ for i in 0..3 {
     print(n(open("calls")))
 }
 print(n(e))
+# the handle written through reads its new generation (also after a
+# query left its readers idle)
+let g = open("calls")
+let before = n(g)
+load(g, [{onum: 7777, dur: 3000}])
+print(before, n(g))
 END
 "$COMB" q.comb
