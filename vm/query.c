@@ -1848,8 +1848,12 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     bool keep_it = keepable(plan, argc - 2, argv + 2, src);
     if (keep_it) {
         Value k = kept_query(vm, plan, argc - 2, argv + 2, mod, src);
-        if (!IS_NIL(k))
-            return vm_query_run(vm, k);
+        if (!IS_NIL(k)) {
+            vm_push_root(vm, k);    /* the slot may be given to another while it runs */
+            Value r = vm_query_run(vm, k);
+            vm_pop_root(vm, 1);
+            return r;
+        }
     }
     VHandle *h = vm_handle_new(vm, &vm_query_type, sizeof(VQuery));
     Value hv = v_obj(h);
