@@ -394,9 +394,19 @@ static int field_of(Binder *b, VStr *name)
     return st_schema_find(b->vs->s, name->data, name->len);
 }
 
+/* A group's items are computed from their aggregates after the scan, with
+ * no row (Binder.aggs 1): a row's value there is an error, not a nil (or a
+ * crash). */
+#define OUTSIDE_AGG "outside an aggregate: in group by ... { }, a value of the rows is a key " \
+                    "or inside an aggregate (sum, min, max, ...)"
+
 static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
 {
     QExpr *e;
+    if (b->aggs == 1) {
+        QExpr at = {.line = (int)nint(node, 1), .col = (int)nint(node, 2)};
+        bind_error(b, &at, "'%s' " OUTSIDE_AGG, name->data);
+    }
     if (f == -2) {
         e = new_expr(b, QX_MAPGET, node);
         e->name = name;
@@ -925,6 +935,8 @@ static QExpr *bind_quant(Binder *b, Value node, int fn, QExpr *e)
     if (!is_tags_name(nval(node, 4)))
         bind_error(b, e, "%s(...) takes tags first: %s(tags, PRED)", vm_query_funcs[fn].name,
                    vm_query_funcs[fn].name);
+    if (b->aggs == 1)
+        bind_error(b, e, "%s(tags, ...) " OUTSIDE_AGG, vm_query_funcs[fn].name);
     if (b->scope == SC_TAG)
         bind_error(b, e, "%s(tags, ...) inside a quantifier or after `| tags`: the rows are tags already",
                    vm_query_funcs[fn].name);
