@@ -127,7 +127,8 @@ typedef struct QScan {
     uint32_t nparts;    /* UINT32_MAX: all */
     bool footer_count;  /* COUNT with no filter: the footers know */
     int nslots;         /* kernel scratch vectors per thread */
-    bool vm_calls;      /* an expression calls comb (a matcher): one thread, the VM's */
+    bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
+                         * arguments): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
     Value write_target;
     VMap *write_opts;

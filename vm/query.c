@@ -896,7 +896,6 @@ static QExpr *bind_in(Binder *b, Value node)
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
         e->set->match = call_matcher;
         e->set->mdata = mc;
-        b->p->scan.vm_calls |= b->vs != NULL;
         return e;
     }
     VArray *vals = set_values(b, setx, setx->k);
@@ -1023,7 +1022,6 @@ static QExpr *bind_comb_call(Binder *b, Value node)
     e->call = cc;
     e->k = fx->k;
     e->type = QT_BOOL;
-    b->p->scan.vm_calls |= b->vs != NULL;
     return e;
 }
 
@@ -1370,6 +1368,22 @@ static bool calls_vm(const QExpr *e)
     return calls_vm(e->a) || calls_vm(e->b) || calls_vm(e->c);
 }
 
+/* Whether the scan's workers would call comb: in its wheres, its sort or
+ * group keys, its aggregates' arguments. A group's items around their
+ * aggregates are computed after the scan, on the VM's thread, as are the
+ * row steps: calls there leave the scan parallel. */
+static bool workers_call_vm(const QScan *sc)
+{
+    bool r = calls_vm(sc->where) || calls_vm(sc->tag_where);
+    for (int k = 0; k < sc->nsort; k++)
+        r |= calls_vm(sc->sort[k].e);
+    for (int k = 0; k < sc->nkeys; k++)
+        r |= calls_vm(sc->keys[k]);
+    for (int k = 0; k < sc->nagg_list; k++)
+        r |= calls_vm(sc->agg_list[k]->a);
+    return r;
+}
+
 /* A where's conjuncts: those the kernels run alone into *where; those that
  * call comb set aside, to come last (residual), so that comb sees only the
  * rows the others keep. */
@@ -1569,6 +1583,7 @@ static void bind_plan(VM *vm, VQuery *q)
         first_step = bind_scan(&b, q, p);
         and_into(&b, &p->scan.where, b.residual[0]);
         and_into(&b, &p->scan.tag_where, b.residual[1]);
+        p->scan.vm_calls = workers_call_vm(&p->scan);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */
         const st_schema *s = b.vs->s;
