@@ -1068,9 +1068,14 @@ static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
  * one-shot `comb -e` reads nothing twice and would only pay for filling it. */
 static unsigned long nscans; /* touched by the VM's thread only */
 
+static bool uses_cache(unsigned long scan_number)
+{
+    return scan_number > 1;
+}
+
 static st_nbuf_opts with_cache(st_nbuf_opts o)
 {
-    o.cache = nscans > 1;
+    o.cache = uses_cache(nscans);
     return o;
 }
 
@@ -1108,19 +1113,25 @@ static void key_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t 
     }
 }
 
+/* The scan's columns and zone-map ranges, to a reader of one of its files. */
+static int select_where(const QScan *sc, st_reader *r, st_err *err)
+{
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
+    for (uint32_t c = 0; c < st_schema_ncols(sc->vs->s); c++)
+        if (sc->want[c])
+            cols[ncols++] = c;
+    if (st_reader_select(r, cols, ncols, err) < 0)
+        return -1;
+    return st_reader_where(r, sc->ranges, sc->nranges, err);
+}
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
-    const st_schema *s = sc->vs->s;
     st_err err;
     st_reader *r = w->r = st_reader_open_known(sh->parts.p[pi].path, &sh->ropts, &sh->known, &err);
-    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
-    for (uint32_t c = 0; c < st_schema_ncols(s); c++)
-        if (sc->want[c])
-            cols[ncols++] = c;
-    if (!r || st_reader_select(r, cols, ncols, &err) < 0 ||
-        st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
+    if (!r || select_where(sc, r, &err) < 0) {
         fail(sh, err.msg);
         st_reader_close(r);
         w->r = NULL;
@@ -1622,7 +1633,8 @@ Value scan_explain(VM *vm, QPlan *p)
     VMap *m = vm_map_new(vm, 12);
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
-    uint64_t blocks = 0, kept = 0;
+    uint64_t blocks = 0, kept = 0, cached = 0;
+    bool cache = uses_cache(nscans + 1);    /* the scan, were it run now */
     for (uint32_t i = 0; i < pl.n; i++) {
         st_err err;
         st_nbuf_opts io = with_cache(footer_io);
@@ -1632,11 +1644,12 @@ Value scan_explain(VM *vm, QPlan *p)
         st_file_info info;
         st_reader_info(r, &info);
         blocks += info.nblocks;
-        if (st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
+        if (select_where(sc, r, &err) < 0) {
             st_reader_close(r);
             vm_error(vm, "%s", err.msg);
         }
         kept += sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        cached += sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
         st_reader_close(r);
     }
     set(vm, m, "source", v_obj(vm_str_cstr(vm, sc->src->path)));
@@ -1644,6 +1657,7 @@ Value scan_explain(VM *vm, QPlan *p)
     set(vm, m, "partitions_read", v_int(pl.n));
     set(vm, m, "blocks", v_int((int64_t)blocks));
     set(vm, m, "blocks_read", v_int((int64_t)kept));
+    set(vm, m, "blocks_cached", v_int((int64_t)cached));
     VArray *cols = vm_array_new(vm, 8);
     set(vm, m, "columns", v_obj(cols));
     for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)
