@@ -319,9 +319,27 @@ static bool valid_at(const KVec *v, uint32_t j)
     return !v->valid || v->valid[j];
 }
 
+static bool float_at(const KVec *v, uint32_t j)
+{
+    return v->isf && v->isf[j];
+}
+
 static double num_at(const QExpr *e, const KVec *v, uint32_t j)
 {
-    return e->type == QT_FLOAT ? v->f[j] : (double)v->i[j];
+    return e->type == QT_FLOAT || float_at(v, j) ? v->f[j] : (double)v->i[j];
+}
+
+/* Value j of two int vectors, a float in either (big): as numbers, exactly. */
+static int compare_big(const KVec *va, const KVec *vb, uint32_t j)
+{
+    if (float_at(va, j) && float_at(vb, j)) {
+        double x = va->f[j], y = vb->f[j];
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    if (float_at(vb, j))
+        return v_cmp_int_float(va->i[j], vb->f[j]);
+    int c = v_cmp_int_float(vb->i[j], va->f[j]);
+    return c == 2 ? 2 : -c;
 }
 
 /* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN). */
@@ -336,6 +354,8 @@ static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec
         double x = num_at(a, va, j), y = num_at(b, vb, j);
         return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
     }
+    if (float_at(va, j) || float_at(vb, j))
+        return compare_big(va, vb, j);
     return CMP3(va->i[j], vb->i[j]);
 }
 
@@ -388,13 +408,25 @@ static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
         char buf[24];
         uint32_t n;
         const char *s = text_at(e->a, v, j, buf, &n);
-        int rc = valid_at(v, j) ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
+        bool text = valid_at(v, j) && !float_at(v, j);  /* a float has none, as in row steps */
+        int rc = text ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
         if (rc < -1 && rc != PCRE2_ERROR_NOMATCH)
             snprintf(k->err, sizeof k->err, "%d:%d: regex match failed (%d)", e->line, e->col, rc);
         out->idx[m] = in->idx[j];
-        m += valid_at(v, j) && (rc >= 0) == want;
+        m += text && (rc >= 0) == want;
     }
     out->n = m;
+}
+
+/* A big expression's float value d in an int set: as the int it equals, or
+ * among the set's other floats. */
+static bool float_in_set(const QSet *s, double d)
+{
+    if (d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d) {
+        int64_t i = (int64_t)d;
+        return qset_has(s, &i, 8);
+    }
+    return s->big && qset_has(s->big, &d, 8);
 }
 
 static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
@@ -416,6 +448,8 @@ static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *
             double d = num_at(e->a, v, j);
             d = d == 0 ? 0 : d;
             hit = qset_has(s, &d, 8);
+        } else if (float_at(v, j)) {
+            hit = float_in_set(s, v->f[j]);
         } else {
             hit = qset_has(s, &v->i[j], 8);
         }
@@ -611,7 +645,13 @@ static bool alloc_vec(KCtx *k, const QExpr *e, KVec *v)
         if (e->is_enum)     /* the symbols' indices too: dense group keys */
             ok &= slot_buf(k, (void **)&v->i, 8) != NULL;
         break;
-    default: ok &= slot_buf(k, (void **)&v->i, 8) != NULL; break;
+    default:
+        ok &= slot_buf(k, (void **)&v->i, 8) != NULL;
+        if (e->big) {
+            ok &= slot_buf(k, (void **)&v->f, 8) != NULL;
+            ok &= slot_buf(k, (void **)&v->isf, 1) != NULL;
+        }
+        break;
     }
     return ok;
 }
@@ -621,13 +661,26 @@ static void all_valid(KVec *v, uint32_t n)
     memset(v->valid, 1, n);
 }
 
+/* A u64 column's values above the ints (negative as int64) are their
+ * nearest floats, as comb has them. */
+static void big_floats(KVec *v, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        v->isf[j] = v->i[j] < 0;
+        v->f[j] = (double)(uint64_t)v->i[j];
+    }
+}
+
 static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const KVec *a = k_eval(k, e->a, tag, in);
     const KVec *b = k_eval(k, e->b, tag, in);
     for (uint32_t j = 0; j < in->n; j++) {
         v->valid[j] = valid_at(a, j) && valid_at(b, j);
-        if (e->type == QT_FLOAT) {
+        bool fl = float_at(a, j) || float_at(b, j);    /* a big operand's float */
+        if (e->big)
+            v->isf[j] = fl;
+        if (e->type == QT_FLOAT || fl) {
             double x = num_at(e->a, a, j), y = num_at(e->b, b, j);
             switch (e->op) {
             case QOP_ADD: v->f[j] = x + y; break;
@@ -711,6 +764,9 @@ static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v
     for (uint32_t j = 0; j < in->n; j++) {
         int64_t t = a->i[j], d = t / 86400 - (t % 86400 < 0);
         v->valid[j] = valid_at(a, j);
+        if (float_at(a, j) && v->valid[j])
+            snprintf(k->err, sizeof k->err, "%d:%d: %s() needs a time (an int), not float", e->line,
+                     e->col, vm_query_funcs[e->fn].name);
         v->i[j] = e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600;
     }
 }
@@ -726,6 +782,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     case QX_FIELD:
         eval_field(k, e, tag, in, v);
         all_valid(v, in->n);
+        if (e->big)
+            big_floats(v, in->n);
         break;
     case QOP_CONST:
         for (uint32_t j = 0; j < in->n; j++) {
@@ -742,7 +800,9 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
         const KVec *a = k_eval(k, e->a, tag, in);
         for (uint32_t j = 0; j < in->n; j++) {
             v->valid[j] = valid_at(a, j);
-            if (e->type == QT_FLOAT)
+            if (e->big)
+                v->isf[j] = float_at(a, j);
+            if (e->type == QT_FLOAT || float_at(a, j))
                 v->f[j] = -a->f[j];
             else if (a->i[j] == INT64_MIN && v->valid[j])
                 snprintf(k->err, sizeof k->err, "%d:%d: integer overflow in unary '-'", e->line, e->col);
@@ -757,6 +817,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     case QX_QUANT:
         if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last) {
             eval_quant(k, e, in, v);
+            if (e->big)
+                big_floats(v, in->n);
             break;
         }
         /* any/all as a value: a condition */
@@ -793,7 +855,7 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 
 uint32_t qx_keywidth(const QExpr *e)
 {
-    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : 8);
+    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big ? 17 : 8);
 }
 
 static void put_be(unsigned char *p, uint64_t v)
@@ -817,6 +879,34 @@ static uint64_t float_bits(double d)
     d = d == 0 ? 0 : d;
     memcpy(&u, &d, 8);
     return u >> 63 ? ~u : u | UINT64_C(1) << 63;
+}
+
+/* float_bits undone. */
+static double bits_float(uint64_t u)
+{
+    u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* A big expression's value j as 17 bytes in number order: its nearest
+ * double, then what orders the ints one double stands for: the int (kind
+ * 0); a float sorts as the int it equals (and is one then), or after
+ * those ints (kind 1: above 2^63-1), or has no int beside it. */
+static void big_key(const KVec *v, uint32_t j, unsigned char *out)
+{
+    double d = float_at(v, j) ? v->f[j] : (double)v->i[j];
+    uint64_t t = (uint64_t)v->i[j] ^ UINT64_C(1) << 63;
+    bool kind = false;
+    if (float_at(v, j)) {
+        bool integral = d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d;
+        kind = !integral;
+        t = integral ? (uint64_t)(int64_t)d ^ UINT64_C(1) << 63 : d >= 0x1p63 ? UINT64_MAX : 0;
+    }
+    put_be(out, float_bits(d));
+    put_be(out + 8, t);
+    out[16] = kind;
 }
 
 /* Copies n bytes (zeroes them when s is NULL) with whole moves that may
@@ -862,6 +952,8 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
             small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
+        else if (e->big)
+            big_key(v, j, out + 1);
         else
             put_be(out + 1, (uint64_t)v->i[j] ^ UINT64_C(1) << 63);
     }
@@ -881,15 +973,13 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
         const char *z = memchr(s, 0, e->strw);
         return v_obj(vm_str_new(vm, s, z ? (size_t)(z - s) : e->strw));
     }
-    case QT_FLOAT: {
-        u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
-        double d;
-        memcpy(&d, &u, 8);
-        return v_float(d);
-    }
+    case QT_FLOAT:
+        return v_float(bits_float(u));
     case QT_BOOL:
         return v_bool((u ^ UINT64_C(1) << 63) != 0);
     default:
-        return v_int((int64_t)(u ^ UINT64_C(1) << 63));
+        if (e->big && key[17])  /* a float (big_key) */
+            return v_float(bits_float(u));
+        return v_int((int64_t)(get_be(key + (e->big ? 9 : 1)) ^ UINT64_C(1) << 63));
     }
 }

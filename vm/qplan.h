@@ -45,6 +45,8 @@ typedef struct QExpr {
     int field;          /* QX_FIELD (and QUANT's .field): schema field index, else -1 */
     bool tag;           /* a value per tag (a tag field, or uses one) */
     bool is_enum;       /* a string that is an enum field's symbol */
+    bool big;           /* QT_INT that may hold values above the ints: a u64 field, or
+                         * computed from one; those values are floats (KVec.isf) */
     Value k;            /* CONST: the value; MATCH: the regex; SET: the set's source */
     VStr *name;         /* MAPGET: the key; FIELD: the field name */
     /* prepared for the kernels */
@@ -74,6 +76,7 @@ struct QSet {
     size_t n, cap;
     QType type;
     bool (*match)(void *mdata, const char *s, size_t n);   /* a matcher instead: strings only */
+    QSet *big;          /* an int set for a big expression: its floats no int equals */
     void *mdata;
 };
 
@@ -195,6 +198,9 @@ typedef struct KVec {
     const char **sp;
     uint32_t *sl;
     uint8_t *valid;     /* NULL: all valid */
+    uint8_t *isf;       /* a big expression's: 1 where value j is the float f[j] (a u64
+                         * above 2^63-1, as comb has it, or arithmetic on one), else the
+                         * int i[j]; NULL: all ints */
 } KVec;
 
 /* A worker's scratch for one batch at a time. Rows of the current level:
@@ -229,7 +235,8 @@ void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);
 /* e's values for the rows of in, into k->vecs[e->slot]. */
 const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
 /* Encodes value j of v (type t, width strw) as a key of qx_keywidth bytes;
- * desc inverts the order. */
+ * desc inverts the order. A big expression's key orders its ints and floats
+ * as numbers. */
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
 uint32_t qx_keywidth(const QExpr *e);
 /* The comb value of an encoded key. */

@@ -221,8 +221,10 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
         }
         return true;
     }
+    /* (a float above the ints stands for many u64 values: no elimination) */
     if (e->op == QX_SET && e->set && !e->set->match && e->a->op == QX_FIELD &&
-        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT) {
+        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT &&
+        !(e->set->big && e->set->big->n)) {
         const QSet *s = e->set;
         st_storeinfo info;
         st_store_info(sc->src->st, &info);
@@ -526,6 +528,9 @@ static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, con
     case QF_avg:
         if (a->type == QT_FLOAT) {
             s->sf += v->f[j];
+        } else if (v->isf && v->isf[j]) {
+            s->sf += v->f[j];
+            s->overflow = true;     /* int + float: the sum is a float */
         } else {
             s->sf += (double)v->i[j];
             s->overflow |= __builtin_add_overflow(s->si, v->i[j], &s->si);
