@@ -1321,7 +1321,13 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
-    Value aggv[64];
+    /* A group's aggregates' values, held where the collector sees them: a
+     * comb call in an item around them may collect (min and max of strings
+     * are new strings). */
+    VArray *held = vm_array_new(vm, (size_t)sc->nagg_list);
+    vm_push_root(vm, v_obj(held));
+    for (int j = 0; j < sc->nagg_list; j++)
+        vm_array_push(vm, held, v_nil());
     for (size_t i = 0; i < t->n; i++) {
         Group *g = &t->g[i];
         VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
@@ -1332,11 +1338,11 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
             k += qx_keywidth(sc->keys[j]);
         }
         for (int j = 0; j < sc->nagg_list; j++)
-            aggv[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
+            held->items[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
         for (int j = 0; j < sc->naggs; j++)
-            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, aggv));
+            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, held->items));
     }
-    vm_pop_root(vm, 1);
+    vm_pop_root(vm, 2);
     return av;
 }
 
