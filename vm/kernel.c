@@ -32,6 +32,7 @@ static void free_slots(KCtx *k)
         mem_free(s[i].v.sp, k->vec_cap * sizeof(char *));
         mem_free(s[i].v.sl, k->vec_cap * 4);
         mem_free(s[i].v.valid, k->vec_cap);
+        mem_free(s[i].v.isf, k->vec_cap);
         for (int j = 0; j < NSEL; j++)
             mem_free(s[i].sel[j], k->vec_cap * 4);
         memset(&s[i], 0, sizeof s[i]);
