@@ -765,15 +765,20 @@ static inline uint64_t mix64(uint64_t x)
 }
 
 /* One loop per column type over the rows' indices idx[0 .. n). */
-#define STAT_INTS(T)                                                             \
+/* ORD: x as an int64 in x's order (min and max keep it). */
+#define STAT_LOOP(T, ORD)                                                        \
     for (uint32_t j = 0; j < n; j++) {                                           \
-        int64_t v = ((const T *)col)[idx[j]];                                    \
-        c->nulls += v == 0;                                                      \
-        c->sum += (double)v;                                                     \
+        T x = ((const T *)col)[idx[j]];                                          \
+        int64_t v = (ORD);                                                       \
+        c->nulls += x == 0;                                                      \
+        c->sum += (double)x;                                                     \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, mix64((uint64_t)v));                                     \
+        hll_add(c->hll, mix64((uint64_t)(int64_t)x));                            \
     }
+#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x)
+/* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
+#define U64_ORD(x) ((int64_t)((x) ^ UINT64_C(1) << 63))
 
 static bool stat_column(ColStat *c, const st_field *f, const void *col, const uint32_t *idx, uint32_t n)
 {
@@ -827,6 +832,7 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     case ST_I8: STAT_INTS(int8_t); break;
     case ST_I16: STAT_INTS(int16_t); break;
     case ST_I32: STAT_INTS(int32_t); break;
+    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x)); break;
     default: STAT_INTS(int64_t); break;
     }
     if (f->type == ST_ENUM)
@@ -1346,6 +1352,12 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
     return av;
 }
 
+/* A u64 as comb has it: above the ints, the nearest float. */
+static Value u64_value(int64_t bits)
+{
+    return bits < 0 ? v_float((double)(uint64_t)bits) : v_int(bits);
+}
+
 static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
 {
     const st_schema *s = sc->vs->s;
@@ -1378,6 +1390,9 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
             lo = v_obj(vm_str_cstr(vm, buf));
             st_time_format(cs->imax, buf, sizeof buf);
             hi = v_obj(vm_str_cstr(vm, buf));
+        } else if (cs->has && f && f->type == ST_U64) {
+            lo = u64_value(U64_ORD((uint64_t)cs->imin));
+            hi = u64_value(U64_ORD((uint64_t)cs->imax));
         } else if (cs->has) {
             lo = v_int(cs->imin);
             hi = v_int(cs->imax);

@@ -31,7 +31,7 @@ END
 # Arithmetic on them follows comb's rules: the float they read as, then
 # float arithmetic (int arithmetic for the others): the values a function
 # is called with, conditions, sort and group keys, aggregates and sets are
-# those of the row steps over the same rows.
+# those of the row steps over the same rows; and stat's min, max and mean.
 "$COMB" - <<'END'
 let ds = open("s")
 let a = rows(ds)
@@ -76,4 +76,6 @@ let aggs = ds | group by { s: sum(id), s1: sum(id - 1), lo: min(id), hi: max(id)
 both("aggs", str(aggs), str(a | group by { s: sum(id), s1: sum(id - 1), lo: min(id), hi: max(id), hi1: max(id - 1), m: avg(id), d: distinct(id) }))
 both("select", str(rows(ds | select v: id - 1, w: id / 3)), str(rows(a | select v: id - 1, w: id / 3)))
 try { ds | where hour(id) > 1 | count } catch e { print(e) }
+fn mmm(st) { let o = []; for c in st { if c.field == "id" { push(o, [c.min, c.max, c.mean]) } } return str(o) }
+both("stat", mmm(ds | stat), mmm(a | stat))
 END
