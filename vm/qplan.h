@@ -200,7 +200,8 @@ typedef struct KVec {
     uint8_t *valid;     /* NULL: all valid */
     uint8_t *isf;       /* a big expression's: 1 where value j is the float f[j] (a u64
                          * above 2^63-1, as comb has it, or arithmetic on one), else the
-                         * int i[j]; NULL: all ints */
+                         * int i[j]; read only when floats */
+    bool floats;        /* some value of the batch is a float (isf) */
 } KVec;
 
 /* A worker's scratch for one batch at a time. Rows of the current level:
@@ -229,6 +230,11 @@ int k_ctx_init(KCtx *k, const QScan *scan);
 void k_ctx_free(KCtx *k);
 /* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
 int k_batch(KCtx *k, const st_batch *b);
+/* Whether value j of v is the float f[j] rather than the int i[j]. */
+static inline bool kvec_float(const KVec *v, uint32_t j)
+{
+    return v->floats && v->isf[j];
+}
 /* Narrows in (rows of level tag) to the rows where e holds, into out
  * (out->idx must hold in->n). */
 void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);

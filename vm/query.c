@@ -114,7 +114,7 @@ static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j)
     switch (x->type) {
     case QT_BOOL: return v_bool(v->i[j] != 0);
     case QT_INT:    /* a u64 above the ints (or arithmetic on one): a float, as rows have it */
-        return v->isf && v->isf[j] ? v_float(v->f[j]) : v_int(v->i[j]);
+        return kvec_float(v, j) ? v_float(v->f[j]) : v_int(v->i[j]);
     case QT_FLOAT: return v_float(v->f[j]);
     case QT_STR: return v_obj(vm_str_new(vm, v->sp[j], v->sl[j]));
     default: return v_nil();

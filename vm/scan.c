@@ -528,7 +528,7 @@ static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, con
     case QF_avg:
         if (a->type == QT_FLOAT) {
             s->sf += v->f[j];
-        } else if (v->isf && v->isf[j]) {
+        } else if (kvec_float(v, j)) {
             s->sf += v->f[j];
             s->overflow = true;     /* int + float: the sum is a float */
         } else {

@@ -62,6 +62,10 @@ a | where keep(first(tags, true).x - 1) | count
 both("call-first", s, seen())
 both("where-sub", ds | where id - 1 > 9223372036854775000 | count, a | where id - 1 > 9223372036854775000 | count)
 both("where-cmp", ds | where id > n * 2 | count, a | where id > n * 2 | count)
+both("where-float", ds | where id * 0.5 > 5.0e18 && keep(id / 2.0) | count, a | where id * 0.5 > 5.0e18 | count)
+s = seen()
+a | where id * 0.5 > 5.0e18 && keep(id / 2.0) | count
+both("call-float", s, seen())
 both("where-neg", ds | where -id < -1.0e19 | count, a | where -id < -1.0e19 | count)
 both("where-mod", ds | where id % 2 == 0 | count, a | where id % 2 == 0 | count)
 both("in", ds | where id in [1.8446744073709552e19, 1, 9223372036854775807] | count,
