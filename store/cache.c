@@ -143,6 +143,15 @@ st_cache_ent *st_cache_get(const st_file_id *f, uint64_t block, uint32_t col)
     return e;
 }
 
+bool st_cache_has(const st_file_id *f, uint64_t block, uint32_t col)
+{
+    uint64_t h = key_hash(f, block, col);
+    pthread_mutex_lock(&C.mu);
+    bool has = C.limit && find(f, block, col, h);
+    pthread_mutex_unlock(&C.mu);
+    return has;
+}
+
 /* Doubles the buckets once they are fewer than the entries (lock held). */
 static void grow(void)
 {

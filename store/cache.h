@@ -44,6 +44,9 @@ void st_cache_stats_get(st_cache_stats *out);
 
 /* A reference to the entry for the key, or NULL (a miss, or the cache is off). */
 st_cache_ent *st_cache_get(const st_file_id *f, uint64_t block, uint32_t col);
+/* Whether the key has an entry, without using it (no reference, no LRU
+ * move, no hit or miss counted): what explain predicts with. */
+bool st_cache_has(const st_file_id *f, uint64_t block, uint32_t col);
 /* Copies n bytes into a new entry under the key (unless the key is there
  * already or the cache is off or out of memory: caching is best effort) and
  * evicts the least recently used entries down to the bound. */

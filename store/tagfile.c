@@ -703,6 +703,18 @@ uint64_t st_reader_blocks_kept(const st_reader *r)
     return n;
 }
 
+uint64_t st_reader_blocks_cached(const st_reader *r)
+{
+    uint64_t n = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++) {
+        bool all = !excluded(r, i);
+        for (uint32_t c = 0; all && c < r->ncols; c++)
+            all = !st_block_needs(r->s, r->want, c) || st_cache_has(&r->id, i, c);
+        n += all;
+    }
+    return n;
+}
+
 /* Gathers tagset t's key from the key columns of a batch. */
 static void batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key)
 {

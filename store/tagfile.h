@@ -124,6 +124,10 @@ void st_reader_stats(const st_reader *r, st_read_stats *out);
 /* Blocks from the current position on that the ranges of st_reader_where
  * do not rule out: what a scan would read (explain), without reading. */
 uint64_t st_reader_blocks_kept(const st_reader *r);
+/* Of those, the blocks whose selected columns are all in the process's
+ * cache (store/cache.h): what a reader opened with st_nbuf_opts.cache
+ * would take from it rather than read, now. */
+uint64_t st_reader_blocks_cached(const st_reader *r);
 /* Back to as just opened (the start, no seek, statistics zero, cached
  * columns let go) with its read-ahead thread stopped: a reader kept idle
  * for a later scan of the same unchanged file, which then need not open,

@@ -32,6 +32,7 @@ static void free_slots(KCtx *k)
         mem_free(s[i].v.sp, k->vec_cap * sizeof(char *));
         mem_free(s[i].v.sl, k->vec_cap * 4);
         mem_free(s[i].v.valid, k->vec_cap);
+        mem_free(s[i].v.isf, k->vec_cap);
         for (int j = 0; j < NSEL; j++)
             mem_free(s[i].sel[j], k->vec_cap * 4);
         memset(&s[i], 0, sizeof s[i]);
@@ -354,11 +355,26 @@ static bool valid_at(const KVec *v, uint32_t j)
 
 static double num_at(const QExpr *e, const KVec *v, uint32_t j)
 {
-    return e->type == QT_FLOAT ? v->f[j] : (double)v->i[j];
+    return e->type == QT_FLOAT || kvec_float(v, j) ? v->f[j] : (double)v->i[j];
 }
 
-/* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN). */
-static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
+/* Value j of two int vectors, a float in either (big): as numbers, exactly. */
+static int compare_big(const KVec *va, const KVec *vb, uint32_t j)
+{
+    if (kvec_float(va, j) && kvec_float(vb, j)) {
+        double x = va->f[j], y = vb->f[j];
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    if (kvec_float(vb, j))
+        return v_cmp_int_float(va->i[j], vb->f[j]);
+    int c = v_cmp_int_float(vb->i[j], va->f[j]);
+    return c == 2 ? 2 : -c;
+}
+
+/* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN);
+ * mixed: either holds floats of a big expression. */
+static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j,
+                      bool mixed)
 {
     if (a->type == QT_STR) {
         uint32_t n = va->sl[j] < vb->sl[j] ? va->sl[j] : vb->sl[j];
@@ -369,6 +385,8 @@ static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec
         double x = num_at(a, va, j), y = num_at(b, vb, j);
         return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
     }
+    if (mixed && (kvec_float(va, j) || kvec_float(vb, j)))
+        return compare_big(va, vb, j);
     return CMP3(va->i[j], vb->i[j]);
 }
 
@@ -391,8 +409,9 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
     }
     const KVec *va = k_eval(k, e->a, tag, in);
     const KVec *vb = k_eval(k, e->b, tag, in);
+    bool mixed = va->floats || vb->floats;
     for (uint32_t j = 0; j < in->n; j++) {
-        int c = compare_at(e->a, va, e->b, vb, j);
+        int c = compare_at(e->a, va, e->b, vb, j, mixed);
         out->idx[m] = in->idx[j];
         m += valid_at(va, j) && valid_at(vb, j) && c != 2 && qx_holds(e->op, c);
     }
@@ -421,13 +440,25 @@ static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
         char buf[24];
         uint32_t n;
         const char *s = text_at(e->a, v, j, buf, &n);
-        int rc = valid_at(v, j) ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
+        bool text = valid_at(v, j) && !kvec_float(v, j);  /* a float has none, as in row steps */
+        int rc = text ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
         if (rc < -1 && rc != PCRE2_ERROR_NOMATCH)
             snprintf(k->err, sizeof k->err, "%d:%d: regex match failed (%d)", e->line, e->col, rc);
         out->idx[m] = in->idx[j];
-        m += valid_at(v, j) && (rc >= 0) == want;
+        m += text && (rc >= 0) == want;
     }
     out->n = m;
+}
+
+/* A big expression's float value d in an int set: as the int it equals, or
+ * among the set's other floats. */
+static bool float_in_set(const QSet *s, double d)
+{
+    if (d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d) {
+        int64_t i = (int64_t)d;
+        return qset_has(s, &i, 8);
+    }
+    return s->big && qset_has(s->big, &d, 8);
 }
 
 static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
@@ -449,6 +480,8 @@ static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *
             double d = num_at(e->a, v, j);
             d = d == 0 ? 0 : d;
             hit = qset_has(s, &d, 8);
+        } else if (kvec_float(v, j)) {
+            hit = float_in_set(s, v->f[j]);
         } else {
             hit = qset_has(s, &v->i[j], 8);
         }
@@ -644,7 +677,13 @@ static bool alloc_vec(KCtx *k, const QExpr *e, KVec *v)
         if (e->is_enum)     /* the symbols' indices too: dense group keys */
             ok &= slot_buf(k, (void **)&v->i, 8) != NULL;
         break;
-    default: ok &= slot_buf(k, (void **)&v->i, 8) != NULL; break;
+    default:
+        ok &= slot_buf(k, (void **)&v->i, 8) != NULL;
+        if (e->big) {
+            ok &= slot_buf(k, (void **)&v->f, 8) != NULL;
+            ok &= slot_buf(k, (void **)&v->isf, 1) != NULL;
+        }
+        break;
     }
     return ok;
 }
@@ -654,13 +693,33 @@ static void all_valid(KVec *v, uint32_t n)
     memset(v->valid, 1, n);
 }
 
+/* A u64 column's values above the ints (negative as int64) are their
+ * nearest floats, as comb has them. */
+static void big_floats(KVec *v, uint32_t n)
+{
+    bool any = false;
+    for (uint32_t j = 0; j < n; j++)
+        any |= v->i[j] < 0;
+    v->floats = any;
+    for (uint32_t j = 0; any && j < n; j++) {
+        v->isf[j] = v->i[j] < 0;
+        v->f[j] = (double)(uint64_t)v->i[j];
+    }
+}
+
 static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const KVec *a = k_eval(k, e->a, tag, in);
     const KVec *b = k_eval(k, e->b, tag, in);
+    /* an int result over a big operand's floats: floats there too */
+    bool mixed = e->big && (a->floats || b->floats);
+    v->floats = mixed;
     for (uint32_t j = 0; j < in->n; j++) {
         v->valid[j] = valid_at(a, j) && valid_at(b, j);
-        if (e->type == QT_FLOAT) {
+        bool fl = mixed && (kvec_float(a, j) || kvec_float(b, j));
+        if (mixed)
+            v->isf[j] = fl;
+        if (e->type == QT_FLOAT || fl) {
             double x = num_at(e->a, a, j), y = num_at(e->b, b, j);
             switch (e->op) {
             case QOP_ADD: v->f[j] = x + y; break;
@@ -744,6 +803,9 @@ static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v
     for (uint32_t j = 0; j < in->n; j++) {
         int64_t t = a->i[j], d = t / 86400 - (t % 86400 < 0);
         v->valid[j] = valid_at(a, j);
+        if (kvec_float(a, j) && v->valid[j])
+            snprintf(k->err, sizeof k->err, "%d:%d: %s() needs a time (an int), not float", e->line,
+                     e->col, vm_query_funcs[e->fn].name);
         v->i[j] = e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600;
     }
 }
@@ -759,6 +821,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     case QX_FIELD:
         eval_field(k, e, tag, in, v);
         all_valid(v, in->n);
+        if (e->big)
+            big_floats(v, in->n);
         break;
     case QOP_CONST:
         for (uint32_t j = 0; j < in->n; j++) {
@@ -773,9 +837,12 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
         break;
     case QOP_NEG: {
         const KVec *a = k_eval(k, e->a, tag, in);
+        v->floats = a->floats;
         for (uint32_t j = 0; j < in->n; j++) {
             v->valid[j] = valid_at(a, j);
-            if (e->type == QT_FLOAT)
+            if (a->floats)
+                v->isf[j] = kvec_float(a, j);
+            if (e->type == QT_FLOAT || kvec_float(a, j))
                 v->f[j] = -a->f[j];
             else if (a->i[j] == INT64_MIN && v->valid[j])
                 snprintf(k->err, sizeof k->err, "%d:%d: integer overflow in unary '-'", e->line, e->col);
@@ -790,6 +857,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     case QX_QUANT:
         if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last) {
             eval_quant(k, e, in, v);
+            if (e->big)
+                big_floats(v, in->n);
             break;
         }
         /* any/all as a value: a condition */
@@ -824,9 +893,16 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 
 /* ---- keys ----------------------------------------------------------------- */
 
+/* A u64 field's own values (no arithmetic): ints >= 0 or floats above the
+ * ints, in order as the unsigned column; 8 bytes of key, as other ints. */
+static bool u64_key(const QExpr *e)
+{
+    return e->big && (e->op == QX_FIELD || e->op == QX_QUANT);
+}
+
 uint32_t qx_keywidth(const QExpr *e)
 {
-    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : 8);
+    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big && !u64_key(e) ? 17 : 8);
 }
 
 static void put_be(unsigned char *p, uint64_t v)
@@ -850,6 +926,34 @@ static uint64_t float_bits(double d)
     d = d == 0 ? 0 : d;
     memcpy(&u, &d, 8);
     return u >> 63 ? ~u : u | UINT64_C(1) << 63;
+}
+
+/* float_bits undone. */
+static double bits_float(uint64_t u)
+{
+    u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* A big expression's value j as 17 bytes in number order: its nearest
+ * double, then what orders the ints one double stands for: the int (kind
+ * 0); a float sorts as the int it equals (and is one then), or after
+ * those ints (kind 1: above 2^63-1), or has no int beside it. */
+static void big_key(const KVec *v, uint32_t j, unsigned char *out)
+{
+    double d = kvec_float(v, j) ? v->f[j] : (double)v->i[j];
+    uint64_t t = (uint64_t)v->i[j] ^ UINT64_C(1) << 63;
+    bool kind = false;
+    if (kvec_float(v, j)) {
+        bool integral = d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d;
+        kind = !integral;
+        t = integral ? (uint64_t)(int64_t)d ^ UINT64_C(1) << 63 : d >= 0x1p63 ? UINT64_MAX : 0;
+    }
+    put_be(out, float_bits(d));
+    put_be(out + 8, t);
+    out[16] = kind;
 }
 
 /* Copies n bytes (zeroes them when s is NULL) with whole moves that may
@@ -895,6 +999,10 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
             small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
+        else if (u64_key(e))
+            put_be(out + 1, (uint64_t)v->i[j]);
+        else if (e->big)
+            big_key(v, j, out + 1);
         else
             put_be(out + 1, (uint64_t)v->i[j] ^ UINT64_C(1) << 63);
     }
@@ -914,15 +1022,15 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
         const char *z = memchr(s, 0, e->strw);
         return v_obj(vm_str_new(vm, s, z ? (size_t)(z - s) : e->strw));
     }
-    case QT_FLOAT: {
-        u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
-        double d;
-        memcpy(&d, &u, 8);
-        return v_float(d);
-    }
+    case QT_FLOAT:
+        return v_float(bits_float(u));
     case QT_BOOL:
         return v_bool((u ^ UINT64_C(1) << 63) != 0);
     default:
-        return v_int((int64_t)(u ^ UINT64_C(1) << 63));
+        if (u64_key(e))
+            return u >> 63 ? v_float((double)u) : v_int((int64_t)u);
+        if (e->big && key[17])  /* a float (big_key) */
+            return v_float(bits_float(u));
+        return v_int((int64_t)(get_be(key + (e->big ? 9 : 1)) ^ UINT64_C(1) << 63));
     }
 }

@@ -45,6 +45,8 @@ typedef struct QExpr {
     int field;          /* QX_FIELD (and QUANT's .field): schema field index, else -1 */
     bool tag;           /* a value per tag (a tag field, or uses one) */
     bool is_enum;       /* a string that is an enum field's symbol */
+    bool big;           /* QT_INT that may hold values above the ints: a u64 field, or
+                         * computed from one; those values are floats (KVec.isf) */
     Value k;            /* CONST: the value; MATCH: the regex; SET: the set's source */
     VStr *name;         /* MAPGET: the key; FIELD: the field name */
     /* prepared for the kernels */
@@ -74,6 +76,7 @@ struct QSet {
     size_t n, cap;
     QType type;
     bool (*match)(void *mdata, const char *s, size_t n);   /* a matcher instead: strings only */
+    QSet *big;          /* an int set for a big expression: its floats no int equals */
     void *mdata;
 };
 
@@ -127,7 +130,8 @@ typedef struct QScan {
     uint32_t nparts;    /* UINT32_MAX: all */
     bool footer_count;  /* COUNT with no filter: the footers know */
     int nslots;         /* kernel scratch vectors per thread */
-    bool vm_calls;      /* an expression calls comb (a matcher): one thread, the VM's */
+    bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
+                         * arguments): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
     Value write_target;
     VMap *write_opts;
@@ -203,6 +207,10 @@ typedef struct KVec {
     const char **sp;
     uint32_t *sl;
     uint8_t *valid;     /* NULL: all valid */
+    uint8_t *isf;       /* a big expression's: 1 where value j is the float f[j] (a u64
+                         * above 2^63-1, as comb has it, or arithmetic on one), else the
+                         * int i[j]; read only when floats */
+    bool floats;        /* some value of the batch is a float (isf) */
 } KVec;
 
 /* A worker's scratch for one batch at a time. Rows of the current level:
@@ -238,13 +246,19 @@ int k_ctx_take(KCtx *k, QScan *scan);
 void k_ctx_drop(QScan *scan);
 /* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
 int k_batch(KCtx *k, const st_batch *b);
+/* Whether value j of v is the float f[j] rather than the int i[j]. */
+static inline bool kvec_float(const KVec *v, uint32_t j)
+{
+    return v->floats && v->isf[j];
+}
 /* Narrows in (rows of level tag) to the rows where e holds, into out
  * (out->idx must hold in->n). */
 void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);
 /* e's values for the rows of in, into k->vecs[e->slot]. */
 const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
 /* Encodes value j of v (type t, width strw) as a key of qx_keywidth bytes;
- * desc inverts the order. */
+ * desc inverts the order. A big expression's key orders its ints and floats
+ * as numbers. */
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
 uint32_t qx_keywidth(const QExpr *e);
 /* The comb value of an encoded key. */

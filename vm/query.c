@@ -89,7 +89,6 @@ typedef struct CombCall {
     Value fn;
     const QExpr *at;
     const char *what;   /* for the message when it returns no bool */
-    uint32_t u64_args;  /* bit i: argument i is a u64 column (raw bits in its vector) */
 } CombCall;
 
 static bool call_bool(const CombCall *cc, int argc, Value *argv)
@@ -108,14 +107,14 @@ static bool call_matcher(void *data, const char *s, size_t n)
 }
 
 /* Value j of an argument's vector as comb has it. */
-static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j, bool u64)
+static Value vec_value(VM *vm, const QExpr *x, const KVec *v, uint32_t j)
 {
     if (v->valid && !v->valid[j])
         return v_nil();
     switch (x->type) {
     case QT_BOOL: return v_bool(v->i[j] != 0);
-    case QT_INT:    /* a u64 above the ints: the nearest float, as rows have it */
-        return u64 && v->i[j] < 0 ? v_float((double)(uint64_t)v->i[j]) : v_int(v->i[j]);
+    case QT_INT:    /* a u64 above the ints (or arithmetic on one): a float, as rows have it */
+        return kvec_float(v, j) ? v_float(v->f[j]) : v_int(v->i[j]);
     case QT_FLOAT: return v_float(v->f[j]);
     case QT_STR: return v_obj(vm_str_new(vm, v->sp[j], v->sl[j]));
     default: return v_nil();
@@ -128,7 +127,7 @@ bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j)
     Value argv[QX_MAX_ARGS];
     int n = 0;
     for (const QExpr *x = e->a; x; x = x->b, n++)
-        argv[n] = vec_value(cc->vm, x->a, args[n], j, cc->u64_args >> n & 1);
+        argv[n] = vec_value(cc->vm, x->a, args[n], j);
     return qx_call_values(e, n, argv);
 }
 
@@ -397,9 +396,19 @@ static int field_of(Binder *b, VStr *name)
     return st_schema_find(b->vs->s, name->data, name->len);
 }
 
+/* A group's items are computed from their aggregates after the scan, with
+ * no row (Binder.aggs 1): a row's value there is an error, not a nil (or a
+ * crash). */
+#define OUTSIDE_AGG "outside an aggregate: in group by ... { }, a value of the rows is a key " \
+                    "or inside an aggregate (sum, min, max, ...)"
+
 static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
 {
     QExpr *e;
+    if (b->aggs == 1) {
+        QExpr at = {.line = (int)nint(node, 1), .col = (int)nint(node, 2)};
+        bind_error(b, &at, "'%s' " OUTSIDE_AGG, name->data);
+    }
     if (f == -2) {
         e = new_expr(b, QX_MAPGET, node);
         e->name = name;
@@ -425,7 +434,10 @@ static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
             if (strlen(fd->syms[k]) > e->strw)
                 e->strw = (uint32_t)strlen(fd->syms[k]);
         break;
-    default: e->type = QT_INT; break;
+    default:
+        e->type = QT_INT;
+        e->big = fd->type == ST_U64;
+        break;
     }
     return e;
 }
@@ -736,6 +748,7 @@ static QExpr *bind_arith(Binder *b, Value node, int op)
         bind_error(b, e, "type mismatch: %s %s %s", describe(b, e->a, d1, sizeof d1), op_sym[op],
                    describe(b, e->b, d2, sizeof d2));
     e->tag = e->a->tag || e->b->tag;
+    e->big = e->type == QT_INT && (e->a->big || e->b->big);
     return e;
 }
 
@@ -828,8 +841,11 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
     } else if (IS_INT(v) || (s->type == QT_BOOL && IS_BOOL(v))) {
         i = IS_BOOL(v) ? v.as.b : v.as.i;
     } else if (IS_FLOAT(v) && s->type == QT_INT) {
-        if (v.as.f != (double)(int64_t)v.as.f)
-            return; /* no int equals it */
+        if (!(v.as.f >= -0x1p63 && v.as.f < 0x1p63) || v.as.f != (double)(int64_t)v.as.f) {
+            if (s->big)     /* no int equals it, a big value may */
+                set_add(b, s->big, v, at);
+            return;
+        }
         i = (int64_t)v.as.f;
     } else {
         goto mismatch;
@@ -918,11 +934,10 @@ static QExpr *bind_in(Binder *b, Value node)
             bind_error(b, e->a, "a matcher matches strings, not %s", describe(b, e->a, d, sizeof d));
         CombCall *mc = qp_alloc(b->vm, b->p, sizeof *mc);
         *mc = (CombCall){b->vm, ((Matcher *)handle_data(AS_HANDLE(e->k)))->fn, e,
-                         "the matcher's function", 0};
+                         "the matcher's function"};
         e->set = qp_alloc(b->vm, b->p, sizeof *e->set);
         e->set->match = call_matcher;
         e->set->mdata = mc;
-        b->p->scan.vm_calls |= b->vs != NULL;
         return e;
     }
     VArray *vals = set_values(b, setx, setx->k);
@@ -933,6 +948,8 @@ static QExpr *bind_in(Binder *b, Value node)
     }
     QType t = e->a->type == QT_NIL ? QT_INT : e->a->type;
     e->set = new_set(b, t, vals->len);
+    if (e->a->big)
+        e->set->big = new_set(b, QT_FLOAT, vals->len);
     for (size_t i = 0; i < vals->len; i++)
         set_add(b, e->set, vals->items[i], e->a);
     if (e->a->is_enum && e->a->op == QX_FIELD) {
@@ -961,6 +978,8 @@ static QExpr *bind_quant(Binder *b, Value node, int fn, QExpr *e)
     if (!is_tags_name(nval(node, 4)))
         bind_error(b, e, "%s(...) takes tags first: %s(tags, PRED)", vm_query_funcs[fn].name,
                    vm_query_funcs[fn].name);
+    if (b->aggs == 1)
+        bind_error(b, e, "%s(tags, ...) " OUTSIDE_AGG, vm_query_funcs[fn].name);
     if (b->scope == SC_TAG)
         bind_error(b, e, "%s(tags, ...) inside a quantifier or after `| tags`: the rows are tags already",
                    vm_query_funcs[fn].name);
@@ -1032,13 +1051,11 @@ static QExpr *bind_comb_call(Binder *b, Value node)
     if (nlen(node) - 4 > QX_MAX_ARGS)
         bind_error(b, e, "a function called in a query takes at most %d arguments", QX_MAX_ARGS);
     CombCall *cc = qp_alloc(b->vm, b->p, sizeof *cc);
-    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query", 0};
+    *cc = (CombCall){b->vm, fx->k, e, "a function called in a query"};
     QExpr **tail = &e->a;
     for (size_t i = 4; i < nlen(node); i++) {
         QExpr *arg = *tail = new_expr(b, QX_ARG, node);
         arg->a = bind(b, nval(node, i));
-        if (arg->a->op == QX_FIELD && b->vs && b->vs->s->fields[arg->a->field].type == ST_U64)
-            cc->u64_args |= 1u << (i - 4);
         arg->type = arg->a->type;
         arg->tag = arg->a->tag;
         e->tag |= arg->tag;
@@ -1047,7 +1064,6 @@ static QExpr *bind_comb_call(Binder *b, Value node)
     e->call = cc;
     e->k = fx->k;
     e->type = QT_BOOL;
-    b->p->scan.vm_calls |= b->vs != NULL;
     return e;
 }
 
@@ -1139,6 +1155,7 @@ static QExpr *bind_index(Binder *b, Value node)
             q->type = fx->type;
             q->strw = fx->strw;
             q->is_enum = fx->is_enum;
+            q->big = fx->big;
             return q;
         }
     }
@@ -1170,6 +1187,7 @@ static QExpr *bind_node(Binder *b, Value node)
         e->a = bind_num(b, nval(node, 3), "unary '-'");
         e->type = e->a->type;
         e->tag = e->a->tag;
+        e->big = e->a->big;
         return e;
     case QOP_NOT:
         e = new_expr(b, op, node);
@@ -1394,6 +1412,22 @@ static bool calls_vm(const QExpr *e)
     return calls_vm(e->a) || calls_vm(e->b) || calls_vm(e->c);
 }
 
+/* Whether the scan's workers would call comb: in its wheres, its sort or
+ * group keys, its aggregates' arguments. A group's items around their
+ * aggregates are computed after the scan, on the VM's thread, as are the
+ * row steps: calls there leave the scan parallel. */
+static bool workers_call_vm(const QScan *sc)
+{
+    bool r = calls_vm(sc->where) || calls_vm(sc->tag_where);
+    for (int k = 0; k < sc->nsort; k++)
+        r |= calls_vm(sc->sort[k].e);
+    for (int k = 0; k < sc->nkeys; k++)
+        r |= calls_vm(sc->keys[k]);
+    for (int k = 0; k < sc->nagg_list; k++)
+        r |= calls_vm(sc->agg_list[k]->a);
+    return r;
+}
+
 /* A where's conjuncts: those the kernels run alone into *where; those that
  * call comb set aside, to come last (residual), so that comb sees only the
  * rows the others keep. */
@@ -1593,6 +1627,7 @@ static void bind_plan(VM *vm, VQuery *q)
         first_step = bind_scan(&b, q, p);
         and_into(&b, &p->scan.where, b.residual[0]);
         and_into(&b, &p->scan.tag_where, b.residual[1]);
+        p->scan.vm_calls = workers_call_vm(&p->scan);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */
         const st_schema *s = b.vs->s;

@@ -222,8 +222,10 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
         }
         return true;
     }
+    /* (a float above the ints stands for many u64 values: no elimination) */
     if (e->op == QX_SET && e->set && !e->set->match && e->a->op == QX_FIELD &&
-        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT) {
+        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT &&
+        !(e->set->big && e->set->big->n)) {
         const QSet *s = e->set;
         st_storeinfo info;
         st_store_info(sc->src->st, &info);
@@ -527,6 +529,9 @@ static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, con
     case QF_avg:
         if (a->type == QT_FLOAT) {
             s->sf += v->f[j];
+        } else if (kvec_float(v, j)) {
+            s->sf += v->f[j];
+            s->overflow = true;     /* int + float: the sum is a float */
         } else {
             s->sf += (double)v->i[j];
             s->overflow |= __builtin_add_overflow(s->si, v->i[j], &s->si);
@@ -761,15 +766,20 @@ static inline uint64_t mix64(uint64_t x)
 }
 
 /* One loop per column type over the rows' indices idx[0 .. n). */
-#define STAT_INTS(T)                                                             \
+/* ORD: x as an int64 in x's order (min and max keep it). */
+#define STAT_LOOP(T, ORD)                                                        \
     for (uint32_t j = 0; j < n; j++) {                                           \
-        int64_t v = ((const T *)col)[idx[j]];                                    \
-        c->nulls += v == 0;                                                      \
-        c->sum += (double)v;                                                     \
+        T x = ((const T *)col)[idx[j]];                                          \
+        int64_t v = (ORD);                                                       \
+        c->nulls += x == 0;                                                      \
+        c->sum += (double)x;                                                     \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, mix64((uint64_t)v));                                     \
+        hll_add(c->hll, mix64((uint64_t)(int64_t)x));                            \
     }
+#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x)
+/* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
+#define U64_ORD(x) ((int64_t)((x) ^ UINT64_C(1) << 63))
 
 static bool stat_column(ColStat *c, const st_field *f, const void *col, const uint32_t *idx, uint32_t n)
 {
@@ -823,6 +833,7 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     case ST_I8: STAT_INTS(int8_t); break;
     case ST_I16: STAT_INTS(int16_t); break;
     case ST_I32: STAT_INTS(int32_t); break;
+    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x)); break;
     default: STAT_INTS(int64_t); break;
     }
     if (f->type == ST_ENUM)
@@ -1069,9 +1080,14 @@ static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
  * one-shot `comb -e` reads nothing twice and would only pay for filling it. */
 static unsigned long nscans; /* touched by the VM's thread only */
 
+static bool uses_cache(unsigned long scan_number)
+{
+    return scan_number > 1;
+}
+
 static st_nbuf_opts with_cache(st_nbuf_opts o)
 {
-    o.cache = nscans > 1;
+    o.cache = uses_cache(nscans);
     return o;
 }
 
@@ -1109,19 +1125,25 @@ static void key_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t 
     }
 }
 
+/* The scan's columns and zone-map ranges, to a reader of one of its files. */
+static int select_where(const QScan *sc, st_reader *r, st_err *err)
+{
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
+    for (uint32_t c = 0; c < st_schema_ncols(sc->vs->s); c++)
+        if (sc->want[c])
+            cols[ncols++] = c;
+    if (st_reader_select(r, cols, ncols, err) < 0)
+        return -1;
+    return st_reader_where(r, sc->ranges, sc->nranges, err);
+}
+
 static void scan_part(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
-    const st_schema *s = sc->vs->s;
     st_err err;
     st_reader *r = w->r = vm_source_reader(sc->src, sh->parts.p[pi].fi, &sh->ropts, &sh->known, &err);
-    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
-    for (uint32_t c = 0; c < st_schema_ncols(s); c++)
-        if (sc->want[c])
-            cols[ncols++] = c;
-    if (!r || st_reader_select(r, cols, ncols, &err) < 0 ||
-        st_reader_where(r, sc->ranges, sc->nranges, &err) < 0) {
+    if (!r || select_where(sc, r, &err) < 0) {
         fail(sh, err.msg);
         st_reader_close(r);
         w->r = NULL;
@@ -1317,7 +1339,13 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
     VArray *a = vm_array_new(vm, t->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
-    Value aggv[64];
+    /* A group's aggregates' values, held where the collector sees them: a
+     * comb call in an item around them may collect (min and max of strings
+     * are new strings). */
+    VArray *held = vm_array_new(vm, (size_t)sc->nagg_list);
+    vm_push_root(vm, v_obj(held));
+    for (int j = 0; j < sc->nagg_list; j++)
+        vm_array_push(vm, held, v_nil());
     for (size_t i = 0; i < t->n; i++) {
         Group *g = &t->g[i];
         VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
@@ -1328,12 +1356,18 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
             k += qx_keywidth(sc->keys[j]);
         }
         for (int j = 0; j < sc->nagg_list; j++)
-            aggv[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
+            held->items[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
         for (int j = 0; j < sc->naggs; j++)
-            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, aggv));
+            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, held->items));
     }
-    vm_pop_root(vm, 1);
+    vm_pop_root(vm, 2);
     return av;
+}
+
+/* A u64 as comb has it: above the ints, the nearest float. */
+static Value u64_value(int64_t bits)
+{
+    return bits < 0 ? v_float((double)(uint64_t)bits) : v_int(bits);
 }
 
 static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
@@ -1368,6 +1402,9 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
             lo = v_obj(vm_str_cstr(vm, buf));
             st_time_format(cs->imax, buf, sizeof buf);
             hi = v_obj(vm_str_cstr(vm, buf));
+        } else if (cs->has && f && f->type == ST_U64) {
+            lo = u64_value(U64_ORD((uint64_t)cs->imin));
+            hi = u64_value(U64_ORD((uint64_t)cs->imax));
         } else if (cs->has) {
             lo = v_int(cs->imin);
             hi = v_int(cs->imax);
@@ -1632,7 +1669,8 @@ Value scan_explain(VM *vm, QPlan *p)
     VMap *m = vm_map_new(vm, 12);
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
-    uint64_t blocks = 0, kept = 0;
+    uint64_t blocks = 0, kept = 0, cached = 0;
+    bool cache = uses_cache(nscans + 1);    /* the scan, were it run now */
     st_nbuf_opts io = with_cache(scan_io);
     st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
     for (uint32_t i = 0; i < pl.n; i++) {
@@ -1643,8 +1681,9 @@ Value scan_explain(VM *vm, QPlan *p)
         st_file_info info;
         st_reader_info(r, &info);
         blocks += info.nblocks;
-        int rc = st_reader_where(r, sc->ranges, sc->nranges, &err);
+        int rc = select_where(sc, r, &err);
         kept += rc < 0 || sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        cached += rc < 0 || sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
         vm_source_release(sc->src, pl.p[i].fi, r);
         if (rc < 0)
             vm_error(vm, "%s", err.msg);
@@ -1654,6 +1693,7 @@ Value scan_explain(VM *vm, QPlan *p)
     set(vm, m, "partitions_read", v_int(pl.n));
     set(vm, m, "blocks", v_int((int64_t)blocks));
     set(vm, m, "blocks_read", v_int((int64_t)kept));
+    set(vm, m, "blocks_cached", v_int((int64_t)cached));
     VArray *cols = vm_array_new(vm, 8);
     set(vm, m, "columns", v_obj(cols));
     for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)

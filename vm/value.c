@@ -6,8 +6,7 @@
 
 #include "vm/vm.h"
 
-/* i against f exactly (no rounding of i): -1, 0, 1, or 2 when f is NaN. */
-static int cmp_int_float(int64_t i, double f)
+int v_cmp_int_float(int64_t i, double f)
 {
     if (isnan(f))
         return 2;
@@ -28,9 +27,9 @@ static int cmp_num(Value a, Value b)
     if (a.type == VT_INT && b.type == VT_INT)
         return (a.as.i > b.as.i) - (a.as.i < b.as.i);
     if (a.type == VT_INT)
-        return cmp_int_float(a.as.i, b.as.f);
+        return v_cmp_int_float(a.as.i, b.as.f);
     if (b.type == VT_INT) {
-        int c = cmp_int_float(b.as.i, a.as.f);
+        int c = v_cmp_int_float(b.as.i, a.as.f);
         return c == 2 ? 2 : -c;
     }
     if (a.as.f < b.as.f)

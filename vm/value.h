@@ -99,6 +99,8 @@ static inline bool v_truthy(Value v)
 /* Equality as `==` sees it: numbers by value (1 == 1.0), strings by bytes,
  * everything else by identity; values of different kinds are unequal. */
 bool v_equal(Value a, Value b);
+/* i against f exactly (no rounding of i): -1, 0, 1, or 2 when f is NaN. */
+int v_cmp_int_float(int64_t i, double f);
 
 /* The name of v's type as `type(v)` returns it ("int", "map", "regex"...). */
 const char *v_type_name(Value v);

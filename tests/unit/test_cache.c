@@ -152,8 +152,8 @@ static st_schema *write_calls(const char *path, gen_tagsets *t)
 
 /* Reads the file with the columns cols (n of them) and checks every batch
  * against the model; returns the reader's stats. */
-static st_read_stats read_all(const char *path, const st_schema *s, const gen_tagsets *t,
-                              const uint32_t *cols, uint32_t n, bool cache)
+/* A reader of path decoding the columns cols (n of them). */
+static st_reader *open_cols(const char *path, const uint32_t *cols, uint32_t n, bool cache)
 {
     st_err err = {0};
     st_nbuf_opts io;
@@ -163,6 +163,14 @@ static st_read_stats read_all(const char *path, const st_schema *s, const gen_ta
     if (!r)
         fail_msg("%s", err.msg);
     assert_int_equal(st_reader_select(r, cols, n, &err), 0);
+    return r;
+}
+
+static st_read_stats read_all(const char *path, const st_schema *s, const gen_tagsets *t,
+                              const uint32_t *cols, uint32_t n, bool cache)
+{
+    st_err err = {0};
+    st_reader *r = open_cols(path, cols, n, cache);
     const st_batch *b;
     uint32_t at = 0;
     int rc;
@@ -251,6 +259,46 @@ static void readers_share_decoded_columns(void **state)
     st_schema_free(s);
 }
 
+/* How many blocks a reader of path decoding cols would take from the
+ * cache (explain's figure), before reading any. */
+static uint64_t blocks_cached(const char *path, const uint32_t *cols, uint32_t n)
+{
+    st_reader *r = open_cols(path, cols, n, false);
+    uint64_t k = st_reader_blocks_cached(r);
+    st_reader_close(r);
+    return k;
+}
+
+static void predicts_cached_blocks(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/calls.ts", dir);
+    gen_tagsets t;
+    st_schema *s = write_calls(path, &t);
+    size_t base = mem_in_use();
+    uint32_t two[] = {2, 4}, one[] = {4}, three[] = {0, 2, 4};
+    st_cache_set_limit(64 << 20);
+    assert_int_equal(blocks_cached(path, two, 2), 0);
+    st_read_stats first = read_all(path, s, &t, two, 2, true);
+    st_cache_stats before, after;
+    st_cache_stats_get(&before);
+    assert_int_equal(blocks_cached(path, two, 2), first.blocks_read);
+    assert_int_equal(blocks_cached(path, one, 1), first.blocks_read);
+    assert_int_equal(blocks_cached(path, three, 3), 0);   /* column 0 is not there */
+    /* Looking is not using: no hit or miss counted (the opens count none:
+     * their readers do not use the cache). */
+    st_cache_stats_get(&after);
+    assert_int_equal(after.hits, before.hits);
+    assert_int_equal(after.misses, before.misses);
+    assert_int_equal(read_all(path, s, &t, two, 2, true).blocks_cached, first.blocks_read);
+    st_cache_set_limit(0);  /* off: nothing cached */
+    assert_int_equal(blocks_cached(path, two, 2), 0);
+    assert_int_equal(mem_in_use(), base);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +306,7 @@ int main(void)
         cmocka_unit_test(evicts_least_recently_used),
         cmocka_unit_test(put_is_best_effort),
         cmocka_unit_test(readers_share_decoded_columns),
+        cmocka_unit_test(predicts_cached_blocks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,3 +37,8 @@ run 'open("calls") | select 1 + 2'
 run 'let q = open("calls") | count
 q | where bsid == 1'
 run 'open("calls") | group bsid'
+# a group's items are made of aggregates: a row's value outside one (it
+# has no row after the scan; count(tags) there crashed)
+run 'open("calls") | group by bsid { n: count(tags) }'
+run 'open("calls") | group by bsid { n: count(), d: dur }'
+run '[{a: 1, tags: [{b: 2}]}] | group by a { n: count(tags, b == 2) }'
