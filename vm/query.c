@@ -178,7 +178,6 @@ typedef struct VQuery {
     Value src;
     VArray *stages;
     QPlan plan;
-    VArray *iter;       /* the rows a `for` walks */
 } VQuery;
 
 static void query_free(VM *vm, void *data)
@@ -195,25 +194,97 @@ static void query_mark(VM *vm, void *data)
         vm_mark_obj(vm, &q->stages->hdr);
     if (q->plan.keep)
         vm_mark_obj(vm, &q->plan.keep->hdr);
-    if (q->iter)
-        vm_mark_obj(vm, &q->iter->hdr);
 }
 
-static bool query_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
+/* A reading of a query's rows (`for`, write): as they come from the scan
+ * (vm/scan.c's cursor) through the row steps that go a row at a time, or
+ * the run's array when a step needs every row first (group by, a sort
+ * after a select) or the source is an array. */
+typedef struct QCursor {
+    Value q;            /* the query: its plan */
+    Value scan;         /* the scan's cursor, or nil */
+    Value rows;         /* else the rows, or nil */
+    size_t i;           /* the next of rows */
+    int to;             /* the scan's rows go through steps [0, to) */
+    uint64_t taken[];   /* [nsteps]: rows each take let through */
+} QCursor;
+
+static void cursor_mark(VM *vm, void *data)
 {
-    VQuery *q = data;
-    if (*cursor == 0 || !q->iter) {
-        Value r = vm_query_run(vm, v_obj((VHandle *)((char *)data - offsetof(VHandle, data))));
+    QCursor *c = data;
+    vm_mark(vm, c->q);
+    vm_mark(vm, c->scan);
+    vm_mark(vm, c->rows);
+}
+
+/* The loop is over: the scan's files closed now, the rows let go. */
+static void cursor_close(VM *vm, void *data)
+{
+    QCursor *c = data;
+    if (!IS_NIL(c->scan))
+        scan_close(vm, c->scan);
+    c->scan = c->rows = v_nil();
+}
+
+static bool cursor_next(VM *vm, void *data, int64_t *pos, Value *a, Value *b)
+{
+    QCursor *c = data;
+    (void)pos;
+    if (IS_ARRAY(c->rows)) {
+        if (c->i >= AS_ARRAY(c->rows)->len)
+            return false;
+        *a = *b = AS_ARRAY(c->rows)->items[c->i++];
+        return true;
+    }
+    QPlan *p = &((VQuery *)handle_data(AS_HANDLE(c->q)))->plan;
+    Value row;
+    while (!IS_NIL(c->scan) && scan_next(vm, c->scan, &row)) {
+        vm_push_root(vm, row);
+        int k = rows_step(vm, p, 0, c->to, c->taken, &vm->roots[vm->nroots - 1]);
+        row = vm->roots[vm->nroots - 1];
+        vm_pop_root(vm, 1);
+        if (k < 0)
+            break;
+        if (k == 2)
+            cursor_close(vm, c);
+        if (k) {
+            *a = *b = row;
+            return true;
+        }
+    }
+    cursor_close(vm, c);
+    return false;
+}
+
+static const VHandleType cursor_type = {
+    .name = "query cursor", .mark = cursor_mark, .next = cursor_next, .close = cursor_close,
+};
+
+static int last_verb(VQuery *q);
+
+static Value query_iter(VM *vm, Value qv)
+{
+    VQuery *q = handle_data(AS_HANDLE(qv));
+    QPlan *p = &q->plan;
+    VHandle *h = vm_handle_new(vm, &cursor_type, sizeof(QCursor) + (size_t)p->nsteps * sizeof(uint64_t));
+    Value hv = v_obj(h);
+    vm_push_root(vm, hv);
+    QCursor *c = handle_data(h);
+    c->q = qv;
+    c->scan = c->rows = v_nil();
+    int verb = last_verb(q);
+    c->to = rows_streams_to(p, 0);
+    if (p->typed && p->scan.consumer == QC_COLLECT && c->to == p->nsteps && verb != QV_explain &&
+        verb != QV_schema) {
+        c->scan = scan_open(vm, p);
+    } else {
+        Value r = vm_query_run(vm, qv);
         if (!IS_ARRAY(r))
             vm_error(vm, "this query gives %s, not rows to iterate over", v_type_name(r));
-        q->iter = AS_ARRAY(r);
+        c->rows = r;
     }
-    if ((uint64_t)*cursor >= q->iter->len)
-        return false;
-    *a = q->iter->items[*cursor];
-    *b = *a;
-    ++*cursor;
-    return true;
+    vm_pop_root(vm, 1);
+    return hv;
 }
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
@@ -228,7 +299,7 @@ static void query_show(VM *vm, void *data, VStrBuf *sb)
 }
 
 const VHandleType vm_query_type = {
-    .name = "query", .free = query_free, .mark = query_mark, .next = query_next,
+    .name = "query", .free = query_free, .mark = query_mark, .iter = query_iter,
     .show = query_show,
 };
 
@@ -1202,6 +1273,11 @@ static Value stage_of(VQuery *q, int i)
     return AS_ARRAY(q->stages->items[i])->items[0];
 }
 
+static int last_verb(VQuery *q)
+{
+    return q->stages->len ? (int)nint(stage_of(q, (int)q->stages->len - 1), 0) : -1;
+}
+
 static void binder_for(Binder *b, VQuery *q, int i)
 {
     VArray *rec = AS_ARRAY(q->stages->items[i]);
@@ -1695,11 +1771,6 @@ Value vm_query_display(VM *vm, Value v)
 }
 
 /* ---- _pipe -------------------------------------------------------------- */
-
-static int last_verb(VQuery *q)
-{
-    return q->stages->len ? (int)nint(stage_of(q, (int)q->stages->len - 1), 0) : -1;
-}
 
 Value vm_query_run(VM *vm, Value qv)
 {

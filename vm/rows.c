@@ -265,19 +265,57 @@ static VArray *take(VM *vm, const QStep *s, VArray *in)
     return out;
 }
 
+/* The map a select makes of row, into *out (rooted by the caller). */
+static void select_row(VM *vm, const QStep *s, Value row, Value *out)
+{
+    VMap *m = vm_map_new(vm, (size_t)s->n);
+    *out = v_obj(m);
+    for (int j = 0; j < s->n; j++)
+        vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], row, v_nil()));
+}
+
 static VArray *select_(VM *vm, const QStep *s, VArray *in)
 {
     VArray *out = vm_array_new(vm, in->len);
     Value ov = v_obj(out);
     vm_push_root(vm, ov);
     for (size_t i = 0; i < in->len; i++) {
-        VMap *m = vm_map_new(vm, (size_t)s->n);
-        vm_array_push(vm, out, v_obj(m));
-        for (int j = 0; j < s->n; j++)
-            vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], in->items[i], v_nil()));
+        vm_array_push(vm, out, v_nil());
+        select_row(vm, s, in->items[i], &out->items[i]);
     }
     vm_pop_root(vm, 1);
     return out;
+}
+
+int rows_streams_to(const QPlan *p, int from)
+{
+    while (from < p->nsteps && (p->steps[from].verb == QV_where || p->steps[from].verb == QV_select ||
+                                p->steps[from].verb == QV_take))
+        from++;
+    return from;
+}
+
+int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row)
+{
+    bool last = false;
+    for (int i = from; i < to; i++) {
+        const QStep *s = &p->steps[i];
+        switch (s->verb) {
+        case QV_where:
+            if (!v_truthy(rows_eval(vm, s->e[0], *row, v_nil())))
+                return 0;
+            break;
+        case QV_select:
+            select_row(vm, s, *row, row);
+            break;
+        default:    /* take */
+            if (taken[i] >= (uint64_t)s->e[0]->ki)
+                return -1;
+            last |= ++taken[i] == (uint64_t)s->e[0]->ki;
+            break;
+        }
+    }
+    return last ? 2 : 1;
 }
 
 /* `| tags`: a row per tag, the tagset's fields and the tag's. */

@@ -1,0 +1,49 @@
+# `for` over a query reads its rows as they come: the same rows, in the
+# same order, as rows(q) gives, for where/select/take/tags/sort pipelines;
+# the scan's file is open while the loop runs and closed when it ends,
+# however it ends: done, break, return, a raise in the body (then caught);
+# 300 broken loops under a limit of 64 open files, then more queries.
+d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
+"$COMB" store gen calls --tagsets 3000 --seed 4 --volumes 1 --partitions 2 >/dev/null || exit 1
+(ulimit -n 64 && "$COMB" - <<'END'
+let ds = open("calls")
+fn same(q) {
+    let a = []
+    for r in q { push(a, r) }
+    return [len(a), str(a) == str(rows(q))]
+}
+print(same(ds | where state == "open"))
+print(same(ds | tags | where bsid < 20 | select onum, bsid, dur | take 5))
+print(same(ds | where state == "billed" | select onum, n: count(tags) | where n > 2 | take 40))
+print(same(ds | tags | sort dur desc, onum))
+print(same(ds | sort state desc, ts))
+print(same(ds | tags | sort dur, sys desc | take 7))
+print(same(ds | take 0))
+print(same(ds | select onum | take 0))
+print(same(ds | group by state { n: count() }))
+print(same(ds | where state == "billed" | select onum, n: count(tags) | sort n | take 4))
+print(same([{a: 2}, {a: 1}] | sort a))
+# open files of this process: the scan's reader is open only inside the loop
+system("ls /proc/$PPID/fd | wc -l >base")
+fn fds() { system("test $(ls /proc/$PPID/fd | wc -l) -le $(cat base) && echo closed || echo open") }
+let k = 0
+for r in ds | where state == "open" { if k == 0 { fds() }; k += 1; if k == 5 { break } }
+fds()
+for r in ds | tags | sort dur { k += 1 }
+fds()
+fn first(q) { for r in q { return r.onum } }
+print(first(ds | where state == "closed") == rows(ds | where state == "closed" | take 1)[0].onum)
+fds()
+let caught = 0
+for i in 0..300 {
+    try { for r in ds | tags | where dur > 5 { error("bad " + str(r.dur)) } } catch e { caught += 1 }
+    for r in ds | where state == "open" { break }
+}
+fds()
+print("caught", caught)
+let pairs = 0
+for a in ds | where state == "open" | take 3 { for b in ds | where state == "open" | take 3 { pairs += 1 } }
+print(pairs, ds | where state == "open" | count)
+for r in ds | count { }
+END
+)
