@@ -292,6 +292,9 @@ int rows_streams_to(const QPlan *p, int from);
  * rows, -1 when a take had them already (no later row can pass either).
  * *row must be rooted. */
 int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row);
+/* A write step's: rows (an array, or a cursor handle read to its end)
+ * to its target; the number written. */
+Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows);
 /* e's value for a row (map) with outer the enclosing row (a tagset around a
  * tag), for row steps. */
 Value rows_eval(VM *vm, const QExpr *e, Value row, Value outer);

@@ -260,9 +260,14 @@ static const VHandleType cursor_type = {
     .name = "query cursor", .mark = cursor_mark, .next = cursor_next, .close = cursor_close,
 };
 
-static int last_verb(VQuery *q);
+/* Whether the scan's rows can go a row at a time through steps [0, to). */
+static bool streams(const QPlan *p, int to)
+{
+    return p->typed && p->scan.consumer == QC_COLLECT && rows_streams_to(p, 0) >= to;
+}
 
-static Value query_iter(VM *vm, Value qv)
+/* A cursor over the rows of steps [0, to), lazy when they stream. */
+static Value cursor_open(VM *vm, Value qv, int to)
 {
     VQuery *q = handle_data(AS_HANDLE(qv));
     QPlan *p = &q->plan;
@@ -272,10 +277,8 @@ static Value query_iter(VM *vm, Value qv)
     QCursor *c = handle_data(h);
     c->q = qv;
     c->scan = c->rows = v_nil();
-    int verb = last_verb(q);
-    c->to = rows_streams_to(p, 0);
-    if (p->typed && p->scan.consumer == QC_COLLECT && c->to == p->nsteps && verb != QV_explain &&
-        verb != QV_schema) {
+    c->to = to;
+    if (streams(p, to)) {
         c->scan = scan_open(vm, p);
     } else {
         Value r = vm_query_run(vm, qv);
@@ -285,6 +288,11 @@ static Value query_iter(VM *vm, Value qv)
     }
     vm_pop_root(vm, 1);
     return hv;
+}
+
+static Value query_iter(VM *vm, Value qv)
+{
+    return cursor_open(vm, qv, ((VQuery *)handle_data(AS_HANDLE(qv)))->plan.nsteps);
 }
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
@@ -1786,6 +1794,17 @@ Value vm_query_run(VM *vm, Value qv)
     }
     if (!p->typed)
         return rows_run(vm, p, 0, p->array);
+    int last = p->nsteps - 1;
+    if (verb == QV_write && last >= 0 && p->steps[last].verb == QV_write && streams(p, last)) {
+        /* The rows to the target as they come, the scan closed after (or
+         * as a raise leaves the native that runs this). */
+        Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
+        Value cur = cursor_open(vm, qv, last);
+        vm_iter_push(vm, level, cur);
+        Value n = rows_write(vm, p, &p->steps[last], cur);
+        vm_iter_close(vm, level);
+        return n;
+    }
     vm_push_root(vm, qv);
     Value r = scan_run(vm, p);
     vm_push_root(vm, r);

@@ -601,7 +601,7 @@ static Value stat(VM *vm, VArray *in)
     return v_obj(out);
 }
 
-static Value write_rows(VM *vm, QPlan *p, const QStep *s, VArray *in)
+Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
 {
     VHandle *schema = vm_schema_of(s->write_opts ? *(vm_map_ref(s->write_opts, v_obj(vm_str_cstr(vm, "schema"))) ?: &(Value){0}) : v_nil());
     if (!schema && p->typed)
@@ -609,8 +609,12 @@ static Value write_rows(VM *vm, QPlan *p, const QStep *s, VArray *in)
     Value keep;
     VLoader *l = vm_loader_new(vm, s->write_target, schema, s->write_opts, &keep);
     vm_push_root(vm, keep);
-    for (size_t i = 0; i < in->len; i++)
-        vm_loader_add(vm, l, in->items[i], i + 1);
+    Value row, b;
+    int64_t pos = 0;
+    for (uint64_t i = 0; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
+                                        : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
+         i++)
+        vm_loader_add(vm, l, IS_ARRAY(rows) ? AS_ARRAY(rows)->items[i] : row, i + 1);
     int64_t n = vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
     return v_int(n);
@@ -650,7 +654,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_tags: rows = v_obj(tags(vm, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
-        case QV_write: rows = write_rows(vm, p, s, in); break;
+        case QV_write: rows = rows_write(vm, p, s, rows); break;
         case QV_explain: rows = explain(vm, p, in); break;
         default: break;
         }

@@ -44,6 +44,10 @@ print("caught", caught)
 let pairs = 0
 for a in ds | where state == "open" | take 3 { for b in ds | where state == "open" | take 3 { pairs += 1 } }
 print(pairs, ds | where state == "open" | count)
+# load and write read a query the same way, and close it after
+print(load("l.ts", ds | where state == "open", {schema: schema(ds)}), open("l.ts") | count)
+print(ds | where state == "open" | sort ts desc | write("w.ts"), open("w.ts") | count)
+fds()
 for r in ds | count { }
 END
 )
