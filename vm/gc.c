@@ -192,6 +192,12 @@ void vm_gc(VM *vm)
     vm->gc_running = false;
 }
 
+void vm_gc_step(VM *vm)
+{
+    if (vm->debt > vm->gc_limit)
+        vm_gc(vm);
+}
+
 void vm_gc_stress(VM *vm, bool on)
 {
     vm->gc_stress = on;

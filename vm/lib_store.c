@@ -877,8 +877,10 @@ Value nat_load(VM *vm, int argc, Value *argv)
         }
         int64_t cursor = 0;
         Value a, b;
-        while (h->type->next(vm, h->data, &cursor, &a, &b))
+        while (h->type->next(vm, h->data, &cursor, &a, &b)) {
             vm_loader_add(vm, l, a, ++n);
+            vm_gc_step(vm);     /* the rows loaded are garbage */
+        }
         vm_iter_close(vm, argv);
     } else {
         vm_arg_error(vm, 1, "an array of maps, a tagset file or a store", argv[1]);

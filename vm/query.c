@@ -204,6 +204,7 @@ typedef struct QCursor {
     Value q;            /* the query: its plan */
     Value scan;         /* the scan's cursor, or nil */
     Value rows;         /* else the rows, or nil */
+    Value row;          /* the row going through the steps */
     size_t i;           /* the next of rows */
     int to;             /* the scan's rows go through steps [0, to) */
     uint64_t taken[];   /* [nsteps]: rows each take let through */
@@ -215,6 +216,7 @@ static void cursor_mark(VM *vm, void *data)
     vm_mark(vm, c->q);
     vm_mark(vm, c->scan);
     vm_mark(vm, c->rows);
+    vm_mark(vm, c->row);
 }
 
 /* The loop is over: the scan's files closed now, the rows let go. */
@@ -237,18 +239,15 @@ static bool cursor_next(VM *vm, void *data, int64_t *pos, Value *a, Value *b)
         return true;
     }
     QPlan *p = &((VQuery *)handle_data(AS_HANDLE(c->q)))->plan;
-    Value row;
-    while (!IS_NIL(c->scan) && scan_next(vm, c->scan, &row)) {
-        vm_push_root(vm, row);
-        int k = rows_step(vm, p, 0, c->to, c->taken, &vm->roots[vm->nroots - 1]);
-        row = vm->roots[vm->nroots - 1];
-        vm_pop_root(vm, 1);
+    while (!IS_NIL(c->scan) && scan_next(vm, c->scan, &c->row)) {
+        int k = rows_step(vm, p, 0, c->to, c->taken, &c->row);
         if (k < 0)
             break;
         if (k == 2)
             cursor_close(vm, c);
         if (k) {
-            *a = *b = row;
+            *a = *b = c->row;
+            c->row = v_nil();
             return true;
         }
     }
@@ -276,7 +275,7 @@ static Value cursor_open(VM *vm, Value qv, int to)
     vm_push_root(vm, hv);
     QCursor *c = handle_data(h);
     c->q = qv;
-    c->scan = c->rows = v_nil();
+    c->scan = c->rows = c->row = v_nil();
     c->to = to;
     if (streams(p, to)) {
         c->scan = scan_open(vm, p);
@@ -288,6 +287,13 @@ static Value cursor_open(VM *vm, Value qv, int to)
     }
     vm_pop_root(vm, 1);
     return hv;
+}
+
+bool vm_query_streams(Value v)
+{
+    return IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type &&
+           streams(&((VQuery *)handle_data(AS_HANDLE(v)))->plan,
+                   ((VQuery *)handle_data(AS_HANDLE(v)))->plan.nsteps);
 }
 
 static Value query_iter(VM *vm, Value qv)
@@ -1763,19 +1769,22 @@ Value vm_query_display(VM *vm, Value v)
     vm_push_root(vm, v_obj(times));
     Value r = vm_query_run(vm, v);
     vm_push_root(vm, r);
-    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++) {
-        Value row = AS_ARRAY(r)->items[i];
-        for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
-            Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
-            if (t && IS_INT(*t)) {
-                char buf[40];
-                st_time_format(t->as.i, buf, sizeof buf);
-                *t = v_obj(vm_str_cstr(vm, buf));
-            }
-        }
-    }
+    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++)
+        vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]);
     vm_pop_root(vm, 2);
     return r;
+}
+
+void vm_query_show_times(VM *vm, VArray *times, Value row)
+{
+    for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
+        Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
+        if (t && IS_INT(*t)) {
+            char buf[40];
+            st_time_format(t->as.i, buf, sizeof buf);
+            *t = v_obj(vm_str_cstr(vm, buf));
+        }
+    }
 }
 
 /* ---- _pipe -------------------------------------------------------------- */

@@ -265,13 +265,16 @@ static VArray *take(VM *vm, const QStep *s, VArray *in)
     return out;
 }
 
-/* The map a select makes of row, into *out (rooted by the caller). */
+/* The map a select makes of row, into *out (rooted by the caller; it may
+ * be where row was). */
 static void select_row(VM *vm, const QStep *s, Value row, Value *out)
 {
+    vm_push_root(vm, row);
     VMap *m = vm_map_new(vm, (size_t)s->n);
     *out = v_obj(m);
     for (int j = 0; j < s->n; j++)
         vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], row, v_nil()));
+    vm_pop_root(vm, 1);
 }
 
 static VArray *select_(VM *vm, const QStep *s, VArray *in)
@@ -613,8 +616,10 @@ Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
     int64_t pos = 0;
     for (uint64_t i = 0; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
                                         : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
-         i++)
+         i++) {
         vm_loader_add(vm, l, IS_ARRAY(rows) ? AS_ARRAY(rows)->items[i] : row, i + 1);
+        vm_gc_step(vm);     /* the rows written are garbage */
+    }
     int64_t n = vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
     return v_int(n);

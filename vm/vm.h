@@ -204,6 +204,9 @@ void vm_free_obj(VM *vm, void *o, size_t size);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */
+/* A collection if one is due, as the loop's safe points do: for a native
+ * reading many rows, at a point where everything it still uses is rooted. */
+void vm_gc_step(VM *vm);
 void vm_mark(VM *vm, Value v);          /* for handle mark callbacks */
 void vm_mark_obj(VM *vm, Obj *o);
 void vm_gc_free_all(VM *vm);
