@@ -14,6 +14,12 @@ for r in ds | tags | sort dur desc, sys { print(r) }
 for r in ds | where state != "open" | sort count(tags) { print(r.onum, r.ts) }
 print(str(rows(ds | tags | where bsid < 50 | sort bsid desc)))
 END
+# and a schema without tag fields (a record per row, no tag count)
+printf 'key id: u64\ntagset n: u32\n' >n.schema
+"$COMB" store create s --schema n.schema --partition-key id --partitions 4 >/dev/null || exit 1
+awk 'BEGIN { for (i = 1; i <= 60000; i++) printf "%d\t%d\n", i * 7919 % 100003, i % 97 }' >d.tsv
+"$COMB" store load s d.tsv >/dev/null || exit 1
+echo 'for r in open("s") | sort n desc, id { print(r.id, r.n) }' >>q.comb
 mkdir tmp
 TMPDIR=$d/tmp COMB_SORT_MB=1 "$COMB" q.comb >small || exit 1
 "$COMB" q.comb >big || exit 1
