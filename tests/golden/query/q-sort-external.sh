@@ -49,3 +49,7 @@ wait $pid
 echo "exit status $?"
 grep -o interrupted err
 ls -A tmp | wc -l
+# and exit() in the body
+TMPDIR=$d/tmp COMB_SORT_MB=1 "$COMB" -e 'for r in open("calls") | tags | sort dur { exit(3) }'
+echo "exit status $?"
+ls -A tmp | wc -l
