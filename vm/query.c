@@ -338,6 +338,7 @@ typedef struct Binder {
     bool indexed;           /* the call being bound has .field after it */
     bool quantify;          /* a tagset-level where: bare tag fields mean any(tags, ...) */
     QExpr *residual[2];     /* the where's conjuncts that call comb (tagsets, tags) */
+    int skip_from, skip_to; /* stages the scan runs after a select's (a sort, a take) */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -1461,6 +1462,68 @@ static void add_where(Binder *b, QExpr **where, QExpr **residual, QExpr *e)
     and_into(b, calls_vm(e) ? residual : where, e);
 }
 
+/* The scan's sort by stage i's keys (key k's node keys[k], or the stage's
+ * own), and by a take right after it; returns the first stage after them. */
+static int scan_sort(Binder *b, VQuery *q, QPlan *p, int i, const Value *keys)
+{
+    QScan *sc = &p->scan;
+    Value st = stage_of(q, i);
+    sc->nsort = (int)(nlen(st) - 3) / 2;
+    sc->sort = qp_alloc(b->vm, p, (size_t)sc->nsort * sizeof *sc->sort);
+    for (int k = 0; k < sc->nsort; k++) {
+        sc->sort[k].e = bind(b, keys ? keys[k] : nval(st, 3 + 2 * (size_t)k));
+        sc->sort[k].desc = AS_BOOL(nval(st, 4 + 2 * (size_t)k));
+        sc->keyw += qx_keywidth(sc->sort[k].e);
+        if (sc->sort[k].e->type == QT_NIL)
+            bind_error(b, sc->sort[k].e, "sort by a value of the rows");
+    }
+    if (i + 1 < (int)q->stages->len && nint(stage_of(q, i + 1), 0) == QV_take) {
+        binder_for(b, q, i + 1);
+        sc->limit = take_count(b, stage_of(q, i + 1));
+        return i + 2;
+    }
+    return i + 1;
+}
+
+/* The name a node reads (a field, or a variable a field would shadow), or
+ * NULL for anything else. */
+static VStr *node_name(Value node)
+{
+    switch (IS_ARRAY(node) ? nint(node, 0) : -1) {
+    case QOP_FIELD: return AS_STR(nval(node, 3));
+    case QOP_MODVAR: return AS_STR(nval(node, 4));
+    case QOP_CAPTURE: return IS_STR(nval(node, 4)) ? AS_STR(nval(node, 4)) : NULL;
+    default: return NULL;
+    }
+}
+
+/* `select ... | sort k, ... [| take n]` where each k names a select item
+ * that is a field of the scan's rows: the scan sorts (and takes) by those
+ * fields, in bounded memory (external past COMB_SORT_MB), before the
+ * select, which then goes a row at a time; the order is the same (the
+ * sort is stable and the select maps row to row). The sort and take are
+ * marked bound (b->skip_*). Select stage i's binding context is current. */
+static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
+{
+    Value sel = stage_of(q, i), st = i + 1 < (int)q->stages->len ? stage_of(q, i + 1) : v_nil();
+    int nitems = (int)(nlen(sel) - 3) / 2, nkeys = IS_NIL(st) ? 0 : (int)(nlen(st) - 3) / 2;
+    Value keys[64];
+    if (IS_NIL(st) || nint(st, 0) != QV_sort || nkeys > 64)
+        return;
+    for (int k = 0; k < nkeys; k++) {
+        VStr *name = node_name(nval(st, 3 + 2 * (size_t)k)), *f;
+        keys[k] = v_nil();
+        for (int j = 0; name && j < nitems; j++)
+            if (str_equal(AS_STR(nval(sel, 3 + 2 * (size_t)j)), name))
+                keys[k] = nval(sel, 4 + 2 * (size_t)j);
+        int fi = (f = node_name(keys[k])) ? field_of(b, f) : -1;
+        if (fi < 0 || (b->vs->s->fields[fi].role == ST_TAG && !p->scan.tags))
+            return;
+    }
+    b->skip_from = i + 1;
+    b->skip_to = scan_sort(b, q, p, i + 1, keys);
+}
+
 /* Binds the stages the scan can run; returns the first stage it cannot. */
 static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 {
@@ -1493,23 +1556,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         case QV_take:
             sc->limit = take_count(b, st);
             return i + 1;
-        case QV_sort: {
-            sc->nsort = (int)(nlen(st) - 3) / 2;
-            sc->sort = qp_alloc(b->vm, p, (size_t)sc->nsort * sizeof *sc->sort);
-            for (int k = 0; k < sc->nsort; k++) {
-                sc->sort[k].e = bind(b, nval(st, 3 + 2 * (size_t)k));
-                sc->sort[k].desc = AS_BOOL(nval(st, 4 + 2 * (size_t)k));
-                sc->keyw += qx_keywidth(sc->sort[k].e);
-                if (sc->sort[k].e->type == QT_NIL)
-                    bind_error(b, sc->sort[k].e, "sort by a value of the rows");
-            }
-            if (i + 1 < n && nint(stage_of(q, i + 1), 0) == QV_take) {
-                binder_for(b, q, i + 1);
-                sc->limit = take_count(b, stage_of(q, i + 1));
-                return i + 2;
-            }
-            return i + 1;
-        }
+        case QV_sort:
+            return scan_sort(b, q, p, i, NULL);
         case QV_group: {
             int nkeys = (int)nint(st, 3), nitems = (int)(nlen(st) - 4) / 2;
             sc->consumer = QC_GROUP;
@@ -1556,6 +1604,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
             return i + 1;
         }
         default:    /* select, explain, schema: the scan collects, the rows step does the rest */
+            if (verb == QV_select)
+                sort_under_select(b, q, p, i);
             return i;
         }
     }
@@ -1687,6 +1737,8 @@ static void bind_plan(VM *vm, VQuery *q)
     }
     b.vs = NULL;
     for (int i = first_step; i < (int)q->stages->len; i++) {
+        if (i >= b.skip_from && i < b.skip_to)
+            continue;
         binder_for(&b, q, i);
         bind_step(&b, p, stage_of(q, i));
     }

@@ -23,6 +23,12 @@ print(same(ds | select onum | take 0))
 print(same(ds | group by state { n: count() }))
 print(same(ds | where state == "billed" | select onum, n: count(tags) | sort n | take 4))
 print(same([{a: 2}, {a: 1}] | sort a))
+# a sort (and take) right after a select of fields runs in the scan, before
+# the select: the order the row step gives the selected rows
+let sel = rows(ds | tags | select onum, d: dur, sys)
+let q = ds | tags | select onum, d: dur, sys | sort d desc, sys
+print(same(q), str(rows(q)) == str(rows(sel | sort d desc, sys)))
+print((q | take 3 | explain).then, (ds | select onum, n: count(tags) | sort n | explain).then)
 # open files of this process: the scan's reader is open only inside the loop
 system("ls /proc/$PPID/fd | wc -l >base")
 fn fds() { system("test $(ls /proc/$PPID/fd | wc -l) -le $(cat base) && echo closed || echo open") }

@@ -13,6 +13,7 @@ for r in ds | sort state, first(tags, sys == "AUDIT").dur desc, cid { print(r) }
 for r in ds | tags | sort dur desc, sys { print(r) }
 for r in ds | where state != "open" | sort count(tags) { print(r.onum, r.ts) }
 print(str(rows(ds | tags | where bsid < 50 | sort bsid desc)))
+for r in ds | tags | select s: sys, d: dur, onum | sort d, s desc { print(r) }
 END
 # and a schema without tag fields (a record per row, no tag count)
 printf 'key id: u64\ntagset n: u32\n' >n.schema
@@ -29,6 +30,8 @@ ls -A tmp | wc -l
 TMPDIR=$d/none COMB_SORT_MB=1 "$COMB" -e 'print(len(rows(open("calls") | tags | sort dur)))' 2>&1 |
     sed 's|'"$d"'|D|'
 TMPDIR=$d/none "$COMB" -e 'print(len(rows(open("calls") | tags | sort dur)))'
+TMPDIR=$d/none COMB_SORT_MB=1 "$COMB" -e 'for r in open("calls") | tags | select d: dur | sort d { }' 2>&1 |
+    sed 's|'"$d"'|D|'
 # Leaving the loop early removes the runs too: a raise in its body, and
 # Ctrl-C (the process sends itself SIGINT from the body: exit 130).
 TMPDIR=$d/tmp COMB_SORT_MB=1 "$COMB" -e '
