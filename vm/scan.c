@@ -1576,8 +1576,8 @@ static void run_free(Run *run)
 }
 
 /* The run's C memory is released by a handle's free, so a raise in the
- * middle (out of memory, an interrupt) leaks nothing; a cursor's is also
- * released by its close, when the loop reading it ends. */
+ * middle (out of memory, an interrupt) leaks nothing; a cursor's also by
+ * scan_close, when the loop reading it ends. */
 static void run_handle_free(VM *vm, void *data)
 {
     Run *run = *(Run **)data;
@@ -1589,7 +1589,7 @@ static void run_handle_free(VM *vm, void *data)
     }
 }
 
-static const VHandleType run_type = {.name = "scan", .free = run_handle_free, .close = run_handle_free};
+static const VHandleType run_type = {.name = "scan", .free = run_handle_free};
 
 static void run_workers(VM *vm, void *ud)
 {
