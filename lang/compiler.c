@@ -1328,6 +1328,8 @@ static void for_iter(Compiler *c, Stmt *s)
     back_jump(c, s, loop, body);
     c->fs->loop = l.prev;
     patch(c, l.breaks, here(c));
+    /* Done or broken out of: a cursor holding files (a query's) closes. */
+    EMIT(s, mk_abc(OP_CLOSE, base, 0, 0));
     c->fs->nactive = base;
     free_to(c, base);
 }

@@ -154,15 +154,12 @@ static int eval(VM *vm, VModule *m, const Args *a)
     Value fn = v_obj(m), result;
     TableFormat f = a->format >= 0 ? (TableFormat)a->format
                                    : isatty(fileno(stdout)) ? TABLE_ALIGNED : TABLE_TSV;
-    VStr *text = NULL;
     if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
-        (!IS_NIL(result) && !(text = table_text(vm, result, f, false)))) {
+        (!IS_NIL(result) && !table_stream(vm, result, f, stdout))) {
         fflush(stdout);
         vm_print_error(vm, stderr);
         return vm_error_status(vm);
     }
-    if (text)
-        fwrite(text->data, 1, text->len, stdout);
     return 0;
 }
 

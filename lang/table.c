@@ -123,18 +123,22 @@ static VStr *cell_text(VM *vm, Value v, TableFormat f)
 
 /* ---- rows ------------------------------------------------------------- */
 
-/* The keys of all rows, in the order they first appear: key -> column. */
+/* Adds the keys of row that cols lacks: key -> column. */
+static void add_columns(VM *vm, VMap *cols, VMap *row)
+{
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(row, &pos, &k, &v))
+        if (!vm_map_ref(cols, k))
+            vm_map_set(vm, cols, k, v_int((int64_t)cols->live));
+}
+
+/* The keys of all rows, in the order they first appear. */
 static VMap *columns_of(VM *vm, VArray *rows)
 {
     VMap *cols = vm_map_new(vm, 8);
-    for (size_t r = 0; r < rows->len; r++) {
-        size_t pos = 0;
-        Value k, v;
-        VMap *row = AS_MAP(rows->items[r]);
-        while (vm_map_next(row, &pos, &k, &v))
-            if (!vm_map_ref(cols, k))
-                vm_map_set(vm, cols, k, v_int((int64_t)cols->live));
-    }
+    for (size_t r = 0; r < rows->len; r++)
+        add_columns(vm, cols, AS_MAP(rows->items[r]));
     return cols;
 }
 
@@ -241,19 +245,27 @@ static void render_aligned(VM *vm, VStrBuf *sb, VArray *rows, bool bold)
     vm_sb_printf(vm, sb, "(%zu row%s)\n", rows->len, rows->len == 1 ? "" : "s");
 }
 
+/* A TSV or CSV line: the header of cols (row nil), or row's cells. */
+static void delimited_line(VM *vm, VStrBuf *sb, VMap *cols, Value row, TableFormat f)
+{
+    size_t pos = 0;
+    Value k, v;
+    for (bool first = true; vm_map_next(cols, &pos, &k, &v); first = false) {
+        Value *cell = IS_NIL(row) ? &k : vm_map_ref(AS_MAP(row), k);
+        VStr *s = cell_text(vm, cell ? *cell : v_nil(), f);
+        if (!first)
+            vm_sb_addc(vm, sb, f == TABLE_TSV ? "\t" : ",");
+        vm_sb_add(vm, sb, s->data, s->len);
+    }
+    vm_sb_add(vm, sb, "\n", 1);
+}
+
 static void render_delimited(VM *vm, VStrBuf *sb, VArray *rows, TableFormat f)
 {
-    Grid g = make_grid(vm, rows, f);
-    const char *sep = f == TABLE_TSV ? "\t" : ",";
-    for (size_t l = 0; l < g.nlines; l++) {
-        for (size_t c = 0; c < g.ncols; c++) {
-            VStr *s = grid_cell(&g, l, c);
-            if (c)
-                vm_sb_addc(vm, sb, sep);
-            vm_sb_add(vm, sb, s->data, s->len);
-        }
-        vm_sb_add(vm, sb, "\n", 1);
-    }
+    VMap *cols = columns_of(vm, rows);
+    delimited_line(vm, sb, cols, v_nil(), f);
+    for (size_t r = 0; r < rows->len; r++)
+        delimited_line(vm, sb, cols, rows->items[r], f);
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -334,15 +346,21 @@ static void json(VM *vm, VStrBuf *sb, Value v, int depth)
     }
 }
 
-/* Rows as a JSON array, one row a line, so it reads and diffs well. */
+/* Rows as a JSON array, one row a line, so it reads and diffs well: the
+ * text before row r, and after the last (JSON_END). */
+#define JSON_END "\n]\n"
+
+static void json_row(VM *vm, VStrBuf *sb, Value row, size_t r)
+{
+    vm_sb_addc(vm, sb, r ? ",\n" : "[\n");
+    json(vm, sb, row, 1);
+}
+
 static void render_json_rows(VM *vm, VStrBuf *sb, VArray *rows)
 {
-    vm_sb_add(vm, sb, "[\n", 2);
-    for (size_t r = 0; r < rows->len; r++) {
-        json(vm, sb, rows->items[r], 1);
-        vm_sb_addc(vm, sb, r + 1 < rows->len ? ",\n" : "\n");
-    }
-    vm_sb_add(vm, sb, "]\n", 2);
+    for (size_t r = 0; r < rows->len; r++)
+        json_row(vm, sb, rows->items[r], r);
+    vm_sb_addc(vm, sb, JSON_END);
 }
 
 void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold)
@@ -387,4 +405,73 @@ VStr *table_text(VM *vm, Value v, TableFormat f, bool bold)
 {
     TextJob j = {v, f, bold, NULL};
     return vm_protect(vm, text_job, &j) ? NULL : j.text;
+}
+
+/* ---- a query's rows as they come --------------------------------------- */
+
+typedef struct StreamJob {
+    Value q;
+    TableFormat f;
+    FILE *out;
+    Value it;           /* the query's cursor, closed after */
+} StreamJob;
+
+static void stream_job(VM *vm, void *ud)
+{
+    StreamJob *j = ud;
+    VArray *times = vm_query_time_columns(vm, j->q);
+    vm_push_root(vm, v_obj(times));
+    j->it = AS_HANDLE(j->q)->type->iter(vm, j->q);
+    vm_push_root(vm, j->it);
+    VHandle *h = AS_HANDLE(j->it);
+    VMap *cols = NULL;
+    Value row, b;
+    int64_t pos = 0;
+    size_t n = 0;
+    /* A line at a time, written before the next row is asked for: the
+     * rows may call comb, which may collect. */
+    for (; h->type->next(vm, h->data, &pos, &row, &b); n++) {
+        vm_query_show_times(vm, times, row);
+        VStrBuf sb;
+        vm_sb_init(vm, &sb, 256);
+        if (j->f == TABLE_JSON) {
+            json_row(vm, &sb, row, n);
+        } else {
+            if (!cols) {    /* a scan's rows all have the first one's keys */
+                cols = vm_map_new(vm, 8);
+                vm_push_root(vm, v_obj(cols));
+                add_columns(vm, cols, AS_MAP(row));
+                delimited_line(vm, &sb, cols, v_nil(), j->f);
+            }
+            delimited_line(vm, &sb, cols, row, j->f);
+        }
+        VStr *line = vm_sb_done(vm, &sb);
+        fwrite(line->data, 1, line->len, j->out);
+        vm_gc_step(vm);     /* the rows written are garbage */
+    }
+    if (n && j->f == TABLE_JSON)
+        fputs(JSON_END, j->out);
+    if (!n) {   /* no rows: what the empty array shows */
+        VStrBuf sb;
+        vm_sb_init(vm, &sb, 16);
+        table_render(vm, &sb, v_obj(vm_array_new(vm, 0)), j->f, false);
+        VStr *s = vm_sb_done(vm, &sb);
+        fwrite(s->data, 1, s->len, j->out);
+    }
+    vm_pop_root(vm, cols ? 3 : 2);
+}
+
+bool table_stream(VM *vm, Value v, TableFormat f, FILE *out)
+{
+    if (f == TABLE_ALIGNED || !vm_query_streams(v)) {
+        VStr *text = table_text(vm, v, f, false);
+        if (text)
+            fwrite(text->data, 1, text->len, out);
+        return text != NULL;
+    }
+    StreamJob j = {v, f, out, v_nil()};
+    int rc = vm_protect(vm, stream_job, &j);
+    if (IS_HANDLE(j.it) && AS_HANDLE(j.it)->type->close)
+        AS_HANDLE(j.it)->type->close(vm, handle_data(AS_HANDLE(j.it)));
+    return rc == 0;
 }

@@ -4,6 +4,7 @@
 #define COMB_TABLE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "vm/vm.h"
 
@@ -29,6 +30,13 @@ void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold);
 /* table_render into a new string, run protected: the text, or NULL with
  * the error in the VM (vm_print_error). */
 VStr *table_text(VM *vm, Value v, TableFormat f, bool bold);
+
+/* Writes v to out in format f as table_text would, but the rows of a query
+ * that streams (vm_query_streams) in TSV, CSV or JSON as they come, a line
+ * at a time (the aligned table needs every row to lay them out): the
+ * header is the first row's keys (a scan's rows all have them). Run
+ * protected: false with the error in the VM; what was written stays. */
+bool table_stream(VM *vm, Value v, TableFormat f, FILE *out);
 
 /* The columns text takes on a terminal: UTF-8 code points, each one column
  * (wide and combining characters are not told apart). */

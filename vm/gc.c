@@ -149,6 +149,8 @@ static void mark_roots(VM *vm)
         vm_mark_obj(vm, &u->hdr);
     for (size_t i = 0; i < vm->nroots; i++)
         vm_mark(vm, vm->roots[i]);
+    for (uint32_t i = 0; i < vm->niters; i++)
+        vm_mark(vm, vm->iters[i].it);
     for (size_t i = 0; i < vm->nnatives; i++)
         vm_mark_obj(vm, &vm->natives[i]->hdr);
     for (int i = 0; i < vm->ntrace; i++)
@@ -189,6 +191,12 @@ void vm_gc(VM *vm)
     vm->debt = 0;
     vm->gc_limit = vm->gc_stress ? 0 : (vm->bytes > GC_MIN_LIMIT ? vm->bytes : GC_MIN_LIMIT);
     vm->gc_running = false;
+}
+
+void vm_gc_step(VM *vm)
+{
+    if (vm->debt > vm->gc_limit)
+        vm_gc(vm);
 }
 
 void vm_gc_stress(VM *vm, bool on)

@@ -81,7 +81,9 @@ static void file_show(VM *vm, void *data, VStrBuf *sb)
 
 static bool file_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b);
 
-static const VHandleType lib_file_type = {"file", file_free, file_mark, file_next, file_show};
+static const VHandleType lib_file_type = {
+    .name = "file", .free = file_free, .mark = file_mark, .next = file_next, .show = file_show,
+};
 
 /* ---- making files ----------------------------------------------------- */
 

@@ -63,7 +63,7 @@ static void jobs_show(VM *vm, void *data, VStrBuf *sb)
     vm_sb_addc(vm, sb, d->closed ? " (closed)>" : d->connected ? " (connected)>" : ">");
 }
 
-static const VHandleType lib_jobs_type = {"jobs", jobs_free, jobs_mark, NULL, jobs_show};
+static const VHandleType lib_jobs_type = {.name = "jobs", .free = jobs_free, .mark = jobs_mark, .show = jobs_show};
 
 static Jobs *jobs_arg(VM *vm, Value *argv)
 {
@@ -275,7 +275,7 @@ static void fill_spec(VM *vm, Value f[NKEYS], job_spec *s, const char **names, V
 }
 
 /* Scratch memory owned by the collector: the specs and their name lists. */
-static const VHandleType scratch_type = {"job specs", NULL, NULL, NULL, NULL};
+static const VHandleType scratch_type = {.name = "job specs"};
 
 Value nat_job(VM *vm, int argc, Value *argv)
 {

@@ -60,5 +60,6 @@ Value nat_exit(VM *vm, int argc, Value *argv)
     int64_t status = argc ? vm_arg_int(vm, argv, 0) : 0;
     if (status < 0 || status > 255)
         vm_error(vm, "the status must be 0 to 255, got %lld", (long long)status);
+    vm_iter_close(vm, vm->stack);   /* loops' cursors: a sort's temporary files */
     exit((int)status);  /* flushes and closes every stdio stream */
 }

@@ -969,12 +969,21 @@ Value nat_load(VM *vm, int argc, Value *argv)
         VArray *a = AS_ARRAY(argv[1]);
         for (size_t i = 0; i < a->len; i++)
             vm_loader_add(vm, l, a->items[i], ++n);
-    } else if (IS_HANDLE(argv[1]) && AS_HANDLE(argv[1])->type->next) {
+    } else if (IS_HANDLE(argv[1]) && (AS_HANDLE(argv[1])->type->next || AS_HANDLE(argv[1])->type->iter)) {
         VHandle *h = AS_HANDLE(argv[1]);
+        if (h->type->iter) {    /* a query: its rows as they come, closed after */
+            Value it = h->type->iter(vm, argv[1]);
+            h = AS_HANDLE(it);
+            if (h->type->close)
+                vm_iter_push(vm, argv, it);
+        }
         int64_t cursor = 0;
         Value a, b;
-        while (h->type->next(vm, h->data, &cursor, &a, &b))
+        while (h->type->next(vm, h->data, &cursor, &a, &b)) {
             vm_loader_add(vm, l, a, ++n);
+            vm_gc_step(vm);     /* the rows loaded are garbage */
+        }
+        vm_iter_close(vm, argv);
     } else {
         vm_arg_error(vm, 1, "an array of maps, a tagset file or a store", argv[1]);
     }

@@ -187,6 +187,13 @@ typedef struct VHandleType {
     bool (*next)(VM *vm, void *data, int64_t *cursor, Value *a, Value *b);
     /* print(handle) and str(handle) append its text; NULL: "<name>". */
     void (*show)(VM *vm, void *data, VStrBuf *sb);
+    /* `for` over the handle iterates what this returns instead (a fresh
+     * cursor with next, so loops over one value do not share a position);
+     * NULL: next is called on the handle itself. */
+    Value (*iter)(VM *vm, Value self);
+    /* A cursor holding resources (open files) releases them now: its loop
+     * ended, however it ended (vm_iter_push). May be NULL. */
+    void (*close)(VM *vm, void *data);
 } VHandleType;
 
 typedef struct VHandle {

@@ -45,7 +45,7 @@
     X(SETUPV,     AB,   "U[B] := R[A]")                                              \
     X(GETNATIVE,  ABx,  "R[A] := N[Bx]")                                             \
     X(CLOSURE,    ABx,  "R[A] := a closure of nested function Bx")                   \
-    X(CLOSE,      A,    "close the upvalues of registers >= A")                      \
+    X(CLOSE,      A,    "close the upvalues and iterations of registers >= A")                      \
     X(NEWARRAY,   AB,   "R[A] := [] with room for B items")                          \
     X(NEWMAP,     AB,   "R[A] := {} with room for B entries")                        \
     X(APPEND,     AB,   "append R[A+1 .. A+B] to the array R[A]")                    \

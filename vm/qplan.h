@@ -269,8 +269,35 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
 /* Runs the scan and returns its result: a number (COUNT, WRITE), an array
  * of maps (COLLECT, GROUP, STAT). Interrupts and kernel errors raise. */
 Value scan_run(VM *vm, QPlan *p);
+/* A COLLECT scan's rows one at a time, for `for` and other readers that
+ * need not hold them all: without a sort, read a block at a time on the
+ * VM's thread as they are asked for; with one, after the whole scan (in
+ * parallel) into the sort, in memory or past COMB_SORT_MB external. A
+ * handle that scan_close (or its collection) releases: readers closed,
+ * temporary files removed. */
+Value scan_open(VM *vm, QPlan *p);
+/* The next row into *row, or false at the end. Raises as scan_run does. */
+bool scan_next(VM *vm, Value cursor, Value *row);
+void scan_close(VM *vm, Value cursor);
 /* explain: what the scan would read, as a map. */
 Value scan_explain(VM *vm, QPlan *p);
+
+/* ---- vm/rowspill.c: collected rows past the sort's memory budget ------- */
+
+typedef struct QSpill QSpill;
+
+/* Bytes of rows a sort without take holds in memory: COMB_SORT_MB. */
+size_t qspill_budget(void);
+/* An external sort of sc's collected rows in budget bytes; NULL and err. */
+QSpill *qspill_new(const QScan *sc, size_t budget, st_err *err);
+/* Adds the collected record r, the seq-th row of partition part: the
+ * record's bytes, or 0 with err. */
+size_t qspill_add(QSpill *q, uint32_t part, uint64_t seq, const unsigned char *r, st_err *err);
+int qspill_finish(QSpill *q, st_err *err);
+/* The next row in order, as a collected record (valid until the next
+ * call): 1, 0 at the end, -1 with err. */
+int qspill_next(QSpill *q, const unsigned char **rec, st_err *err);
+void qspill_free(QSpill *q);    /* and its temporary files; NULL is allowed */
 
 /* ---- vm/query.c: comb calls from the kernels ----------------------------- */
 
@@ -286,6 +313,18 @@ bool qx_call_values(const QExpr *e, int argc, Value *argv);
 
 /* Runs steps [from, nsteps) over rows (an array of maps) or a scan result. */
 Value rows_run(VM *vm, QPlan *p, int from, Value rows);
+/* The first of steps [from, nsteps) that needs all its rows at once: not
+ * a where, select or take, which go a row at a time (rows_step). */
+int rows_streams_to(const QPlan *p, int from);
+/* *row through steps [from, to) (where, select, take; taken[i] counts the
+ * rows step i's take let through): 0 when a step drops it, 1 when it
+ * passes (*row the result), 2 when it passes and a take has had all its
+ * rows, -1 when a take had them already (no later row can pass either).
+ * *row must be rooted. */
+int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row);
+/* A write step's: rows (an array, or a cursor handle read to its end)
+ * to its target; the number written. */
+Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows);
 /* e's value for a row (map) with outer the enclosing row (a tagset around a
  * tag), for row steps. */
 Value rows_eval(VM *vm, const QExpr *e, Value row, Value outer);

@@ -178,7 +178,6 @@ typedef struct VQuery {
     Value src;
     VArray *stages;
     QPlan plan;
-    VArray *iter;       /* the rows a `for` walks */
 } VQuery;
 
 static void query_free(VM *vm, void *data)
@@ -197,25 +196,111 @@ static void query_mark(VM *vm, void *data)
         vm_mark_obj(vm, &q->plan.keep->hdr);
     for (int i = 0; i < q->plan.nmodvars; i++)
         vm_mark(vm, q->plan.modval[i]);
-    if (q->iter)
-        vm_mark_obj(vm, &q->iter->hdr);
 }
 
-static bool query_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
+/* A reading of a query's rows (`for`, write): as they come from the scan
+ * (vm/scan.c's cursor) through the row steps that go a row at a time, or
+ * the run's array when a step needs every row first (group by, a sort
+ * after a select) or the source is an array. */
+typedef struct QCursor {
+    Value q;            /* the query: its plan */
+    Value scan;         /* the scan's cursor, or nil */
+    Value rows;         /* else the rows, or nil */
+    Value row;          /* the row going through the steps */
+    size_t i;           /* the next of rows */
+    int to;             /* the scan's rows go through steps [0, to) */
+    uint64_t taken[];   /* [nsteps]: rows each take let through */
+} QCursor;
+
+static void cursor_mark(VM *vm, void *data)
 {
-    VQuery *q = data;
-    if (*cursor == 0 || !q->iter) {
-        Value r = vm_query_run(vm, v_obj((VHandle *)((char *)data - offsetof(VHandle, data))));
+    QCursor *c = data;
+    vm_mark(vm, c->q);
+    vm_mark(vm, c->scan);
+    vm_mark(vm, c->rows);
+    vm_mark(vm, c->row);
+}
+
+/* The loop is over: the scan's files closed now, the rows let go. */
+static void cursor_close(VM *vm, void *data)
+{
+    QCursor *c = data;
+    if (!IS_NIL(c->scan))
+        scan_close(vm, c->scan);
+    c->scan = c->rows = v_nil();
+}
+
+static bool cursor_next(VM *vm, void *data, int64_t *pos, Value *a, Value *b)
+{
+    QCursor *c = data;
+    (void)pos;
+    if (IS_ARRAY(c->rows)) {
+        if (c->i >= AS_ARRAY(c->rows)->len)
+            return false;
+        *a = *b = AS_ARRAY(c->rows)->items[c->i++];
+        return true;
+    }
+    QPlan *p = &((VQuery *)handle_data(AS_HANDLE(c->q)))->plan;
+    while (!IS_NIL(c->scan) && scan_next(vm, c->scan, &c->row)) {
+        int k = rows_step(vm, p, 0, c->to, c->taken, &c->row);
+        if (k < 0)
+            break;
+        if (k == 2)
+            cursor_close(vm, c);
+        if (k) {
+            *a = *b = c->row;
+            c->row = v_nil();
+            return true;
+        }
+    }
+    cursor_close(vm, c);
+    return false;
+}
+
+static const VHandleType cursor_type = {
+    .name = "query cursor", .mark = cursor_mark, .next = cursor_next, .close = cursor_close,
+};
+
+/* Whether the scan's rows can go a row at a time through steps [0, to). */
+static bool streams(const QPlan *p, int to)
+{
+    return p->typed && p->scan.consumer == QC_COLLECT && rows_streams_to(p, 0) >= to;
+}
+
+/* A cursor over the rows of steps [0, to), lazy when they stream. */
+static Value cursor_open(VM *vm, Value qv, int to)
+{
+    VQuery *q = handle_data(AS_HANDLE(qv));
+    QPlan *p = &q->plan;
+    VHandle *h = vm_handle_new(vm, &cursor_type, sizeof(QCursor) + (size_t)p->nsteps * sizeof(uint64_t));
+    Value hv = v_obj(h);
+    vm_push_root(vm, hv);
+    QCursor *c = handle_data(h);
+    c->q = qv;
+    c->scan = c->rows = c->row = v_nil();
+    c->to = to;
+    if (streams(p, to)) {
+        c->scan = scan_open(vm, p);
+    } else {
+        Value r = vm_query_run(vm, qv);
         if (!IS_ARRAY(r))
             vm_error(vm, "this query gives %s, not rows to iterate over", v_type_name(r));
-        q->iter = AS_ARRAY(r);
+        c->rows = r;
     }
-    if ((uint64_t)*cursor >= q->iter->len)
-        return false;
-    *a = q->iter->items[*cursor];
-    *b = *a;
-    ++*cursor;
-    return true;
+    vm_pop_root(vm, 1);
+    return hv;
+}
+
+bool vm_query_streams(Value v)
+{
+    return IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type &&
+           streams(&((VQuery *)handle_data(AS_HANDLE(v)))->plan,
+                   ((VQuery *)handle_data(AS_HANDLE(v)))->plan.nsteps);
+}
+
+static Value query_iter(VM *vm, Value qv)
+{
+    return cursor_open(vm, qv, ((VQuery *)handle_data(AS_HANDLE(qv)))->plan.nsteps);
 }
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
@@ -230,7 +315,7 @@ static void query_show(VM *vm, void *data, VStrBuf *sb)
 }
 
 const VHandleType vm_query_type = {
-    .name = "query", .free = query_free, .mark = query_mark, .next = query_next,
+    .name = "query", .free = query_free, .mark = query_mark, .iter = query_iter,
     .show = query_show,
 };
 
@@ -255,6 +340,7 @@ typedef struct Binder {
     bool indexed;           /* the call being bound has .field after it */
     bool quantify;          /* a tagset-level where: bare tag fields mean any(tags, ...) */
     QExpr *residual[2];     /* the where's conjuncts that call comb (tagsets, tags) */
+    int skip_from, skip_to; /* stages the scan runs after a select's (a sort, a take) */
 } Binder;
 
 static int64_t nint(Value node, size_t i)
@@ -1256,6 +1342,11 @@ static Value stage_of(VQuery *q, int i)
     return AS_ARRAY(q->stages->items[i])->items[0];
 }
 
+static int last_verb(VQuery *q)
+{
+    return q->stages->len ? (int)nint(stage_of(q, (int)q->stages->len - 1), 0) : -1;
+}
+
 static void binder_for(Binder *b, VQuery *q, int i)
 {
     VArray *rec = AS_ARRAY(q->stages->items[i]);
@@ -1441,6 +1532,68 @@ static void add_where(Binder *b, QExpr **where, QExpr **residual, QExpr *e)
     and_into(b, calls_vm(e) ? residual : where, e);
 }
 
+/* The scan's sort by stage i's keys (key k's node keys[k], or the stage's
+ * own), and by a take right after it; returns the first stage after them. */
+static int scan_sort(Binder *b, VQuery *q, QPlan *p, int i, const Value *keys)
+{
+    QScan *sc = &p->scan;
+    Value st = stage_of(q, i);
+    sc->nsort = (int)(nlen(st) - 3) / 2;
+    sc->sort = qp_alloc(b->vm, p, (size_t)sc->nsort * sizeof *sc->sort);
+    for (int k = 0; k < sc->nsort; k++) {
+        sc->sort[k].e = bind(b, keys ? keys[k] : nval(st, 3 + 2 * (size_t)k));
+        sc->sort[k].desc = AS_BOOL(nval(st, 4 + 2 * (size_t)k));
+        sc->keyw += qx_keywidth(sc->sort[k].e);
+        if (sc->sort[k].e->type == QT_NIL)
+            bind_error(b, sc->sort[k].e, "sort by a value of the rows");
+    }
+    if (i + 1 < (int)q->stages->len && nint(stage_of(q, i + 1), 0) == QV_take) {
+        binder_for(b, q, i + 1);
+        sc->limit = take_count(b, stage_of(q, i + 1));
+        return i + 2;
+    }
+    return i + 1;
+}
+
+/* The name a node reads (a field, or a variable a field would shadow), or
+ * NULL for anything else. */
+static VStr *node_name(Value node)
+{
+    switch (IS_ARRAY(node) ? nint(node, 0) : -1) {
+    case QOP_FIELD: return AS_STR(nval(node, 3));
+    case QOP_MODVAR: return AS_STR(nval(node, 4));
+    case QOP_CAPTURE: return IS_STR(nval(node, 4)) ? AS_STR(nval(node, 4)) : NULL;
+    default: return NULL;
+    }
+}
+
+/* `select ... | sort k, ... [| take n]` where each k names a select item
+ * that is a field of the scan's rows: the scan sorts (and takes) by those
+ * fields, in bounded memory (external past COMB_SORT_MB), before the
+ * select, which then goes a row at a time; the order is the same (the
+ * sort is stable and the select maps row to row). The sort and take are
+ * marked bound (b->skip_*). Select stage i's binding context is current. */
+static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
+{
+    Value sel = stage_of(q, i), st = i + 1 < (int)q->stages->len ? stage_of(q, i + 1) : v_nil();
+    int nitems = (int)(nlen(sel) - 3) / 2, nkeys = IS_NIL(st) ? 0 : (int)(nlen(st) - 3) / 2;
+    Value keys[64];
+    if (IS_NIL(st) || nint(st, 0) != QV_sort || nkeys > 64)
+        return;
+    for (int k = 0; k < nkeys; k++) {
+        VStr *name = node_name(nval(st, 3 + 2 * (size_t)k)), *f;
+        keys[k] = v_nil();
+        for (int j = 0; name && j < nitems; j++)
+            if (str_equal(AS_STR(nval(sel, 3 + 2 * (size_t)j)), name))
+                keys[k] = nval(sel, 4 + 2 * (size_t)j);
+        int fi = (f = node_name(keys[k])) ? field_of(b, f) : -1;
+        if (fi < 0 || (b->vs->s->fields[fi].role == ST_TAG && !p->scan.tags))
+            return;
+    }
+    b->skip_from = i + 1;
+    b->skip_to = scan_sort(b, q, p, i + 1, keys);
+}
+
 /* Binds the stages the scan can run; returns the first stage it cannot. */
 static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 {
@@ -1473,23 +1626,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         case QV_take:
             sc->limit = take_count(b, st);
             return i + 1;
-        case QV_sort: {
-            sc->nsort = (int)(nlen(st) - 3) / 2;
-            sc->sort = qp_alloc(b->vm, p, (size_t)sc->nsort * sizeof *sc->sort);
-            for (int k = 0; k < sc->nsort; k++) {
-                sc->sort[k].e = bind(b, nval(st, 3 + 2 * (size_t)k));
-                sc->sort[k].desc = AS_BOOL(nval(st, 4 + 2 * (size_t)k));
-                sc->keyw += qx_keywidth(sc->sort[k].e);
-                if (sc->sort[k].e->type == QT_NIL)
-                    bind_error(b, sc->sort[k].e, "sort by a value of the rows");
-            }
-            if (i + 1 < n && nint(stage_of(q, i + 1), 0) == QV_take) {
-                binder_for(b, q, i + 1);
-                sc->limit = take_count(b, stage_of(q, i + 1));
-                return i + 2;
-            }
-            return i + 1;
-        }
+        case QV_sort:
+            return scan_sort(b, q, p, i, NULL);
         case QV_group: {
             int nkeys = (int)nint(st, 3), nitems = (int)(nlen(st) - 4) / 2;
             sc->consumer = QC_GROUP;
@@ -1536,6 +1674,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
             return i + 1;
         }
         default:    /* select, explain, schema: the scan collects, the rows step does the rest */
+            if (verb == QV_select)
+                sort_under_select(b, q, p, i);
             return i;
         }
     }
@@ -1668,6 +1808,8 @@ static void bind_plan(VM *vm, VQuery *q)
     }
     b.vs = NULL;
     for (int i = first_step; i < (int)q->stages->len; i++) {
+        if (i >= b.skip_from && i < b.skip_to)
+            continue;
         binder_for(&b, q, i);
         bind_step(&b, p, stage_of(q, i));
     }
@@ -1750,27 +1892,25 @@ Value vm_query_display(VM *vm, Value v)
     vm_push_root(vm, v_obj(times));
     Value r = vm_query_run(vm, v);
     vm_push_root(vm, r);
-    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++) {
-        Value row = AS_ARRAY(r)->items[i];
-        for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
-            Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
-            if (t && IS_INT(*t)) {
-                char buf[40];
-                st_time_format(t->as.i, buf, sizeof buf);
-                *t = v_obj(vm_str_cstr(vm, buf));
-            }
-        }
-    }
+    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++)
+        vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]);
     vm_pop_root(vm, 2);
     return r;
 }
 
-/* ---- _pipe -------------------------------------------------------------- */
-
-static int last_verb(VQuery *q)
+void vm_query_show_times(VM *vm, VArray *times, Value row)
 {
-    return q->stages->len ? (int)nint(stage_of(q, (int)q->stages->len - 1), 0) : -1;
+    for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
+        Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
+        if (t && IS_INT(*t)) {
+            char buf[40];
+            st_time_format(t->as.i, buf, sizeof buf);
+            *t = v_obj(vm_str_cstr(vm, buf));
+        }
+    }
 }
+
+/* ---- _pipe -------------------------------------------------------------- */
 
 Value vm_query_run(VM *vm, Value qv)
 {
@@ -1786,6 +1926,17 @@ Value vm_query_run(VM *vm, Value qv)
     }
     if (!p->typed)
         return rows_run(vm, p, 0, p->array);
+    int last = p->nsteps - 1;
+    if (verb == QV_write && last >= 0 && p->steps[last].verb == QV_write && streams(p, last)) {
+        /* The rows to the target as they come, the scan closed after (or
+         * as a raise leaves the native that runs this). */
+        Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
+        Value cur = cursor_open(vm, qv, last);
+        vm_iter_push(vm, level, cur);
+        Value n = rows_write(vm, p, &p->steps[last], cur);
+        vm_iter_close(vm, level);
+        return n;
+    }
     vm_push_root(vm, qv);
     Value r = scan_run(vm, p);
     vm_push_root(vm, r);

@@ -103,5 +103,11 @@ VArray *vm_query_time_columns(VM *vm, Value q);
 /* v to show: a query runs and its time columns become ISO-8601 text (the
  * rows are its own, fresh); any other value is v. */
 Value vm_query_display(VM *vm, Value v);
+/* Whether v is a query whose rows come from a scan a row at a time (maps
+ * with the same keys), so a `for` over it holds no more than a block. */
+bool vm_query_streams(Value v);
+/* One row of a query shown so: the columns named in times (from
+ * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
+void vm_query_show_times(VM *vm, VArray *times, Value row);
 
 #endif

@@ -265,19 +265,60 @@ static VArray *take(VM *vm, const QStep *s, VArray *in)
     return out;
 }
 
+/* The map a select makes of row, into *out (rooted by the caller; it may
+ * be where row was). */
+static void select_row(VM *vm, const QStep *s, Value row, Value *out)
+{
+    vm_push_root(vm, row);
+    VMap *m = vm_map_new(vm, (size_t)s->n);
+    *out = v_obj(m);
+    for (int j = 0; j < s->n; j++)
+        vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], row, v_nil()));
+    vm_pop_root(vm, 1);
+}
+
 static VArray *select_(VM *vm, const QStep *s, VArray *in)
 {
     VArray *out = vm_array_new(vm, in->len);
     Value ov = v_obj(out);
     vm_push_root(vm, ov);
     for (size_t i = 0; i < in->len; i++) {
-        VMap *m = vm_map_new(vm, (size_t)s->n);
-        vm_array_push(vm, out, v_obj(m));
-        for (int j = 0; j < s->n; j++)
-            vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], in->items[i], v_nil()));
+        vm_array_push(vm, out, v_nil());
+        select_row(vm, s, in->items[i], &out->items[i]);
     }
     vm_pop_root(vm, 1);
     return out;
+}
+
+int rows_streams_to(const QPlan *p, int from)
+{
+    while (from < p->nsteps && (p->steps[from].verb == QV_where || p->steps[from].verb == QV_select ||
+                                p->steps[from].verb == QV_take))
+        from++;
+    return from;
+}
+
+int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row)
+{
+    bool last = false;
+    for (int i = from; i < to; i++) {
+        const QStep *s = &p->steps[i];
+        switch (s->verb) {
+        case QV_where:
+            if (!v_truthy(rows_eval(vm, s->e[0], *row, v_nil())))
+                return 0;
+            break;
+        case QV_select:
+            select_row(vm, s, *row, row);
+            break;
+        default:    /* take */
+            if (taken[i] >= (uint64_t)s->e[0]->ki)
+                return -1;
+            last |= ++taken[i] == (uint64_t)s->e[0]->ki;
+            break;
+        }
+    }
+    return last ? 2 : 1;
 }
 
 /* `| tags`: a row per tag, the tagset's fields and the tag's. */
@@ -563,7 +604,7 @@ static Value stat(VM *vm, VArray *in)
     return v_obj(out);
 }
 
-static Value write_rows(VM *vm, QPlan *p, const QStep *s, VArray *in)
+Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
 {
     VHandle *schema = vm_schema_of(s->write_opts ? *(vm_map_ref(s->write_opts, v_obj(vm_str_cstr(vm, "schema"))) ?: &(Value){0}) : v_nil());
     if (!schema && p->typed)
@@ -571,8 +612,14 @@ static Value write_rows(VM *vm, QPlan *p, const QStep *s, VArray *in)
     Value keep;
     VLoader *l = vm_loader_new(vm, s->write_target, schema, s->write_opts, &keep);
     vm_push_root(vm, keep);
-    for (size_t i = 0; i < in->len; i++)
-        vm_loader_add(vm, l, in->items[i], i + 1);
+    Value row, b;
+    int64_t pos = 0;
+    for (uint64_t i = 0; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
+                                        : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
+         i++) {
+        vm_loader_add(vm, l, IS_ARRAY(rows) ? AS_ARRAY(rows)->items[i] : row, i + 1);
+        vm_gc_step(vm);     /* the rows written are garbage */
+    }
     int64_t n = vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
     return v_int(n);
@@ -612,7 +659,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_tags: rows = v_obj(tags(vm, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
-        case QV_write: rows = write_rows(vm, p, s, in); break;
+        case QV_write: rows = rows_write(vm, p, s, rows); break;
         case QV_explain: rows = explain(vm, p, in); break;
         default: break;
         }

@@ -309,6 +309,7 @@ typedef struct ColStat {
 typedef struct PartRows {
     Buf b;
     uint64_t n;
+    uint64_t spilled;   /* rows of the partition handed to the external sort */
     bool done;
 } PartRows;
 
@@ -345,6 +346,9 @@ struct Shared {
     VLoader *loader;        /* WRITE (one worker) */
     uint64_t written;
     st_read_stats io;
+    size_t budget;          /* COLLECT with a sort and no take: bytes of rows held */
+    atomic_size_t held;     /* bytes of rows in the partitions' buffers */
+    QSpill *spill;          /* the rows once past the budget (under mu) */
     st_nbuf_opts ropts;     /* the partitions' readers' */
     st_known_schema known;  /* the source's schema: files with it need not parse theirs */
 };
@@ -978,6 +982,15 @@ static void consume_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
     }
 }
 
+/* The bytes of the record at r. */
+static size_t record_len(const QScan *sc, const unsigned char *r)
+{
+    uint32_t nt = 0;
+    if (!sc->tags && sc->vs->s->tag_size)
+        memcpy(&nt, r + sc->keyw + sc->vs->s->row_size, 4);
+    return record_size(sc, nt);
+}
+
 /* Offsets of the records of a buffer. */
 static size_t *record_offsets(const QScan *sc, const PartRows *pr, size_t *n)
 {
@@ -985,11 +998,8 @@ static size_t *record_offsets(const QScan *sc, const PartRows *pr, size_t *n)
     if (!o)
         return NULL;
     for (uint64_t i = 0; i < pr->n; i++) {
-        uint32_t nt = 0;
         o[i] = off;
-        if (!sc->tags && sc->vs->s->tag_size)
-            memcpy(&nt, pr->b.p + off + sc->keyw + sc->vs->s->row_size, 4);
-        off += record_size(sc, nt);
+        off += record_len(sc, pr->b.p + off);
     }
     *n = pr->n;
     return o;
@@ -1021,11 +1031,7 @@ static bool prune(const QScan *sc, PartRows *pr)
     Buf nb = {0};
     size_t keepn = n < sc->limit ? n : (size_t)sc->limit;
     for (size_t i = 0; i < keepn; i++) {
-        size_t len;
-        uint32_t nt = 0;
-        if (!sc->tags && sc->vs->s->tag_size)
-            memcpy(&nt, pr->b.p + o[i] + sc->keyw + sc->vs->s->row_size, 4);
-        len = record_size(sc, nt);
+        size_t len = record_len(sc, pr->b.p + o[i]);
         unsigned char *p = buf_room(&nb, len);
         if (!p) {
             buf_free(&nb);
@@ -1039,6 +1045,30 @@ static bool prune(const QScan *sc, PartRows *pr)
     pr->b = nb;
     pr->n = keepn;
     return true;
+}
+
+/* Hands partition pi's collected rows to the external sort (made by the
+ * first call), emptying its buffer. */
+static void spill_rows(Shared *sh, uint32_t pi)
+{
+    PartRows *pr = &sh->rows[pi];
+    st_err err = {0};
+    pthread_mutex_lock(&sh->mu);
+    if (!sh->spill)
+        sh->spill = qspill_new(sh->sc, sh->budget / 2, &err);
+    bool ok = sh->spill != NULL;
+    for (size_t off = 0, i = 0; ok && i < pr->n; i++) {
+        size_t n = qspill_add(sh->spill, pi, pr->spilled + i, pr->b.p + off, &err);
+        ok = n > 0;
+        off += n;
+    }
+    pthread_mutex_unlock(&sh->mu);
+    atomic_fetch_sub(&sh->held, pr->b.len);
+    pr->spilled += pr->n;
+    pr->n = 0;
+    pr->b.len = 0;
+    if (!ok)
+        fail(sh, err.msg);
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -1137,7 +1167,9 @@ static int select_where(const QScan *sc, st_reader *r, st_err *err)
     return st_reader_where(r, sc->ranges, sc->nranges, err);
 }
 
-static void scan_part(Worker *w, uint32_t pi)
+/* Opens partition pi's file for w; false (the scan has failed) when it
+ * cannot. */
+static bool part_open(Worker *w, uint32_t pi)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
@@ -1147,68 +1179,93 @@ static void scan_part(Worker *w, uint32_t pi)
         fail(sh, err.msg);
         st_reader_close(r);
         w->r = NULL;
-        return;
+        return false;
     }
+    return true;
+}
+
+/* One block of w's open partition pi through the where and the consumer:
+ * true, or false at the partition's end, on failure or once the scan has
+ * stopped. */
+static bool part_step(Worker *w, uint32_t pi)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
     const st_batch *b;
-    int rc;
-    while (!atomic_load(&sh->stop) && (rc = st_reader_next(r, &b, &err)) == 1) {
-        if (vm_poll_flag & POLL_SIGINT) {
-            atomic_store(&sh->stop, true);
-            break;
-        }
-        if (k_batch(&w->k, b) < 0) {
-            fail(sh, w->k.err);
-            break;
-        }
-        uint32_t lo = b->first, hi = b->ntagsets;
-        key_rows(sc, b, &lo, &hi);
-        KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
-        for (uint32_t i = 0, n = all.n; i < n; i++)
-            all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
-        if (sc->where)
-            k_filter(&w->k, sc->where, false, &all, &sel);
-        else
-            sel = all;
-        bool tag = sc->tags;
-        if (tag) {
-            /* one row per tag of the kept tagsets */
-            KSel t = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
-            const uint32_t *st = b->tag_start;
-            for (uint32_t j = 0; j < sel.n; j++)
-                for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
-                    t.idx[t.n++] = i;
-            sel = t;
-            if (sc->tag_where) {
-                KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
-                k_filter(&w->k, sc->tag_where, true, &sel, &out);
-                sel = out;
-            }
-        }
-        if (w->k.err[0]) {
-            fail(sh, w->k.err);
-            break;
-        }
-        switch (sc->consumer) {
-        case QC_COUNT: w->count += sel.n; break;
-        case QC_COLLECT: consume_rows(w, pi, tag, &sel); break;
-        case QC_GROUP: consume_group(w, tag, &sel); break;
-        case QC_STAT: consume_stat(w, tag, &sel); break;
-        case QC_WRITE: consume_write(w, tag, &sel); break;
-        }
-        if (w->k.err[0])
-            fail(sh, w->k.err);
-        vm_progress_add(0, 1, 0);
-        if (sc->consumer == QC_COLLECT && sc->nsort && sc->limit != UINT64_MAX &&
-            sh->rows[pi].n > 2 * sc->limit + 1024 && !prune(sc, &sh->rows[pi]))
-            fail(sh, oom);
-        if (sc->consumer == QC_COLLECT && !sc->nsort && sh->rows[pi].n >= sc->limit)
-            break;
-    }
+    st_err err;
+    if (atomic_load(&sh->stop))
+        return false;
+    int rc = st_reader_next(w->r, &b, &err);
     if (rc < 0)
         fail(sh, err.msg);
+    if (rc != 1)
+        return false;
+    if (vm_poll_flag & POLL_SIGINT) {
+        atomic_store(&sh->stop, true);
+        return false;
+    }
+    if (k_batch(&w->k, b) < 0) {
+        fail(sh, w->k.err);
+        return false;
+    }
+    uint32_t lo = b->first, hi = b->ntagsets;
+    key_rows(sc, b, &lo, &hi);
+    KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
+    for (uint32_t i = 0, n = all.n; i < n; i++)
+        all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
+    if (sc->where)
+        k_filter(&w->k, sc->where, false, &all, &sel);
+    else
+        sel = all;
+    bool tag = sc->tags;
+    if (tag) {
+        /* one row per tag of the kept tagsets */
+        KSel t = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
+        const uint32_t *st = b->tag_start;
+        for (uint32_t j = 0; j < sel.n; j++)
+            for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
+                t.idx[t.n++] = i;
+        sel = t;
+        if (sc->tag_where) {
+            KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
+            k_filter(&w->k, sc->tag_where, true, &sel, &out);
+            sel = out;
+        }
+    }
+    if (w->k.err[0]) {
+        fail(sh, w->k.err);
+        return false;
+    }
+    size_t held = sh->rows ? sh->rows[pi].b.len : 0;
+    switch (sc->consumer) {
+    case QC_COUNT: w->count += sel.n; break;
+    case QC_COLLECT: consume_rows(w, pi, tag, &sel); break;
+    case QC_GROUP: consume_group(w, tag, &sel); break;
+    case QC_STAT: consume_stat(w, tag, &sel); break;
+    case QC_WRITE: consume_write(w, tag, &sel); break;
+    }
+    if (w->k.err[0])
+        fail(sh, w->k.err);
+    vm_progress_add(0, 1, 0);
+    if (sc->consumer != QC_COLLECT)
+        return true;
+    PartRows *pr = &sh->rows[pi];
+    if (sc->nsort && sc->limit != UINT64_MAX && pr->n > 2 * sc->limit + 1024 && !prune(sc, pr))
+        fail(sh, oom);
+    if (sc->nsort && sc->limit == UINT64_MAX &&
+        atomic_fetch_add(&sh->held, pr->b.len - held) + pr->b.len - held > sh->budget / 2)
+        spill_rows(sh, pi);     /* past the budget: to the external sort */
+    return !(!sc->nsort && pr->n >= sc->limit);
+}
+
+/* Closes w's partition pi, adding up its reads. */
+static void part_close(Worker *w, uint32_t pi)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
     st_read_stats rs;
-    st_reader_stats(r, &rs);
-    vm_source_release(sc->src, sh->parts.p[pi].fi, r);
+    st_reader_stats(w->r, &rs);
+    vm_source_release(sc->src, sh->parts.p[pi].fi, w->r);
     w->r = NULL;
     vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
@@ -1224,6 +1281,15 @@ static void scan_part(Worker *w, uint32_t pi)
             atomic_store(&sh->stop, true);
     }
     pthread_mutex_unlock(&sh->mu);
+}
+
+static void scan_part(Worker *w, uint32_t pi)
+{
+    if (!part_open(w, pi))
+        return;
+    while (part_step(w, pi))
+        ;
+    part_close(w, pi);
 }
 
 static void *work(void *arg)
@@ -1420,49 +1486,91 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
     return av;
 }
 
-/* The collected records of every partition, in order, as maps. */
-static Value collect_rows(VM *vm, const QScan *sc, Shared *sh)
+/* The collected rows in order: every partition's records in one buffer
+ * (sorted if the scan sorts), or read back from the external sort. */
+typedef struct Ordered {
+    PartRows all;
+    size_t off;
+    uint64_t i, n;      /* rows read; rows to read */
+} Ordered;
+
+static void ordered_begin(VM *vm, Shared *sh, Ordered *o)
 {
-    const st_schema *s = sc->vs->s;
-    PartRows all = {0};
+    const QScan *sc = sh->sc;
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < sh->parts.n; i++)
+        n += sh->rows[i].spilled + sh->rows[i].n;
+    o->n = n < sc->limit ? n : sc->limit;
+    if (sh->spill) {
+        st_err err;
+        for (uint32_t i = 0; i < sh->parts.n; i++)
+            spill_rows(sh, i);
+        if (sh->err[0])
+            vm_error(vm, "%s", sh->err);
+        if (qspill_finish(sh->spill, &err) < 0)
+            vm_error(vm, "%s", err.msg);
+        return;
+    }
     /* One buffer in partition order (sorting then sees every record). */
     for (uint32_t i = 0; i < sh->parts.n; i++) {
-        unsigned char *p = sh->rows[i].b.len ? buf_room(&all.b, sh->rows[i].b.len) : NULL;
-        if (sh->rows[i].b.len && !p) {
-            buf_free(&all.b);
+        unsigned char *p = sh->rows[i].b.len ? buf_room(&o->all.b, sh->rows[i].b.len) : NULL;
+        if (sh->rows[i].b.len && !p)
             vm_throw(vm, v_obj(vm->oom));
-        }
         if (p)
             memcpy(p, sh->rows[i].b.p, sh->rows[i].b.len);
-        all.n += sh->rows[i].n;
+        o->all.n += sh->rows[i].n;
         buf_free(&sh->rows[i].b);
     }
-    if (sc->nsort && !prune(sc, &all)) {
-        buf_free(&all.b);
+    if (sc->nsort && !prune(sc, &o->all))
         vm_throw(vm, v_obj(vm->oom));
+}
+
+/* The record at *off of a buffer, moving *off past it. */
+static const unsigned char *next_record(const QScan *sc, const unsigned char *base, size_t *off)
+{
+    const unsigned char *r = base + *off;
+    *off += record_len(sc, r);
+    return r;
+}
+
+/* The next row's record in order, or NULL at the end. */
+static const unsigned char *ordered_next(VM *vm, Shared *sh, Ordered *o)
+{
+    const unsigned char *r;
+    st_err err;
+    if (o->i >= o->n)
+        return NULL;
+    o->i++;
+    if (!sh->spill)
+        return next_record(sh->sc, o->all.b.p, &o->off);
+    int rc = qspill_next(sh->spill, &r, &err);
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
+    return rc ? r : NULL;
+}
+
+/* A collected record as the row (a map) comb sees. */
+static Value record_value(VM *vm, const QScan *sc, const unsigned char *p)
+{
+    const st_schema *s = sc->vs->s;
+    uint32_t nt = 0;
+    const unsigned char *row = p + sc->keyw, *tags = row + s->row_size;
+    if (!sc->tags && s->tag_size) {
+        memcpy(&nt, tags, 4);
+        tags += 4;
     }
-    uint64_t n = all.n < sc->limit ? all.n : sc->limit;
-    VArray *a = vm_array_new(vm, n);
+    return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, sc->out_fields, sc->tags);
+}
+
+/* The collected rows of every partition, in order, as maps. */
+static Value collect_rows(VM *vm, Shared *sh, Ordered *o)
+{
+    ordered_begin(vm, sh, o);
+    VArray *a = vm_array_new(vm, o->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
-    const unsigned char *p = all.b.p;
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t nt = 0;
-        p += sc->keyw;
-        const unsigned char *row = p, *tags;
-        p += s->row_size;
-        if (sc->tags) {
-            tags = p;
-            p += s->tag_size;
-        } else {
-            if (s->tag_size)
-                memcpy(&nt, p, 4), p += 4;
-            tags = s->tag_size ? p : NULL;
-            p += (size_t)nt * s->tag_size;
-        }
-        vm_array_push(vm, a, vm_record_value(vm, sc->vs, row, tags, nt, sc->out_fields, sc->tags));
-    }
-    buf_free(&all.b);
+    for (const unsigned char *r; (r = ordered_next(vm, sh, o));)
+        vm_array_push(vm, a, record_value(vm, sh->sc, r));
     vm_pop_root(vm, 1);
     return av;
 }
@@ -1491,6 +1599,13 @@ typedef struct Run {
     Shared sh;
     Worker *w;          /* [wcap], made for the threads the scan runs */
     int nw, wcap;
+    Ordered ord;
+    /* a cursor (scan_open) */
+    bool sorted;        /* its rows come from ord, after the whole scan */
+    uint32_t pi;        /* else the partition being read, a block at a time, */
+    PartRows *cur;      /* the buffer of the block's rows, */
+    size_t off;         /* the next row's record there, */
+    uint64_t left, sent;    /* rows left there, rows given */
 } Run;
 
 static void run_free(Run *run)
@@ -1502,11 +1617,14 @@ static void run_free(Run *run)
     for (uint32_t i = 0; sh->rows && i < sh->parts.n; i++)
         buf_free(&sh->rows[i].b);
     mem_free(sh->rows, (sh->parts.n + 1) * sizeof *sh->rows);
+    buf_free(&run->ord.all.b);
+    qspill_free(sh->spill);
     pthread_mutex_destroy(&sh->mu);
 }
 
 /* The run's C memory is released by a handle's free, so a raise in the
- * middle (out of memory, an interrupt) leaks nothing. */
+ * middle (out of memory, an interrupt) leaks nothing; a cursor's also by
+ * scan_close, when the loop reading it ends. */
 static void run_handle_free(VM *vm, void *data)
 {
     Run *run = *(Run **)data;
@@ -1514,6 +1632,7 @@ static void run_handle_free(VM *vm, void *data)
         vm_free_mem(vm, run->sh.parts.p, (run->sh.parts.total + 1) * sizeof *run->sh.parts.p);
         run_free(run);
         mem_free(run, sizeof *run);
+        *(Run **)data = NULL;
     }
 }
 
@@ -1553,11 +1672,12 @@ static void run_workers(VM *vm, void *ud)
         vm_error(vm, "%s", sh->err);
 }
 
-Value scan_run(VM *vm, QPlan *p)
+/* A run of p's scan, owned by the handle *hp (pushed as a root). */
+static Run *run_new(VM *vm, QPlan *p, VHandle **hp)
 {
     QScan *sc = &p->scan;
     prepare(vm, p);
-    VHandle *h = vm_handle_new(vm, &run_type, sizeof(Run *));
+    VHandle *h = *hp = vm_handle_new(vm, &run_type, sizeof(Run *));
     vm_push_root(vm, v_obj(h));
     Run *run = mem_calloc(1, sizeof *run);
     if (!run)
@@ -1571,15 +1691,42 @@ Value scan_run(VM *vm, QPlan *p)
     sh->vm = vm;
     sh->p = p;
     sh->sc = sc;
+    sh->budget = qspill_budget();
     list_parts(vm, sc, &sh->parts);
+    return run;
+}
+
+static void run_rows(VM *vm, Run *run)
+{
+    Shared *sh = &run->sh;
+    sh->rows = mem_calloc(sh->parts.n + 1, sizeof *sh->rows);
+    if (!sh->rows)
+        vm_throw(vm, v_obj(vm->oom));
+}
+
+/* Runs the workers over every partition. */
+static void run_all(VM *vm, VHandle *h)
+{
+    if (vm_protect(vm, run_workers, *(Run **)handle_data(h)) < 0) {
+        /* A comb call raised mid-scan, or an interrupt: close the readers
+         * now, not when the collector gets to the handle. */
+        run_handle_free(vm, handle_data(h));
+        vm_rethrow(vm);
+    }
+}
+
+Value scan_run(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    VHandle *h;
+    Run *run = run_new(vm, p, &h);
+    Shared *sh = &run->sh;
     Value result;
     if (sc->footer_count) {
         result = v_int((int64_t)footer_count(vm, sc, &sh->parts));
         goto done;
     }
-    sh->rows = mem_calloc(sh->parts.n + 1, sizeof *sh->rows);
-    if (!sh->rows)
-        vm_throw(vm, v_obj(vm->oom));
+    run_rows(vm, run);
     Value keep = v_nil();
     if (sc->consumer == QC_WRITE) {
         sh->loader = vm_loader_new(vm, sc->write_target, sc->src->schema, sc->write_opts, &keep);
@@ -1587,13 +1734,7 @@ Value scan_run(VM *vm, QPlan *p)
         if (!st_schema_equal(vschema(sh->loader->schema)->s, sc->vs->s))
             vm_error(vm, "write: the target's schema differs from the source's");
     }
-    if (vm_protect(vm, run_workers, run) < 0) {
-        /* A comb call raised mid-scan, or an interrupt: close the readers
-         * now, not when the collector gets to the handle. */
-        run_handle_free(vm, handle_data(h));
-        *(Run **)handle_data(h) = NULL;
-        vm_rethrow(vm);
-    }
+    run_all(vm, h);
     switch (sc->consumer) {
     case QC_COUNT: {
         uint64_t n = 0;
@@ -1631,14 +1772,84 @@ Value scan_run(VM *vm, QPlan *p)
         vm_pop_root(vm, 1);
         break;
     default:
-        result = collect_rows(vm, sc, sh);
+        result = collect_rows(vm, sh, &run->ord);
         break;
     }
 done:
     run_handle_free(vm, handle_data(h));
-    *(Run **)handle_data(h) = NULL;
     vm_pop_root(vm, 1);
     return result;
+}
+
+/* ---- a cursor: the rows one at a time ------------------------------------ */
+
+Value scan_open(VM *vm, QPlan *p)
+{
+    VHandle *h;
+    Run *run = run_new(vm, p, &h);
+    Shared *sh = &run->sh;
+    run_rows(vm, run);
+    if (p->scan.nsort) {
+        /* The last row may come first: all of them, in parallel, into the
+         * sort (in memory, or external past the budget). */
+        run_all(vm, h);
+        ordered_begin(vm, sh, &run->ord);
+        run->sorted = true;
+    } else {
+        /* A block at a time, on this thread, as the rows are asked for. */
+        if (!(run->w = mem_calloc(1, sizeof *run->w)))
+            vm_throw(vm, v_obj(vm->oom));
+        run->wcap = run->nw = 1;
+        if (!worker_init(&run->w[0], sh))
+            vm_throw(vm, v_obj(vm->oom));
+    }
+    vm_pop_root(vm, 1);
+    return v_obj(h);
+}
+
+bool scan_next(VM *vm, Value cursor, Value *row)
+{
+    Run *run = *(Run **)handle_data(AS_HANDLE(cursor));
+    if (!run)
+        return false;
+    Shared *sh = &run->sh;
+    const QScan *sc = sh->sc;
+    const unsigned char *r;
+    if (run->sorted) {
+        if (!(r = ordered_next(vm, sh, &run->ord)))
+            return false;
+        *row = record_value(vm, sc, r);
+        return true;
+    }
+    Worker *w = &run->w[0];
+    while (!run->left) {
+        if (run->sent >= sc->limit)
+            return false;
+        if (!w->r && (run->pi >= sh->parts.n || !part_open(w, run->pi))) {
+            if (sh->err[0])
+                vm_error(vm, "%s", sh->err);
+            return false;
+        }
+        PartRows *pr = run->cur = &sh->rows[run->pi];
+        pr->b.len = 0;
+        pr->n = 0;
+        if (!part_step(w, run->pi))
+            part_close(w, run->pi++);
+        vm_check_interrupt(vm);
+        if (sh->err[0])
+            vm_error(vm, "%s", sh->err);
+        run->off = 0;
+        run->left = pr->n < sc->limit - run->sent ? pr->n : sc->limit - run->sent;
+    }
+    run->left--;
+    run->sent++;
+    *row = record_value(vm, sc, next_record(sc, run->cur->b.p, &run->off));
+    return true;
+}
+
+void scan_close(VM *vm, Value cursor)
+{
+    run_handle_free(vm, handle_data(AS_HANDLE(cursor)));
 }
 
 /* ---- explain ----------------------------------------------------------- */

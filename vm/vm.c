@@ -82,6 +82,7 @@ void vm_free(VM *vm)
     mem_free(vm->natives, vm_nnatives * sizeof *vm->natives);
     mem_free(vm->handlers, vm->cap_handlers * sizeof *vm->handlers);
     mem_free(vm->roots, vm->cap_roots * sizeof *vm->roots);
+    mem_free(vm->iters, vm->cap_iters * sizeof *vm->iters);
     mem_free(vm->oom, sizeof(VStr) + 14);
     mem_free(vm->frames, vm->max_frames * sizeof(VmFrame));
     mem_free(vm->stack, (size_t)(vm->stack_end - vm->stack) * sizeof(Value));
@@ -118,6 +119,30 @@ void vm_push_root(VM *vm, Value v)
         vm->cap_roots = cap;
     }
     vm->roots[vm->nroots++] = v;
+}
+
+void vm_iter_push(VM *vm, Value *slot, Value it)
+{
+    VHandle *h = AS_HANDLE(it);
+    if (vm->niters == vm->cap_iters) {
+        uint32_t cap = vm->cap_iters ? 2 * vm->cap_iters : 8;
+        VmIter *a = mem_realloc(vm->iters, vm->cap_iters * sizeof *a, cap * sizeof *a);
+        if (!a) {
+            h->type->close(vm, h->data);
+            vm_throw(vm, v_obj(vm->oom));
+        }
+        vm->iters = a;
+        vm->cap_iters = cap;
+    }
+    vm->iters[vm->niters++] = (VmIter){slot, it};
+}
+
+void vm_iter_close(VM *vm, Value *level)
+{
+    while (vm->niters && vm->iters[vm->niters - 1].slot >= level) {
+        VHandle *h = AS_HANDLE(vm->iters[--vm->niters].it);
+        h->type->close(vm, h->data);
+    }
 }
 
 void vm_pop_root(VM *vm, size_t n)
@@ -336,6 +361,13 @@ static void close_upvals(VM *vm, Value *level)
     }
 }
 
+/* Leaving the registers from level up: their upvalues and iterations. */
+static void close_level(VM *vm, Value *level)
+{
+    close_upvals(vm, level);
+    vm_iter_close(vm, level);
+}
+
 static VFunc *make_closure(VM *vm, VProto *p, VFunc *enclosing, Value *base)
 {
     VFunc *f = vm_func_new(vm, p);
@@ -432,7 +464,7 @@ static bool catch_here(VM *vm, uint32_t entry_frame)
         return false;
     vm->nhandlers--;
     VmFrame *f = &vm->frames[h->frame];
-    close_upvals(vm, f->base + h->reg);
+    close_level(vm, f->base + h->reg);
     vm->nframes = h->frame + 1;
     vm->nroots = h->nroots;
     f->pc = h->pc;
@@ -456,7 +488,7 @@ static int protected_call(VM *vm, Value *slot, int argc, Value *out)
     vm->clevel++;
     while (setjmp(j.buf)) {
         if (!catch_here(vm, nframes)) {
-            close_upvals(vm, slot);
+            close_level(vm, slot);
             vm->nframes = nframes;
             vm->nhandlers = nhandlers;
             vm->nroots = nroots;
@@ -680,12 +712,19 @@ static int64_t length(VM *vm, Value v)
     }
 }
 
-static void iter_check(VM *vm, Value c)
+/* Checks that ra[0] can be iterated; a handle with an iter hook is
+ * replaced by the cursor it gives, closed with the loop (vm_iter_push). */
+static void iter_begin(VM *vm, Value *ra)
 {
+    Value c = ra[0];
     if (c.type == VT_ARRAY || c.type == VT_MAP || c.type == VT_STR ||
         (c.type == VT_HANDLE && AS_HANDLE(c)->type->next))
         return;
-    vm_error(vm, "cannot iterate over %s", v_type_name(c));
+    if (c.type != VT_HANDLE || !AS_HANDLE(c)->type->iter)
+        vm_error(vm, "cannot iterate over %s", v_type_name(c));
+    ra[0] = AS_HANDLE(c)->type->iter(vm, c);
+    if (AS_HANDLE(ra[0])->type->close)
+        vm_iter_push(vm, ra, ra[0]);
 }
 
 /* The next element of ra[0] at cursor ra[1] into ra[2] (and ra[3] when two
@@ -993,7 +1032,7 @@ next:
     }
     CASE(CLOSE)
     {
-        close_upvals(vm, RA);
+        close_level(vm, RA);
         NEXT();
     }
     CASE(NEWARRAY)
@@ -1223,7 +1262,8 @@ next:
     CASE(ITERPREP)
     {
         Value *ra = RA;
-        PROTECT(iter_check(vm, ra[0]));
+        PROTECT(iter_begin(vm, ra));
+        GCSTEP();
         ra[1] = v_int(0);
         pc += GsBx(i);
         NEXT();
@@ -1300,6 +1340,8 @@ next:
     do_return:
         if (vm->open_upvals && vm->open_upvals->v >= base)
             close_upvals(vm, base);
+        if (vm->niters && vm->iters[vm->niters - 1].slot >= base)
+            vm_iter_close(vm, base);
         vm->nhandlers = frame->nhandlers;
         vm->nframes--;
         base[-1] = ret;

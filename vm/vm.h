@@ -28,6 +28,13 @@ typedef struct VmFrame {
     uint16_t flags;
 } VmFrame;
 
+/* An open iteration whose cursor holds resources, and the register it
+ * runs from: closed when that register's level is left. */
+typedef struct VmIter {
+    Value *slot;
+    Value it;
+} VmIter;
+
 #define FRAME_ENTRY 1       /* returning from it leaves the run loop */
 
 /* An open `try`: where to go, and what to restore, when an error arrives. */
@@ -84,6 +91,8 @@ struct VM {
     VmHandler *handlers;
     uint32_t nhandlers, cap_handlers;
     VUpval *open_upvals;
+    VmIter *iters;          /* open iterations, by slot (vm_iter_push) */
+    uint32_t niters, cap_iters;
 
     /* the collector */
     Obj *objects;
@@ -160,6 +169,14 @@ void vm_print_error(VM *vm, FILE *out);
 /* Exit status for the uncaught error: 1, or 130 after an interrupt. */
 int vm_error_status(VM *vm);
 
+/* Iterations that hold resources: it (a handle whose type has close),
+ * iterated from *slot, is closed when the level of slot is left (its loop
+ * ends, a break, a return, a raise unwinding past it) or by
+ * vm_iter_close(vm, slot). A native iterating such a cursor pushes it at
+ * its argv and closes it before returning. */
+void vm_iter_push(VM *vm, Value *slot, Value it);
+void vm_iter_close(VM *vm, Value *level);
+
 /* Temporary roots for natives holding values across vm_call. */
 void vm_push_root(VM *vm, Value v);
 void vm_pop_root(VM *vm, size_t n);
@@ -190,6 +207,9 @@ void vm_free_obj(VM *vm, void *o, size_t size);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */
+/* A collection if one is due, as the loop's safe points do: for a native
+ * reading many rows, at a point where everything it still uses is rooted. */
+void vm_gc_step(VM *vm);
 void vm_mark(VM *vm, Value v);          /* for handle mark callbacks */
 void vm_mark_obj(VM *vm, Obj *o);
 void vm_gc_free_all(VM *vm);
