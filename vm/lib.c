@@ -1,10 +1,14 @@
 /* lib: helpers the library natives (vm/lib_*.c) share: sequence indices and
  * slices as sub, slice, byte and find read them, C strings from arguments,
- * and command statuses. */
+ * command statuses, and megabyte budgets from the environment. */
 #include "config.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "vm/lib.h"
 
@@ -53,4 +57,19 @@ int64_t lib_exit_status(int ws)
     if (WIFSIGNALED(ws))
         return 128 + WTERMSIG(ws);
     return -1;
+}
+
+long long lib_env_megabytes(const char *name, long long dflt)
+{
+    static atomic_llong machine;
+    long long most = atomic_load(&machine);
+    if (!most) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        most = pages > 0 && page > 0 ? (long long)pages / 1024 * (page / 1024)
+                                     : (long long)(SIZE_MAX >> 21);
+        atomic_store(&machine, most);
+    }
+    const char *env = getenv(name);
+    long long mb = env && *env ? atoll(env) : dflt;
+    return mb > most ? most : mb;
 }

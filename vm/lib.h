@@ -23,4 +23,10 @@ size_t lib_index(VM *vm, int64_t n, size_t len);
  * take paths, commands and names. */
 VStr *lib_cstr_arg(VM *vm, Value *argv, int i);
 
+/* The megabytes environment variable name asks for (dflt when it is unset
+ * or empty), at most the machine's memory, so that a huge value cannot wrap
+ * a shift; the memory is asked once (glibc makes a system call each time,
+ * and scans ask per query). */
+long long lib_env_megabytes(const char *name, long long dflt);
+
 #endif

@@ -18,6 +18,7 @@
 #include "store/cache.h"
 #include "store/mem.h"
 #include "store/watch.h"
+#include "vm/lib.h"
 #include "vm/natives.h"
 #include "vm/query.h"
 
@@ -753,14 +754,7 @@ static void cache_on(void)
     if (done)
         return;
     done = true;
-    const char *env = getenv("COMB_CACHE_MB");
-    long long mb = env && *env ? atoll(env) : 256;
-    /* No more than the machine has: a huge value would wrap the shift. */
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    long long most = pages > 0 && page > 0 ? (long long)pages / 1024 * (page / 1024)
-                                           : (long long)(SIZE_MAX >> 21);
-    if (mb > most)
-        mb = most;
+    long long mb = lib_env_megabytes("COMB_CACHE_MB", 256);
     st_cache_set_limit(mb > 0 ? (size_t)mb << 20 : 0);
 #ifdef __GLIBC__
     mallopt(M_TRIM_THRESHOLD, 64 << 20);

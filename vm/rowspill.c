@@ -20,6 +20,7 @@
 
 #include "store/mem.h"
 #include "store/sort.h"
+#include "vm/lib.h"
 
 #define DEFAULT_MB 256
 
@@ -34,12 +35,7 @@ struct QSpill {
 
 size_t qspill_budget(void)
 {
-    const char *env = getenv("COMB_SORT_MB");
-    long long mb = env && *env ? atoll(env) : DEFAULT_MB;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    long long most = pages > 0 && page > 0 ? (long long)pages / 1024 * (page / 1024) : DEFAULT_MB;
-    if (mb > most)
-        mb = most;  /* no more than the machine has (nor a wrapped shift) */
+    long long mb = lib_env_megabytes("COMB_SORT_MB", DEFAULT_MB);
     return (size_t)(mb < 1 ? 1 : mb) << 20;
 }
 

@@ -47,7 +47,8 @@ TMPDIR=$d/tmp COMB_SORT_MB=1 "$COMB" -e '
 pid=$!
 i=0
 while [ ! -f go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-kill -INT $pid
+# Again until it ends: system() ignores SIGINT until its command is done.
+while kill -INT $pid 2>/dev/null; do sleep 0.3; done
 wait $pid
 echo "exit status $?"
 grep -o interrupted err
