@@ -536,16 +536,7 @@ static bool plain(Value v)
 
 static bool same_plain(Value a, Value b)
 {
-    if (a.type != b.type)
-        return false;
-    switch (a.type) {
-    case VT_NIL: return true;
-    case VT_BOOL: return a.as.b == b.as.b;
-    case VT_INT: return a.as.i == b.as.i;
-    case VT_FLOAT: return a.as.f == b.as.f;
-    case VT_STR: return str_equal(AS_STR(a), AS_STR(b));
-    default: return false;
-    }
+    return a.type == b.type && v_equal(a, b);  /* 1 and 1.0 bind apart */
 }
 
 static void read_modvar(QPlan *p, uint32_t slot, Value v)
