@@ -87,14 +87,11 @@ void k_ctx_free(KCtx *k)
     memset(k, 0, sizeof *k);
 }
 
-/* As many as a scan runs threads (scan.c's bound). */
-#define KEPT_CTX 16
-
 void k_ctx_keep(QScan *scan, KCtx *k)
 {
     if (!scan->idle_k)
-        scan->idle_k = mem_alloc(KEPT_CTX * sizeof *scan->idle_k);
-    if (!scan->idle_k || scan->nidle_k == KEPT_CTX || !k->vecs) {
+        scan->idle_k = mem_alloc(QS_MAX_THREADS * sizeof *scan->idle_k);
+    if (!scan->idle_k || scan->nidle_k == QS_MAX_THREADS || !k->vecs) {
         k_ctx_free(k);
         return;
     }
@@ -116,7 +113,7 @@ void k_ctx_drop(QScan *scan)
 {
     while (scan->nidle_k)
         k_ctx_free(&scan->idle_k[--scan->nidle_k]);
-    mem_free(scan->idle_k, scan->idle_k ? KEPT_CTX * sizeof *scan->idle_k : 0);
+    mem_free(scan->idle_k, scan->idle_k ? QS_MAX_THREADS * sizeof *scan->idle_k : 0);
     scan->idle_k = NULL;
 }
 

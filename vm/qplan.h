@@ -154,6 +154,8 @@ typedef struct QStep {
 } QStep;
 
 #define QP_MODVARS 8
+/* The threads a scan runs at most, and the kernel scratch kept for them. */
+#define QS_MAX_THREADS 16
 
 typedef struct QPlan {
     bool typed;         /* the source is a store or file: scan first */

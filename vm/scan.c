@@ -21,7 +21,6 @@
 #include "vm/natives.h"
 #include "vm/progress.h"
 
-#define MAX_THREADS 16
 #define HLL_BITS 12
 #define HLL_REGS (1u << HLL_BITS)
 
@@ -1322,8 +1321,8 @@ static int nthreads(const QScan *sc, uint32_t nparts)
     long n = env ? atol(env) : cores();
     if (n < 1)
         n = 1;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    if (n > QS_MAX_THREADS)
+        n = QS_MAX_THREADS;
     if (sc->consumer == QC_WRITE || sc->vm_calls)
         n = 1;  /* the loader takes rows from one thread; comb runs on the VM's */
     return (int)(n > (long)nparts ? (nparts ? nparts : 1) : n);
