@@ -389,24 +389,25 @@ static int is_comb_script(const char *cmd)
     return n > 5 && !strcmp(cmd + n - 5, ".comb") && stat(cmd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void monitor(struct srv *s)
+static void monitor_reap(struct srv *s)
 {
-    if (!s->mon || !s->mon->command)
-        return;
     int st;
-    if (s->mon_pid > 0) {
-        if (jobexec_reap(s->mon_pid, &st) != 1)
-            return;
-        if (st != 0) {
-            char d[32];
-            jobexec_describe(st, d, sizeof d);
-            job_note(s->js, "monitor ended with %s (see log/monitor.log)", d);
-        }
-        close(s->mon_pidfd);
-        s->mon_pid = 0;
-        s->mon_pidfd = -1;
+    if (s->mon_pid <= 0 || jobexec_reap(s->mon_pid, &st) != 1)
+        return;
+    if (st != 0) {
+        char d[32];
+        jobexec_describe(st, d, sizeof d);
+        job_note(s->js, "monitor ended with %s (see log/monitor.log)", d);
     }
-    if (now() < s->mon_next)
+    close(s->mon_pidfd);
+    s->mon_pid = 0;
+    s->mon_pidfd = -1;
+}
+
+/* Starts the monitor when it is due and not still running. */
+static void monitor_start(struct srv *s)
+{
+    if (!s->mon || !s->mon->command || s->mon_pid > 0 || now() < s->mon_next)
         return;
     s->mon_next = now() + s->mon->every;
     const char *rundir = job_rundir(s->js), *cmd = s->mon->command;
@@ -446,8 +447,10 @@ static int wait_events(struct srv *s)
         fds[k++] = (struct pollfd){s->c[i].fd, (short)(POLLIN | (s->c[i].out.len ? POLLOUT : 0)), 0};
     k += job_pollfds(s->js, fds + k, max - k);
     int ms = job_timeout_ms(s->js);
-    if (s->mon && s->mon->command) {
-        double left = s->mon_pid > 0 && s->mon_pidfd < 0 ? 0.05 : s->mon_next - now();
+    /* A running monitor wakes us through its pidfd (polled without one);
+       an idle one when it is next due. */
+    if (s->mon && s->mon->command && !(s->mon_pid > 0 && s->mon_pidfd >= 0)) {
+        double left = s->mon_pid > 0 ? 0.05 : s->mon_next - now();
         int mms = left <= 0 ? 0 : (int)ceil(left * 1000);
         ms = ms < 0 || mms < ms ? mms : ms;
     }
@@ -500,12 +503,15 @@ static int loop(struct srv *s)
     int rc = 0;
     while (rc == 0) {
         rc = job_step(s->js);
-        monitor(s);
+        monitor_reap(s);
         check_waits(s);
         if (rc == 0)
             rc = flush_replies(s);
+        /* The end is checked between the monitor's runs: a monitor slower
+           than its period would otherwise always be running here. */
         if (rc < 0 || s->stop || done_embedded(s))
             break;
+        monitor_start(s);
         if (wait_events(s) < 0)
             rc = -1;
     }
