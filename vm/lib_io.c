@@ -51,12 +51,20 @@ typedef struct File {
 static char stdin_chars[READ_CHUNK];
 static ReadBuf stdin_rb = {stdin_chars, 0, 0};
 
+/* A command's end: it may have changed stores (vm_store_recheck). */
+static int close_pipe(FILE *fp)
+{
+    int ws = pclose(fp);
+    vm_store_recheck();
+    return ws;
+}
+
 static void file_free(VM *vm, void *data)
 {
     File *f = data;
     if (f->fp && !(f->flags & F_STD)) {
         if (f->flags & F_PIPE)
-            pclose(f->fp);
+            close_pipe(f->fp);
         else
             fclose(f->fp);
     }
@@ -239,7 +247,7 @@ static VStr *read_line(VM *vm, File *f)
 static void auto_close(File *f)
 {
     if (f->flags & F_PIPE)
-        pclose(f->fp);
+        close_pipe(f->fp);
     else
         fclose(f->fp);
     f->fp = NULL;
@@ -420,7 +428,7 @@ Value nat_close(VM *vm, int argc, Value *argv)
         return v_nil();
     }
     if (f->flags & F_PIPE) {
-        int ws = pclose(fp);
+        int ws = close_pipe(fp);
         if (ws < 0)
             vm_error(vm, "cannot close '%s': %s", f->name->data, strerror(errno));
         return v_int(lib_exit_status(ws));

@@ -26,6 +26,7 @@
 #include "vm/jobs.h"
 #include "vm/jobserver.h"
 #include "vm/lib.h"
+#include "vm/lib_store.h"
 
 #define WAIT_SLICE_MS 500 /* a connected run waits in slices, to notice ^C */
 
@@ -554,6 +555,7 @@ Value nat_jobs_run(VM *vm, int argc, Value *argv)
     run_options(vm, argc > 1 ? argv[1] : v_nil(), &mon);
     if (d->js) {
         int rc = job_run(d->js, &mon);
+        vm_store_recheck();   /* the jobs may have changed stores */
         if (rc < 0)
             vm_error(vm, "%s", job_error(d->js));
         if (rc == 2)
@@ -566,8 +568,10 @@ Value nat_jobs_run(VM *vm, int argc, Value *argv)
         jw_clear(&d->req);
         if (jw_field(&d->req, "wait") < 0)
             jw_clear(&d->req);
-        if (!request(vm, d, WAIT_SLICE_MS))
+        if (!request(vm, d, WAIT_SLICE_MS)) {
+            vm_store_recheck();
             return summary(vm, d);
+        }
         if (interrupted(NULL))
             vm_interrupted(vm);
     }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "vm/lib.h"
+#include "vm/lib_store.h"
 
 Value nat_args(VM *vm, int argc, Value *argv)
 {
@@ -46,6 +47,7 @@ Value nat_system(VM *vm, int argc, Value *argv)
     const char *cmd = lib_cstr_arg(vm, argv, 0)->data;
     fflush(NULL);   /* what we wrote comes before what the command writes */
     int ws = system(cmd);
+    vm_store_recheck();   /* the command may have changed stores */
     if (ws < 0)
         vm_error(vm, "cannot run '%s': %s", cmd, strerror(errno));
     /* system() ignores SIGINT while the command runs, so ^C reaches only the

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/cache.h"
@@ -369,25 +370,25 @@ static int idle_bound(void)
     return b;
 }
 
-st_reader *vm_source_reader(const VSource *src, uint32_t i, const st_nbuf_opts *io,
-                            const st_known_schema *known, st_err *err)
+st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
+                           const st_known_schema *known, st_err *err)
 {
-    st_reader *r = src->it.idle ? atomic_exchange(&src->it.idle[i], NULL) : NULL;
+    st_reader *r = f->idle ? atomic_exchange(&f->idle[i], NULL) : NULL;
     if (r) {
         atomic_fetch_sub(&nidle, 1);
         st_reader_set_cache(r, io && io->cache);
         return r;
     }
-    return st_reader_open_known(src->it.paths[i], io, known, err);
+    return st_reader_open_known(f->paths[i], io, known, err);
 }
 
-void vm_source_release(const VSource *src, uint32_t i, st_reader *r)
+void vm_files_release(const VFiles *f, uint32_t i, st_reader *r)
 {
-    if (r && src->it.idle) {
+    if (r && f->idle) {
         if (atomic_fetch_add(&nidle, 1) < idle_bound()) {
             st_reader_rewind(r);
             st_reader *none = NULL;
-            if (atomic_compare_exchange_strong(&src->it.idle[i], &none, r))
+            if (atomic_compare_exchange_strong(&f->idle[i], &none, r))
                 return;
         }
         atomic_fetch_sub(&nidle, 1);
@@ -395,85 +396,76 @@ void vm_source_release(const VSource *src, uint32_t i, st_reader *r)
     st_reader_close(r);
 }
 
-static void close_idle(VIter *it)
+VFiles *vm_files_ref(VFiles *f)
 {
-    for (uint32_t i = 0; it->idle && i < it->npaths; i++) {
-        st_reader *r = atomic_exchange(&it->idle[i], NULL);
+    f->refs++;
+    return f;
+}
+
+/* The paths are mem_alloc'd (not counted by the collector): a store's list
+ * is made inside a callback of the store layer, where raising is not allowed. */
+void vm_files_unref(VFiles *f)
+{
+    if (!f || --f->refs)
+        return;
+    for (uint32_t i = 0; f->idle && i < f->n; i++) {
+        st_reader *r = atomic_exchange(&f->idle[i], NULL);
         if (r) {
             atomic_fetch_sub(&nidle, 1);
             st_reader_close(r);
         }
     }
-    mem_free(it->idle, it->idle ? (it->npaths + 1) * sizeof *it->idle : 0);
+    for (uint32_t i = 0; f->paths && i < f->n; i++)
+        if (f->paths[i])
+            mem_free(f->paths[i], strlen(f->paths[i]) + 1);
+    mem_free(f->paths, f->paths ? (f->n + 1) * sizeof *f->paths : 0);
+    mem_free(f->parts, f->parts ? (f->n + 1) * sizeof *f->parts : 0);
+    mem_free(f->idle, f->idle ? (f->n + 1) * sizeof *f->idle : 0);
+    st_store_close(f->st);
+    mem_free(f, sizeof *f);
 }
 
+/* A list of n files, not yet named (one reference): a store's (st) with
+ * its partitions and idle readers. NULL when out of memory. */
+static VFiles *files_new(st_store *st, uint32_t n)
+{
+    VFiles *f = mem_calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->refs = 1;
+    f->n = n;
+    f->st = st ? st_store_ref(st) : NULL;
+    if (!(f->paths = mem_calloc(n + 1, sizeof *f->paths)) ||
+        (st && (!(f->parts = mem_calloc(n + 1, sizeof *f->parts)) ||
+                !(f->idle = mem_calloc(n + 1, sizeof *f->idle))))) {
+        vm_files_unref(f);
+        return NULL;
+    }
+    return f;
+}
 
-
-/* Iteration (`for ts in x`) over a list of files, tagset by tagset, with a
- * reader of its own; a loop that starts elsewhere than where the last one
- * stopped (a new or nested loop) starts over and skips ahead. */
+/* Iteration (`for ts in x`) over the source's files, tagset by tagset, with
+ * a reader of its own; a loop that starts elsewhere than where the last one
+ * stopped (a new or nested loop) starts over, on the source's files as they
+ * are then, and skips ahead. */
 static void iter_reset(VIter *it)
 {
     st_reader_close(it->r);
-    it->r = NULL;
-    it->b = NULL;
-    it->fi = 0;
-    it->t = 0;
-    it->pos = 0;
-}
-
-/* The paths are mem_alloc'd (not counted by the collector): a store's list
- * is made inside a callback of the store layer, where raising is not allowed. */
-static void iter_free(VIter *it)
-{
-    iter_reset(it);
-    if (it->sharers && *it->sharers) {
-        --*it->sharers;     /* another list still reads them */
-        return;
-    }
-    mem_free(it->sharers, it->sharers ? sizeof *it->sharers : 0);
-    close_idle(it);
-    for (uint32_t i = 0; i < it->npaths; i++)
-        mem_free(it->paths[i], strlen(it->paths[i]) + 1);
-    mem_free(it->paths, it->npaths * sizeof(char *));
-    mem_free(it->parts, it->parts ? it->npaths * sizeof *it->parts : 0);
-}
-
-static int iter_add(VIter *it, const char *path)
-{
-    char **p = mem_realloc(it->paths, it->npaths * sizeof(char *), (it->npaths + 1) * sizeof(char *));
-    if (!p)
-        return -1;
-    it->paths = p;
-    if (!(p[it->npaths] = mem_strdup(path)))
-        return -1;
-    it->npaths++;
-    return 0;
-}
-
-/* it reads from's paths too (they are never changed once listed). */
-static int iter_share(VIter *it, VIter *from)
-{
-    if (!from->sharers && !(from->sharers = mem_calloc(1, sizeof *from->sharers)))
-        return -1;
-    ++*from->sharers;
-    it->sharers = from->sharers;
-    it->paths = from->paths;
-    it->parts = from->parts;
-    it->idle = from->idle;
-    it->npaths = from->npaths;
-    return 0;
+    vm_files_unref(it->files);
+    *it = (VIter){0};
 }
 
 /* The next tagset's batch and index, or false at the end. */
-static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
+static bool iter_step(VM *vm, const VSource *src, VIter *it, const st_batch **b, uint32_t *t)
 {
     st_err err;
+    if (!it->files)
+        it->files = vm_files_ref(src->files);
     while (!it->b || it->t >= it->b->ntagsets) {
         if (!it->r) {
-            if (it->fi >= it->npaths)
+            if (it->fi >= it->files->n)
                 return false;
-            if (!(it->r = st_reader_open(it->paths[it->fi++], NULL, &err)))
+            if (!(it->r = st_reader_open(it->files->paths[it->fi++], NULL, &err)))
                 store_error(vm, &err);
         }
         int rc = st_reader_next(it->r, &it->b, &err);
@@ -499,14 +491,38 @@ static bool iter_step(VM *vm, VIter *it, const st_batch **b, uint32_t *t)
  * it), with its MANIFEST's identity when opened: a commit replaces that
  * file, so an unchanged one means the snapshot is still the current one.
  * And its commit counter (store/watch.h), mapped, with the value read
- * before that MANIFEST: while it reads the same, not even a stat is needed. */
+ * before that MANIFEST: while it reads the same, not even a stat is needed.
+ * But a store removed and made again under its name leaves the old counter
+ * mapped, never to move: so MANIFEST is checked all the same when the last
+ * check is RECHECK_NS old, and after the session ran a command (which may
+ * have done that: vm_store_recheck). An odd counter is a commit under way,
+ * or one whose second add failed: it proves nothing. */
+#define RECHECK_NS 100000000ull
+
 static struct {
     VM *vm;
     VSource *src;
     st_file_id manifest;
     st_watch watch;
     uint64_t seen;
+    uint64_t checked;   /* when MANIFEST was last found the same, 0: never */
 } last_store;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* no system call */
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void vm_store_recheck(void)
+{
+    last_store.checked = 0;
+}
 
 static void forget_last_store(void)
 {
@@ -519,7 +535,8 @@ static void source_free(VM *vm, void *data)
     VSource *src = data;
     if (last_store.src == src)
         forget_last_store();
-    iter_free(&src->it);
+    iter_reset(&src->it);
+    vm_files_unref(src->files);
     vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
     free_path(vm, src->path);
@@ -540,10 +557,10 @@ static bool source_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
     uint32_t t;
     if (*cursor != it->pos) {
         iter_reset(it);
-        while (it->pos < *cursor && iter_step(vm, it, &batch, &t))
+        while (it->pos < *cursor && iter_step(vm, src, it, &batch, &t))
             ;
     }
-    if (!iter_step(vm, it, &batch, &t))
+    if (!iter_step(vm, src, it, &batch, &t))
         return false;
     *cursor = it->pos;
     const st_schema *s = vschema(src->schema)->s;
@@ -628,47 +645,47 @@ static Value open_file(VM *vm, VStr *path)
     if (!sh)
         store_error(vm, &err);
     src->schema = sh;
-    if (iter_add(&src->it, src->path) < 0)
+    if (!(src->files = files_new(NULL, 1)) || !(src->files->paths[0] = mem_strdup(src->path)))
         vm_throw(vm, v_obj(vm->oom));
     return hv;
 }
 
-/* A store's files as they are listed: the iteration list, and each file's
- * partition (volume x partitions + p), known here once rather than found by
- * every query. */
+/* A store's tags files as they are listed, each with its partition (volume
+ * x partitions + p), known here once rather than found by every query:
+ * counted first (f NULL), then named. */
 typedef struct Listing {
-    VIter *it;
-    uint32_t partitions, nparts;
-    uint32_t *parts;
+    VFiles *f;
+    uint32_t n, partitions;
 } Listing;
 
-/* Adds each tags file of the snapshot to the iteration list. */
 static int list_file(const st_file *f, void *ctx)
 {
     Listing *l = ctx;
     if (f->kind != ST_TAGS)
         return 0;
-    uint32_t *p = mem_realloc(l->parts, l->nparts * sizeof *p, (l->nparts + 1) * sizeof *p);
-    if (!p)
-        return -1;
-    l->parts = p;
-    p[l->nparts++] = f->vol * l->partitions + f->part;
-    return iter_add(l->it, f->path);
+    if (l->f) {
+        l->f->parts[l->n] = f->vol * l->partitions + f->part;
+        if (!(l->f->paths[l->n] = mem_strdup(f->path)))
+            return -1;
+    }
+    l->n++;
+    return 0;
 }
 
-/* The files of src's snapshot, to scan and to iterate. */
-static void list_files(VM *vm, VSource *src)
+/* The files of src's snapshot, to scan and to iterate: a new list. */
+static VFiles *list_files(VM *vm, VSource *src)
 {
     st_storeinfo info;
     st_store_info(src->st, &info);
-    Listing l = {&src->it, info.partitions, 0, NULL};
-    if (st_store_files(src->st, list_file, &l) < 0) {
-        mem_free(l.parts, l.nparts * sizeof *l.parts);
+    Listing l = {NULL, 0, info.partitions};
+    st_store_files(src->st, list_file, &l);
+    l.f = files_new(src->st, l.n);
+    l.n = 0;
+    if (!l.f || st_store_files(src->st, list_file, &l) < 0) {
+        vm_files_unref(l.f);
         vm_throw(vm, v_obj(vm->oom));
     }
-    src->it.parts = l.parts;
-    if (!(src->it.idle = mem_calloc(src->it.npaths + 1, sizeof *src->it.idle)))
-        vm_throw(vm, v_obj(vm->oom));
+    return l.f;
 }
 
 static bool manifest_id(const char *dir, st_file_id *id)
@@ -689,19 +706,20 @@ static bool reopen_store(VM *vm, VStr *dir, Value *hv)
     VSource *old = last_store.src;
     if (last_store.vm != vm || !old || strcmp(old->path, dir->data))
         return false;
-    uint64_t now = last_store.watch.map ? st_watch_read(&last_store.watch) : 0;
-    if (!last_store.watch.map || now != last_store.seen) {
+    uint64_t count = last_store.watch.map ? st_watch_read(&last_store.watch) : 0, t = now_ns();
+    if (!last_store.watch.map || count != last_store.seen || (count & 1) ||
+        t - last_store.checked >= RECHECK_NS) {
         st_file_id manifest;
         if (!manifest_id(dir->data, &manifest) || !st_file_id_eq(&manifest, &last_store.manifest))
             return false;
-        last_store.seen = now;  /* a commit began but has not replaced MANIFEST */
+        last_store.seen = count;  /* a commit began but has not replaced MANIFEST */
+        last_store.checked = t;
     }
     VSource *src = new_source(vm, &vm_store_type, dir, hv);
     src->schema = old->schema;
     src->partkey = old->partkey;
     src->st = st_store_ref(old->st);
-    if (iter_share(&src->it, &old->it) < 0)
-        vm_throw(vm, v_obj(vm->oom));
+    src->files = vm_files_ref(old->files);
     last_store.src = src;   /* the newest handle: likely the last one collected */
     return true;
 }
@@ -729,13 +747,14 @@ static Value open_store(VM *vm, VStr *dir)
         vm_error(vm, "%s/STORE: partition key '%s' is not a key or tagset field", src->path,
                  info.partkey);
     src->partkey = (uint32_t)pk;
-    list_files(vm, src);
+    src->files = list_files(vm, src);
     st_file_id now;   /* the snapshot is current only if no commit came between */
     if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
         forget_last_store();
         last_store.vm = vm;
         last_store.src = src;
         last_store.manifest = manifest;
+        last_store.checked = now_ns();
         /* A counter that moved since it was read makes the next open stat. */
         if (counted && st_watch_open(&last_store.watch, dir->data) == 0)
             last_store.seen = seen;
@@ -940,10 +959,11 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
     if (rc == -1)
         store_error(vm, &err);
     if (l->target) {
-        /* Committed: the handle written through reads the new generation. */
-        iter_free(&l->target->it);
-        memset(&l->target->it, 0, sizeof l->target->it);
-        list_files(vm, l->target);
+        /* Committed: the handle written through reads the new generation
+         * from now on; scans and loops under way read the old one. */
+        VFiles *f = list_files(vm, l->target);
+        vm_files_unref(l->target->files);
+        l->target->files = f;
     }
     return n;
 }
@@ -1067,9 +1087,9 @@ Value nat_verify(VM *vm, int argc, Value *argv)
     if (IS_STR(argv[0])) {
         verify_path(&v, AS_STR(argv[0])->data);
     } else if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_store_type) {
-        VIter *it = &vm_source_of(argv[0])->it;
-        for (uint32_t i = 0; i < it->npaths; i++)
-            verify_path(&v, it->paths[i]);
+        const VFiles *f = vm_source_of(argv[0])->files;
+        for (uint32_t i = 0; i < f->n; i++)
+            verify_path(&v, f->paths[i]);
     } else {
         vm_arg_error(vm, 0, "a path or a store", argv[0]);
     }

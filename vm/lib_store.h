@@ -35,13 +35,27 @@ typedef struct VRowBuf {
     uint32_t ntags;
 } VRowBuf;
 
-/* `for` over a source: its files, read in order by a reader of its own. */
-typedef struct VIter {
+/* A snapshot's files (a store's, or a tagset file's one), listed once and
+ * shared by the handles on that snapshot, the scans reading it and `for`
+ * loops over it, each holding a reference: a load through a handle gives it
+ * a new list while a scan of the old one goes on. A store's list holds the
+ * snapshot too, whose pin keeps the files from being removed. References
+ * are taken and dropped on the VM's thread only. */
+typedef struct VFiles {
+    uint32_t refs, n;
     char **paths;
     uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
     _Atomic(st_reader *) *idle; /* a store's: each path's reader kept between scans */
-    uint32_t *sharers;  /* other lists on these paths (reopened stores), or NULL */
-    uint32_t npaths, fi;
+    st_store *st;       /* a store's snapshot (a reference of its own) */
+} VFiles;
+
+VFiles *vm_files_ref(VFiles *f);
+void vm_files_unref(VFiles *f);   /* NULL is allowed */
+
+/* `for` over a source: its files, read in order by a reader of its own. */
+typedef struct VIter {
+    VFiles *files;   /* the list being read (a reference), NULL between loops */
+    uint32_t fi;
     st_reader *r;
     const st_batch *b;
     uint32_t t;
@@ -56,18 +70,23 @@ typedef struct VSource {
     st_store *st;      /* a store's snapshot; NULL for a file */
     uint32_t partkey;  /* a store's partition-key field */
     st_file_info info; /* a file's facts */
+    VFiles *files;     /* what a scan or loop starting now reads */
     VIter it;
     VRowBuf rows;     /* the tagset `for` is at */
 } VSource;
 
-/* A reader of the source's file i for a scan: the one an earlier scan of the
- * same snapshot left idle, else a new one. Any thread. */
-st_reader *vm_source_reader(const VSource *src, uint32_t i, const st_nbuf_opts *io,
-                            const st_known_schema *known, st_err *err);
+/* A reader of file i for a scan: the one an earlier scan of the same
+ * snapshot left idle, else a new one. Any thread. */
+st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
+                           const st_known_schema *known, st_err *err);
 /* The scan is done with it: a store's is kept idle for the next scan (the
  * files of a snapshot never change), within a process-wide bound on the
  * descriptors so kept; others are closed. Any thread. */
-void vm_source_release(const VSource *src, uint32_t i, st_reader *r);
+void vm_files_release(const VFiles *f, uint32_t i, st_reader *r);
+
+/* The session ran a command, which may have changed stores in any way: the
+ * next open of a store checks its MANIFEST. */
+void vm_store_recheck(void);
 
 /* open(path) of a directory (a datastore) or a tagset file: true and the
  * handle in *out; false for anything else, which open() reads as a file. */

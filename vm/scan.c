@@ -62,7 +62,10 @@ typedef struct Part {
     uint32_t gpart;     /* global partition number (0 for a file) */
 } Part;
 
+/* The source's files to read: its list as the scan began (a reference:
+ * a load through the source during the scan gives the source a new one). */
 typedef struct PartList {
+    VFiles *files;
     Part *p;
     uint32_t n, total;  /* after elimination, before */
 } PartList;
@@ -79,14 +82,24 @@ static bool part_wanted(const QScan *sc, uint32_t g)
 
 static void list_parts(VM *vm, const QScan *sc, PartList *pl)
 {
-    const VIter *it = &sc->src->it;
-    pl->p = vm_alloc(vm, (it->npaths + 1) * sizeof *pl->p);
+    VFiles *f = sc->src->files;
+    pl->p = vm_alloc(vm, (f->n + 1) * sizeof *pl->p);
+    pl->files = vm_files_ref(f);
     pl->n = 0;
-    pl->total = it->npaths;
-    for (uint32_t i = 0; i < it->npaths; i++) {
-        uint32_t g = it->parts ? it->parts[i] : 0;
+    pl->total = f->n;
+    for (uint32_t i = 0; i < f->n; i++) {
+        uint32_t g = f->parts ? f->parts[i] : 0;
         if (part_wanted(sc, g))
-            pl->p[pl->n++] = (Part){it->paths[i], i, g};
+            pl->p[pl->n++] = (Part){f->paths[i], i, g};
+    }
+}
+
+static void free_parts(VM *vm, PartList *pl)
+{
+    if (pl->files) {
+        vm_files_unref(pl->files);
+        vm_free_mem(vm, pl->p, (pl->total + 1) * sizeof *pl->p);
+        pl->files = NULL;
     }
 }
 
@@ -1173,7 +1186,7 @@ static bool part_open(Worker *w, uint32_t pi)
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     st_err err;
-    st_reader *r = w->r = vm_source_reader(sc->src, sh->parts.p[pi].fi, &sh->ropts, &sh->known, &err);
+    st_reader *r = w->r = vm_files_reader(sh->parts.files, sh->parts.p[pi].fi, &sh->ropts, &sh->known, &err);
     if (!r || select_where(sc, r, &err) < 0) {
         fail(sh, err.msg);
         st_reader_close(r);
@@ -1264,7 +1277,7 @@ static void part_close(Worker *w, uint32_t pi)
     const QScan *sc = sh->sc;
     st_read_stats rs;
     st_reader_stats(w->r, &rs);
-    vm_source_release(sc->src, sh->parts.p[pi].fi, w->r);
+    vm_files_release(sh->parts.files, sh->parts.p[pi].fi, w->r);
     w->r = NULL;
     vm_progress_add(1, 0, rs.bytes_read);
     pthread_mutex_lock(&sh->mu);
@@ -1581,12 +1594,12 @@ static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
     st_known_schema known = {sc->vs->s, sc->vs->text, sc->vs->text_len};
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
-        st_reader *r = vm_source_reader(sc->src, pl->p[i].fi, &io, &known, &err);
+        st_reader *r = vm_files_reader(pl->files, pl->p[i].fi, &io, &known, &err);
         st_file_info info;
         if (!r)
             vm_error(vm, "%s", err.msg);
         st_reader_info(r, &info);
-        vm_source_release(sc->src, pl->p[i].fi, r);
+        vm_files_release(pl->files, pl->p[i].fi, r);
         n += sc->tags ? info.ntags : info.ntagsets;
     }
     return n;
@@ -1628,7 +1641,7 @@ static void run_handle_free(VM *vm, void *data)
 {
     Run *run = *(Run **)data;
     if (run) {
-        vm_free_mem(vm, run->sh.parts.p, (run->sh.parts.total + 1) * sizeof *run->sh.parts.p);
+        free_parts(vm, &run->sh.parts);
         run_free(run);
         mem_free(run, sizeof *run);
         *(Run **)data = NULL;
@@ -1874,33 +1887,38 @@ Value scan_explain(VM *vm, QPlan *p)
     QScan *sc = &p->scan;
     const st_schema *s = sc->vs->s;
     prepare(vm, p);
-    PartList pl;
-    list_parts(vm, sc, &pl);
     VMap *m = vm_map_new(vm, 12);
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
+    PartList pl;
+    list_parts(vm, sc, &pl);
     uint64_t blocks = 0, kept = 0, cached = 0;
     bool cache = uses_cache(nscans + 1);    /* the scan, were it run now */
     st_nbuf_opts io = with_cache(scan_io);
     st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
-    for (uint32_t i = 0; i < pl.n; i++) {
-        st_err err;
-        st_reader *r = vm_source_reader(sc->src, pl.p[i].fi, &io, &known, &err);
-        if (!r)
-            vm_error(vm, "%s", err.msg);
+    st_err err;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < pl.n; i++) {
+        st_reader *r = vm_files_reader(pl.files, pl.p[i].fi, &io, &known, &err);
+        if (!r) {
+            rc = -1;
+            break;
+        }
         st_file_info info;
         st_reader_info(r, &info);
         blocks += info.nblocks;
-        int rc = select_where(sc, r, &err);
+        rc = select_where(sc, r, &err);
         kept += rc < 0 || sc->footer_count ? 0 : st_reader_blocks_kept(r);
         cached += rc < 0 || sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
-        vm_source_release(sc->src, pl.p[i].fi, r);
-        if (rc < 0)
-            vm_error(vm, "%s", err.msg);
+        vm_files_release(pl.files, pl.p[i].fi, r);
     }
+    uint32_t nread = pl.n, total = pl.total;
+    free_parts(vm, &pl);
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
     set(vm, m, "source", v_obj(vm_str_cstr(vm, sc->src->path)));
-    set(vm, m, "partitions", v_int(pl.total));
-    set(vm, m, "partitions_read", v_int(pl.n));
+    set(vm, m, "partitions", v_int(total));
+    set(vm, m, "partitions_read", v_int(nread));
     set(vm, m, "blocks", v_int((int64_t)blocks));
     set(vm, m, "blocks_read", v_int((int64_t)kept));
     set(vm, m, "blocks_cached", v_int((int64_t)cached));
@@ -1927,13 +1945,12 @@ Value scan_explain(VM *vm, QPlan *p)
     set(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     set(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
-    set(vm, m, "threads", v_int(nthreads(sc, pl.n)));
+    set(vm, m, "threads", v_int(nthreads(sc, nread)));
     VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
     set(vm, m, "then", v_obj(steps));
     for (int i = 0; i < p->nsteps; i++)
         if (p->steps[i].verb != QV_explain)
             vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
-    vm_free_mem(vm, pl.p, (pl.total + 1) * sizeof *pl.p);
     vm_pop_root(vm, 1);
     return mv;
 }
