@@ -408,9 +408,11 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
     const KVec *vb = k_eval(k, e->b, tag, in);
     bool mixed = va->floats || vb->floats;
     for (uint32_t j = 0; j < in->n; j++) {
-        int c = compare_at(e->a, va, e->b, vb, j, mixed);
         out->idx[m] = in->idx[j];
-        m += valid_at(va, j) && valid_at(vb, j) && c != 2 && qx_holds(e->op, c);
+        if (valid_at(va, j) && valid_at(vb, j)) {   /* a missing value's slot is not set */
+            int c = compare_at(e->a, va, e->b, vb, j, mixed);
+            m += c != 2 && qx_holds(e->op, c);
+        }
     }
     out->n = m;
 }
@@ -435,9 +437,9 @@ static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
     bool want = e->op != QOP_NOMATCH;
     for (uint32_t j = 0; j < in->n; j++) {
         char buf[24];
-        uint32_t n;
-        const char *s = text_at(e->a, v, j, buf, &n);
+        uint32_t n = 0;
         bool text = valid_at(v, j) && !kvec_float(v, j);  /* a float has none, as in row steps */
+        const char *s = text ? text_at(e->a, v, j, buf, &n) : NULL;
         int rc = text ? pcre2_match(e->re, (PCRE2_SPTR)s, n, 0, 0, k->md, NULL) : -1;
         if (rc < -1 && rc != PCRE2_ERROR_NOMATCH)
             snprintf(k->err, sizeof k->err, "%d:%d: regex match failed (%d)", e->line, e->col, rc);
@@ -773,8 +775,17 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
             v->i[j] = r.n;
         pick.idx[j] = !r.n ? 0 : e->fn == QF_first ? r.first : r.last;
     }
-    if (e->fn == QF_count || !any)
+    if (e->fn == QF_count)
         return;
+    if (!any) {     /* no tag to read: nil values, set so that no reader meets garbage */
+        if (v->i)
+            memset(v->i, 0, in->n * sizeof *v->i);
+        if (v->f)
+            memset(v->f, 0, in->n * sizeof *v->f);
+        for (uint32_t j = 0; v->sp && j < in->n; j++)
+            v->sp[j] = "", v->sl[j] = 0;
+        return;
+    }
     /* tags without a hit read tag 0, then count as nil by their validity */
     pick.n = in->n;
     QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field, .is_enum = e->is_enum};
