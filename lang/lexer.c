@@ -210,7 +210,9 @@ static bool lex_time(Lexer *lx)
             n = 19;
     }
     n += n < len && s[n] == 'Z';
-    if (n < len && (is_ident((unsigned char)s[n]) || s[n] == '.'))
+    /* 2026-12-02x or 2026-12-02.5 are not times; 2026-12-02..2026-12-03 is a range */
+    if (n < len && (is_ident((unsigned char)s[n]) ||
+                    (s[n] == '.' && !(n + 1 < len && s[n + 1] == '.'))))
         return false;
     int64_t t;
     lx->p += n;
