@@ -376,6 +376,18 @@ static void fail(Shared *sh, const char *msg)
 
 static const char oom[] = "out of memory in a scan";
 
+/* A scan's error, raised on the VM's thread: a kernel's "line:col: message"
+ * at that place of the program, as the row steps raise theirs; others (I/O,
+ * memory) at the pipeline. */
+_Noreturn static void raise_error(VM *vm, const char *msg)
+{
+    unsigned line, col;
+    int n = 0;
+    if (sscanf(msg, "%u:%u: %n", &line, &col, &n) == 2 && n > 0)
+        vm_error_at(vm, line, col, msg + n);
+    vm_error(vm, "%s", msg);
+}
+
 /* ---- group tables ----------------------------------------------------- */
 
 /* The n <= 8 bytes at p as a little-endian word, by whole loads that may
@@ -1518,7 +1530,7 @@ static void ordered_begin(VM *vm, Shared *sh, Ordered *o)
         for (uint32_t i = 0; i < sh->parts.n; i++)
             spill_rows(sh, i);
         if (sh->err[0])
-            vm_error(vm, "%s", sh->err);
+            raise_error(vm, sh->err);
         if (qspill_finish(sh->spill, &err) < 0)
             vm_error(vm, "%s", err.msg);
         return;
@@ -1681,7 +1693,7 @@ static void run_workers(VM *vm, void *ud)
             work(&run->w[i]);   /* no thread: do its share here */
     vm_check_interrupt(vm);
     if (sh->err[0])
-        vm_error(vm, "%s", sh->err);
+        raise_error(vm, sh->err);
 }
 
 /* A run of p's scan, owned by the handle *hp (pushed as a root). */
@@ -1839,7 +1851,7 @@ bool scan_next(VM *vm, Value cursor, Value *row)
             return false;
         if (!w->r && (run->pi >= sh->parts.n || !part_open(w, run->pi))) {
             if (sh->err[0])
-                vm_error(vm, "%s", sh->err);
+                raise_error(vm, sh->err);
             return false;
         }
         PartRows *pr = run->cur = &sh->rows[run->pi];
@@ -1849,7 +1861,7 @@ bool scan_next(VM *vm, Value cursor, Value *row)
             part_close(w, run->pi++);
         vm_check_interrupt(vm);
         if (sh->err[0])
-            vm_error(vm, "%s", sh->err);
+            raise_error(vm, sh->err);
         run->off = 0;
         run->left = pr->n < sc->limit - run->sent ? pr->n : sc->limit - run->sent;
     }

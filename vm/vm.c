@@ -236,7 +236,7 @@ _Noreturn void vm_error(VM *vm, const char *fmt, ...)
     char msg[512];
     int n = 0;
     const VmFrame *top = vm->nframes ? &vm->frames[vm->nframes - 1] : NULL;
-    if (top && top->native)
+    if (top && top->native && top->native->def->name[0] != '_')    /* not an internal one */
         n = snprintf(msg, sizeof msg, "%s: ", top->native->def->name);
     va_list ap;
     va_start(ap, fmt);
