@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "vm/lib.h"
+#include "vm/suggest.h"
 
 /* An index argument made absolute: negative ones count from the end. */
 static int64_t absolute(VM *vm, Value *argv, int i, size_t len)
@@ -72,4 +73,23 @@ long long lib_env_megabytes(const char *name, long long dflt)
     const char *env = getenv(name);
     long long mb = env && *env ? atoll(env) : dflt;
     return mb > most ? most : mb;
+}
+
+void lib_check_opts(VM *vm, VMap *m, const char *const *known)
+{
+    size_t pos = 0, n = 0;
+    Value k, v;
+    while (known[n])
+        n++;
+    while (m && vm_map_next(m, &pos, &k, &v)) {
+        size_t i = 0;
+        while (known[i] && !(IS_STR(k) && str_eq_cstr(AS_STR(k), known[i])))
+            i++;
+        if (!known[i]) {
+            VStr *ks = vm_tostring(vm, k);
+            const char *hint = vm_suggest(ks->data, ks->len, known, n);
+            vm_error(vm, "unknown option '%s'%s%s%s", ks->data, hint ? " (did you mean '" : "",
+                     hint ? hint : "", hint ? "'?)" : "");
+        }
+    }
 }

@@ -29,4 +29,8 @@ VStr *lib_cstr_arg(VM *vm, Value *argv, int i);
  * and scans ask per query). */
 long long lib_env_megabytes(const char *name, long long dflt);
 
+/* Raises "unknown option 'x'" (with a "did you mean") for a key of the
+ * options map m (NULL: none) not in known (NULL-terminated). */
+void lib_check_opts(VM *vm, VMap *m, const char *const *known);
+
 #endif

@@ -196,21 +196,6 @@ static const char *opt_str(VM *vm, VMap *m, const char *key, const char *def)
     return AS_STR(v)->data;
 }
 
-static void check_opts(VM *vm, VMap *m, const char *const *known)
-{
-    size_t pos = 0;
-    Value k, v;
-    while (m && vm_map_next(m, &pos, &k, &v)) {
-        size_t i = 0;
-        while (known[i] && !(IS_STR(k) && str_eq_cstr(AS_STR(k), known[i])))
-            i++;
-        if (!known[i]) {
-            VStr *ks = vm_tostring(vm, k);
-            vm_error(vm, "unknown option '%s'", ks->data);
-        }
-    }
-}
-
 /* Writing options: block_size, codec ("lz4", "lz4hc", "none"), level, label;
  * for sorts also parcel (bytes) and tmpdir. */
 static void write_opts(VM *vm, VMap *m, st_loader_opts *o)
@@ -218,7 +203,7 @@ static void write_opts(VM *vm, VMap *m, st_loader_opts *o)
     static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
                                         "tmpdir", "schema", "partkey", "volumes",
                                         "partitions", "name", NULL};
-    check_opts(vm, m, known);
+    lib_check_opts(vm, m, known);
     st_loader_opts_default(o);
     o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
                                             ST_BLOCK_SIZE_MIN, ST_BLOCK_SIZE_MAX);
@@ -806,7 +791,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     VSchema *vs = vschema(arg_schema(vm, argv, 1));
     VMap *m = opt_map(vm, argc, argv, 2);
     static const char *const known[] = {"partkey", "volumes", "partitions", "name", NULL};
-    check_opts(vm, m, known);
+    lib_check_opts(vm, m, known);
     const char *name = opt_str(vm, m, "name", NULL);
     const char *base = strrchr(dir->data, '/');
     const char *partkey = opt_str(vm, m, "partkey", vs->s->fields[0].name);

@@ -4,13 +4,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "store/mem.h"
+#include "vm/lib.h"
 #include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/suggest.h"
@@ -23,6 +26,8 @@ typedef struct TextRead {
     size_t *start;      /* field starts in rec */
     size_t *len;
     size_t nf, capf;
+    bool unclosed;      /* the record ended at the end of the file inside quotes */
+    bool at_start;      /* the next record is the file's first */
     glob_t g;
     bool globbed;
 } TextRead;
@@ -74,6 +79,7 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     bool quoted = false, any = false, was_quoted = false;
     int c;
     t->nf = 0;
+    t->unclosed = false;
     while ((c = getc(t->f)) != EOF) {
         any = true;
         if (quoted) {
@@ -106,9 +112,39 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     }
     if (!any)
         return false;
+    t->unclosed = quoted;
     ++*lines;
     end_field(vm, t, &n, &fstart);
+    if (t->at_start && t->len[0] >= 3 && !memcmp(t->rec, "\xef\xbb\xbf", 3)) {
+        /* a UTF-8 byte order mark, which a header's first name would keep */
+        memmove(t->rec, t->rec + 3, n - 3);
+        t->len[0] -= 3;
+        for (size_t i = 1; i < t->nf; i++)
+            t->start[i] -= 3;
+    }
+    t->at_start = false;
     return true;
+}
+
+/* Text for a message: s with control characters (a quoted field's
+ * newlines) escaped, cut with "..." where it would not fit in size. */
+static const char *shown(const char *s, size_t n, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (o + 4 + 4 >= size) {    /* room for an escape and the "..." */
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(buf + o, size - o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o] = 0;
+    return buf;
 }
 
 /* Text to a field's bytes: false with why filled. Empty text is zero. */
@@ -118,14 +154,21 @@ static bool parse_field(const st_field *f, const char *s, size_t n, unsigned cha
     memset(out, 0, f->width);
     if (!n)
         return true;
-    char *end;
+    char *end, text[64];
+    shown(s, n, text, sizeof text);
     errno = 0;
     switch (f->type) {
     case ST_F32:
     case ST_F64: {
         double d = strtod(s, &end);
-        if (end != s + n || errno) {
-            snprintf(why, whysize, "'%.*s' is not a number", (int)n, s);
+        if (end != s + n) {
+            snprintf(why, whysize, "'%s' is not a number", text);
+            return false;
+        }
+        /* too small a magnitude rounds to 0 or a subnormal: not an error */
+        if ((errno == ERANGE && isinf(d)) || (f->type == ST_F32 && isfinite(d) && fabs(d) > FLT_MAX)) {
+            snprintf(why, whysize, "'%s' is beyond the range of %s", text,
+                     f->type == ST_F32 ? "f32" : "f64");
             return false;
         }
         if (f->type == ST_F32) {
@@ -138,7 +181,7 @@ static bool parse_field(const st_field *f, const char *s, size_t n, unsigned cha
     }
     case ST_CHAR:
         if (n > f->width) {
-            snprintf(why, whysize, "'%.*s' is longer than char[%u]", (int)(n > 40 ? 40 : n), s, f->width);
+            snprintf(why, whysize, "'%s' is longer than char[%u]", text, f->width);
             return false;
         }
         memcpy(out, s, n);
@@ -147,7 +190,7 @@ static bool parse_field(const st_field *f, const char *s, size_t n, unsigned cha
         int k = st_field_enum_find(f, s, n);
         if (k < 0) {
             const char *hint = vm_suggest(s, n, (const char *const *)f->syms, f->nsyms);
-            snprintf(why, whysize, "'%.*s' is not one of its symbols%s%s%s", (int)(n > 40 ? 40 : n), s,
+            snprintf(why, whysize, "'%s' is not one of its symbols%s%s%s", text,
                      hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
             return false;
         }
@@ -158,7 +201,7 @@ static bool parse_field(const st_field *f, const char *s, size_t n, unsigned cha
         if ((n == 4 && !memcmp(s, "true", 4)) || (n == 1 && s[0] == '1'))
             out[0] = 1;
         else if (!((n == 5 && !memcmp(s, "false", 5)) || (n == 1 && s[0] == '0'))) {
-            snprintf(why, whysize, "'%.*s' is not true, false, 1 or 0", (int)(n > 40 ? 40 : n), s);
+            snprintf(why, whysize, "'%s' is not true, false, 1 or 0", text);
             return false;
         }
         return true;
@@ -171,7 +214,7 @@ static bool parse_field(const st_field *f, const char *s, size_t n, unsigned cha
         x = strtoll(s, &end, 10);
         vm_int_range(f, &lo, &hi);
         if (end != s + n || errno || x < lo || x > hi) {
-            snprintf(why, whysize, "'%.*s' is not %s", (int)(n > 40 ? 40 : n), s,
+            snprintf(why, whysize, "'%s' is not %s", text,
                      f->type == ST_TIME ? "a time" : end != s + n ? "an integer" : "in its range");
             return false;
         }
@@ -252,6 +295,9 @@ static int *column_fields(VM *vm, const st_schema *s, TextRead *t, const Opts *o
             vm_error(vm, "%s: column '%.*s' is not a field of the schema%s%s%s", path, (int)len, name,
                      hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
         }
+        for (size_t j = 0; j < i; j++)
+            if (cols[j] == cols[i])
+                vm_error(vm, "%s: column '%.*s' is named twice", path, (int)len, name);
     }
     *ncols = n;
     return cols;
@@ -262,16 +308,23 @@ static void read_file(VM *vm, TextRead *t, VSchema *vs, const char *path, const 
                       int64_t *bad, int64_t *good)
 {
     const st_schema *s = vs->s;
+    struct stat sb;
     if (!(t->f = fopen(path, "rb")))
         vm_error(vm, "%s: %s", path, strerror(errno));
+    if (fstat(fileno(t->f), &sb) == 0 && S_ISDIR(sb.st_mode))
+        vm_error(vm, "%s: %s", path, strerror(EISDIR));
+    t->at_start = true;
     long line = 0, first;
     size_t ncols = 0;
     int *cols = NULL;
     Value keep = v_nil();
     unsigned char val[ST_MAX_CHAR];
     if (o->header && !read_record(vm, t, o->delim, o->quote, &line)) {
+        int err = ferror(t->f);
         fclose(t->f);
         t->f = NULL;
+        if (err)
+            vm_error(vm, "%s: read error", path);
         return;
     }
     cols = column_fields(vm, s, t, o, path, &ncols, &keep);
@@ -282,14 +335,16 @@ static void read_file(VM *vm, TextRead *t, VSchema *vs, const char *path, const 
             break;
         if (t->nf == 1 && t->len[0] == 0)
             continue;   /* a blank line */
-        char why[200] = "";
+        char why[320] = "";
         VMap *row = vm_map_new(vm, ncols);
         vm_push_root(vm, v_obj(row));
-        if (t->nf != ncols)
+        if (t->unclosed)
+            snprintf(why, sizeof why, "a quoted field is not closed by the end of the file");
+        else if (t->nf != ncols)
             snprintf(why, sizeof why, "%zu fields, expected %zu", t->nf, ncols);
         for (size_t i = 0; !why[0] && i < ncols; i++) {
             const st_field *f = &s->fields[cols[i]];
-            char fw[160];
+            char fw[224];
             if (!parse_field(f, t->rec + t->start[i], t->len[i], val, fw, sizeof fw))
                 snprintf(why, sizeof why, "field '%s': %s", f->name, fw);
             else if (!t->len[i] && f->role == ST_KEY)
@@ -323,6 +378,8 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
     if (!sh)
         vm_arg_error(vm, 1, "a schema", argv[1]);
     VMap *m = argc > 2 && !IS_NIL(argv[2]) ? vm_arg_map(vm, argv, 2) : NULL;
+    static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors", NULL};
+    lib_check_opts(vm, m, known);
     VHandle *h = vm_handle_new(vm, &text_type, sizeof(TextRead));
     vm_push_root(vm, v_obj(h));
     TextRead *t = handle_data(h);
@@ -335,14 +392,14 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
     VArray *out = vm_array_new(vm, 64);
     vm_push_root(vm, v_obj(out));
     int64_t bad = 0, good = 0;
+    Opts o = {0};
     for (size_t i = 0; i < t->g.gl_pathc; i++) {
-        Opts o;
         read_opts(vm, m, t->g.gl_pathv[i], &o);
         read_file(vm, t, vschema(sh), t->g.gl_pathv[i], &o, out, &bad, &good);
     }
     if (bad)
         fprintf(stderr, "read_text: %lld of %lld rows did not parse%s\n", (long long)bad,
-                (long long)(bad + good), bad > 10 ? " (the first ones are shown)" : "");
+                (long long)(bad + good), bad > o.max_errors ? " (the first ones are shown)" : "");
     vm_pop_root(vm, 2);
     return v_obj(out);
 }
