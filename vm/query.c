@@ -329,6 +329,7 @@ typedef struct Binder {
     VArray *caps;
     VModule *mod;
     const VSchema *vs;      /* the typed source's schema */
+    const VSchema *src_vs;  /* the same, still known for the steps after the scan (hints) */
     Scope scope;
     int aggs;               /* 1: aggregates allowed here; 2: inside one's argument */
     QExpr **agg_list;       /* aggregates found, for the caller */
@@ -447,10 +448,16 @@ static QExpr *make_const(Binder *b, Value node, Value v)
     return e;
 }
 
+#define TAG_FIELD_HINT "'%s' is a tag field: use any(tags, %s ...), or `| tags` for a row per tag"
+
 _Noreturn static void unknown_name(Binder *b, const QExpr *at, VStr *name)
 {
     const char *cands[ST_MAX_FIELDS + 2];
     size_t n = 0;
+    const VSchema *vs = b->src_vs;
+    int f = vs ? st_schema_find(vs->s, name->data, name->len) : -1;
+    if (f >= 0 && vs->s->fields[f].role == ST_TAG)
+        bind_error(b, at, TAG_FIELD_HINT, name->data, name->data);
     if (b->vs && b->scope != SC_MAP) {
         const st_schema *s = b->vs->s;
         for (uint32_t f = 0; f < s->nfields && n < ST_MAX_FIELDS; f++)
@@ -507,8 +514,7 @@ static QExpr *bind_field(Binder *b, Value node, VStr *name, int f)
     e->name = b->vs->names[f];
     e->tag = fd->role == ST_TAG;
     if (e->tag && b->scope == SC_TAGSET && !b->quantify)
-        bind_error(b, e, "'%s' is a tag field: use any(tags, %s ...), or `| tags` for a row per tag",
-                   fd->name, fd->name);
+        bind_error(b, e, TAG_FIELD_HINT, fd->name, fd->name);
     switch (fd->type) {
     case ST_F32: case ST_F64: e->type = QT_FLOAT; break;
     case ST_BOOL: e->type = QT_BOOL; break;
@@ -1754,7 +1760,7 @@ static void bind_plan(VM *vm, VQuery *q)
     if (src) {
         p->typed = true;
         p->scan.src = src;
-        p->scan.vs = b.vs = vschema(src->schema);
+        p->scan.vs = b.vs = b.src_vs = vschema(src->schema);
         first_step = bind_scan(&b, q, p);
         and_into(&b, &p->scan.where, b.residual[0]);
         and_into(&b, &p->scan.tag_where, b.residual[1]);

@@ -42,3 +42,6 @@ run 'open("calls") | group bsid'
 run 'open("calls") | group by bsid { n: count(tags) }'
 run 'open("calls") | group by bsid { n: count(), d: dur }'
 run '[{a: 1, tags: [{b: 2}]}] | group by a { n: count(tags, b == 2) }'
+# a tag field where the rows are tagsets: named as such, in a select too
+run 'open("calls") | select onum, sys'
+run 'open("calls") | select onum, d: status + 1'
