@@ -313,6 +313,7 @@ typedef struct ColStat {
     int64_t imin, imax;     /* integers, times, bools, enum indices */
     double fmin, fmax;      /* floats */
     char *smin, *smax;      /* char[N] (NUL-terminated copies) */
+    uint64_t syms[4];       /* an enum's symbols seen: its min and max are by their text */
     uint8_t hll[HLL_REGS];
 } ColStat;
 
@@ -864,8 +865,13 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x)); break;
     default: STAT_INTS(int64_t); break;
     }
-    if (f->type == ST_ENUM)
+    if (f->type == ST_ENUM) {
         c->nulls = nulls;   /* every symbol is a value */
+        for (uint32_t j = 0; j < n; j++) {
+            uint8_t k = ((const uint8_t *)col)[idx[j]];
+            c->syms[k >> 6] |= UINT64_C(1) << (k & 63);
+        }
+    }
     c->imin = lo;
     c->imax = hi;
     c->has = true;
@@ -931,10 +937,28 @@ static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
                 *y = NULL;
             }
         }
+        for (int i = 0; i < 4; i++)
+            a->syms[i] |= b->syms[i];
         for (uint32_t r = 0; r < HLL_REGS; r++)
             if (b->hll[r] > a->hll[r])
                 a->hll[r] = b->hll[r];
     }
+}
+
+/* The first (hi: last) by text of the enum symbols seen, as min() and
+ * max() and sort order them; an index beyond the symbols as its number. */
+static Value enum_bound(VM *vm, const st_field *f, const ColStat *cs, bool hi)
+{
+    int best = -1;
+    for (int k = 0; k < 256; k++) {
+        if (!(cs->syms[k >> 6] >> (k & 63) & 1))
+            continue;
+        if ((uint32_t)k >= f->nsyms)
+            return v_int(k);
+        if (best < 0 || (strcmp(f->syms[k], f->syms[best]) > 0) == hi)
+            best = k;
+    }
+    return best < 0 ? v_nil() : v_obj(vm_str_cstr(vm, f->syms[best]));
 }
 
 static double hll_estimate(const uint8_t *reg)
@@ -1484,8 +1508,8 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
             lo = v_float(cs->fmin);
             hi = v_float(cs->fmax);
         } else if (cs->has && f && f->type == ST_ENUM) {
-            lo = cs->imin < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[cs->imin])) : v_int(cs->imin);
-            hi = cs->imax < f->nsyms ? v_obj(vm_str_cstr(vm, f->syms[cs->imax])) : v_int(cs->imax);
+            lo = enum_bound(vm, f, cs, false);
+            hi = enum_bound(vm, f, cs, true);
         } else if (cs->has && f && f->type == ST_TIME) {
             char buf[40];
             st_time_format(cs->imin, buf, sizeof buf);
@@ -1504,7 +1528,8 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
         set(vm, m, "min", lo);
         set(vm, m, "max", hi);
         set(vm, m, "mean", mean);
-        set(vm, m, "distinct", v_int((int64_t)(hll_estimate(cs->hll) + 0.5)));
+        uint64_t distinct = (uint64_t)(hll_estimate(cs->hll) + 0.5);  /* an estimate: at most count */
+        set(vm, m, "distinct", v_int((int64_t)(distinct < cs->count ? distinct : cs->count)));
     }
     vm_pop_root(vm, 1);
     return av;
