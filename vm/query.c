@@ -773,17 +773,22 @@ static void mask_set(uint8_t *m, uint32_t k)
     m[k >> 3] |= (uint8_t)(1u << (k & 7));
 }
 
+_Noreturn static void no_symbol(Binder *b, const QExpr *at, const st_field *fd, const char *s,
+                                size_t n)
+{
+    const char *hint = vm_suggest(s, n, (const char *const *)fd->syms, fd->nsyms);
+    bind_error(b, at, "field '%s' has no symbol '%.*s'%s%s%s", fd->name, (int)n, s,
+               hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
 /* An enum field compared with a constant string: the symbols that hold. */
 static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
 {
     const st_field *fd = &b->vs->s->fields[f->field];
     if (k->type != QT_STR)
         return;
-    if ((e->op == QOP_EQ || e->op == QOP_NE) && st_field_enum_find(fd, k->ks, k->kn) < 0) {
-        const char *hint = vm_suggest(k->ks, k->kn, (const char *const *)fd->syms, fd->nsyms);
-        bind_error(b, k, "field '%s' has no symbol '%.*s'%s%s%s", fd->name, (int)k->kn, k->ks,
-                   hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-    }
+    if ((e->op == QOP_EQ || e->op == QOP_NE) && st_field_enum_find(fd, k->ks, k->kn) < 0)
+        no_symbol(b, k, fd, k->ks, k->kn);
     e->mask = new_mask(b);
     for (uint32_t s = 0; s < fd->nsyms; s++) {
         size_t n = strlen(fd->syms[s]), m = n < k->kn ? n : k->kn;
@@ -1037,6 +1042,11 @@ static QExpr *bind_in(Binder *b, Value node)
         set_add(b, e->set, vals->items[i], e->a);
     if (e->a->is_enum && e->a->op == QX_FIELD) {
         const st_field *fd = &b->vs->s->fields[e->a->field];
+        for (size_t i = 0; i < vals->len; i++) {   /* a misspelt symbol, as == finds it */
+            VStr *v = IS_STR(vals->items[i]) ? AS_STR(vals->items[i]) : NULL;
+            if (v && st_field_enum_find(fd, v->data, v->len) < 0)
+                no_symbol(b, setx, fd, v->data, v->len);
+        }
         e->mask = new_mask(b);
         for (uint32_t k = 0; k < fd->nsyms; k++)
             if (qset_has(e->set, fd->syms[k], strlen(fd->syms[k])))
@@ -1466,6 +1476,15 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
             bind_error(b, &at, "write takes a path or a store, and an options map: write(path, {schema: s})");
         s->write_target = t->k;
         s->write_opts = o ? AS_MAP(o->k) : NULL;
+        break;
+    }
+    case QV_tags: {
+        bool has = !b->cols_known;
+        for (int i = 0; i < b->ncols && !has; i++)
+            has = str_eq_cstr(b->cols[i], "tags");
+        QExpr at = {.line = s->line, .col = s->col};
+        if (!has)
+            bind_error(b, &at, "these rows have no tags (a select or group by made them, or their source has none): `tags` makes a row per tag");
         break;
     }
     default:

@@ -45,3 +45,8 @@ run '[{a: 1, tags: [{b: 2}]}] | group by a { n: count(tags, b == 2) }'
 # a tag field where the rows are tagsets: named as such, in a select too
 run 'open("calls") | select onum, sys'
 run 'open("calls") | select onum, d: status + 1'
+# `tags` after a step that made rows without tags
+run 'open("calls") | group by state | tags | count'
+run 'open("calls") | select onum | tags | count'
+# a misspelt symbol in a set, as with ==
+run 'open("calls") | where state in ["open", "biled"] | count'
