@@ -927,11 +927,15 @@ static uint64_t get_be(const unsigned char *p)
     return v;
 }
 
-/* doubles in an order-preserving unsigned form; -0 as 0 */
+/* doubles in an order-preserving unsigned form; -0 as 0, and every NaN
+ * as one, after +inf (a NaN's sign and payload would split groups and
+ * put some first) */
 static uint64_t float_bits(double d)
 {
     uint64_t u;
     d = d == 0 ? 0 : d;
+    if (isnan(d))
+        return UINT64_C(0xfff8000000000000);    /* the positive quiet NaN's */
     memcpy(&u, &d, 8);
     return u >> 63 ? ~u : u | UINT64_C(1) << 63;
 }

@@ -4,7 +4,7 @@
  * sort has two ways. An array of ints alone (the common, benchmarked case)
  * is copied to a plain int64 buffer, sorted by introsort and copied back.
  * Any other array is sorted stably by a merge sort, comparing numbers by
- * value and strings by bytes, or by calling the comparator. The merge sort
+ * value (NaN last) and strings by bytes, or by calling the comparator. The merge sort
  * works on a private copy, so a comparator that raises or changes the array
  * midway can neither corrupt memory nor leave the array half sorted: the
  * array is written once, at the end, and an error leaves it as it was. */
@@ -123,11 +123,9 @@ typedef struct Sorter {
 static bool before(Sorter *s, Value a, Value b)
 {
     if (IS_NIL(s->cmp)) {
-        bool lt;
         if (s->strings)
             return str_compare(AS_STR(a), AS_STR(b)) < 0;
-        vm_less(a, b, false, &lt);  /* numbers: cannot fail */
-        return lt;
+        return v_order_num(a, b) < 0;
     }
     Value args[2] = {a, b};
     Value r = vm_call(s->vm, s->cmp, 2, args);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "vm/qplan.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "store/mem.h"
@@ -41,7 +42,8 @@ static Value get_name(Ctx *c, const QExpr *e)
     return map_get(c, c->outer, e->name);
 }
 
-/* The order of rows: nil, bools, numbers, strings, then anything else. */
+/* The order of rows: nil, bools, numbers (NaN last), strings, then
+ * anything else. */
 static int rank(Value v)
 {
     switch (v.type) {
@@ -56,18 +58,14 @@ static int rank(Value v)
 int rows_compare(Value a, Value b)
 {
     int ra = rank(a), rb = rank(b);
-    bool lt;
     if (ra != rb)
         return ra < rb ? -1 : 1;
-    if (ra == 1)
-        return a.as.b - b.as.b;
-    if (ra == 2 || ra == 3) {
-        if (vm_less(a, b, false, &lt) == AR_OK && lt)
-            return -1;
-        if (vm_less(b, a, false, &lt) == AR_OK && lt)
-            return 1;
+    switch (ra) {
+    case 1: return a.as.b - b.as.b;
+    case 2: return v_order_num(a, b);
+    case 3: return str_compare(AS_STR(a), AS_STR(b));
+    default: return 0;
     }
-    return 0;
 }
 
 static bool is_nil_const(const QExpr *e)
@@ -411,8 +409,28 @@ static VArray *sort(VM *vm, const QStep *s, VArray *in)
 
 /* ---- group by over rows ---- */
 
-/* Per group: its key values, then per aggregate [n, acc, distinct set]. */
+/* Per group: its key values, then per aggregate [n, acc, distinct set]:
+ * acc is min's or max's value so far, sum's or avg's VSum (a handle), or
+ * for distinct true once a NaN was seen (the set, a map, cannot hold it). */
 enum { A_N, A_ACC, A_SET, A_WIDTH };
+
+/* A VSum where the collector frees it. */
+static const VHandleType sum_type = {.name = "sum"};
+
+static VSum *sum_of(VM *vm, Value *acc)
+{
+    if (IS_NIL(*acc))
+        *acc = v_obj(vm_handle_new(vm, &sum_type, sizeof(VSum)));
+    return handle_data(AS_HANDLE(*acc));
+}
+
+static void sum_add(VSum *s, Value v)
+{
+    if (IS_INT(v))
+        v_sum_int(s, v.as.i);
+    else
+        v_sum_float(s, v.as.f);
+}
 
 static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
 {
@@ -423,17 +441,12 @@ static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
     if (IS_NIL(v))
         return;
     st[A_N].as.i++;
-    Value r;
     switch (ag->fn) {
     case QF_sum:
     case QF_avg:
         if (!IS_NUM(v))
             qx_error(vm, ag, "%s needs numbers, not %s", vm_query_funcs[ag->fn].name, v_type_name(v));
-        if (IS_NIL(st[A_ACC]))
-            st[A_ACC] = ag->fn == QF_avg ? v_float(0) : v_int(0);
-        if (vm_arith(vm, ARITH_ADD, st[A_ACC], v, &r) == AR_OVERFLOW)
-            r = v_float((IS_INT(st[A_ACC]) ? (double)st[A_ACC].as.i : st[A_ACC].as.f) + (double)v.as.i);
-        st[A_ACC] = r;
+        sum_add(sum_of(vm, &st[A_ACC]), v);
         return;
     case QF_min:
     case QF_max: {
@@ -443,6 +456,10 @@ static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
         return;
     }
     case QF_distinct:
+        if (IS_FLOAT(v) && isnan(v.as.f)) {
+            st[A_ACC] = v_bool(true);
+            return;
+        }
         if (IS_NIL(st[A_SET]))
             st[A_SET] = v_obj(vm_map_new(vm, 8));
         vm_map_set(vm, AS_MAP(st[A_SET]), v, v_bool(true));
@@ -452,14 +469,21 @@ static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
     }
 }
 
-static Value agg_result(const QExpr *ag, const Value *st)
+static Value agg_result(VM *vm, const QExpr *ag, const Value *st)
 {
+    Value r;
     switch (ag->fn) {
     case QF_count: return st[A_N];
-    case QF_distinct: return v_int(IS_NIL(st[A_SET]) ? 0 : (int64_t)AS_MAP(st[A_SET])->live);
+    case QF_distinct:
+        return v_int((IS_NIL(st[A_SET]) ? 0 : (int64_t)AS_MAP(st[A_SET])->live) + !IS_NIL(st[A_ACC]));
+    case QF_sum:
+        if (IS_NIL(st[A_ACC]))
+            return v_nil();
+        if (!v_sum_value(handle_data(AS_HANDLE(st[A_ACC])), &r))
+            qx_error(vm, ag, "integer overflow in sum");
+        return r;
     case QF_avg:
-        return st[A_N].as.i ? v_float((IS_INT(st[A_ACC]) ? (double)st[A_ACC].as.i : st[A_ACC].as.f) / (double)st[A_N].as.i)
-                            : v_nil();
+        return IS_NIL(st[A_ACC]) ? v_nil() : v_float(v_sum_mean(handle_data(AS_HANDLE(st[A_ACC])), (uint64_t)st[A_N].as.i));
     default: return st[A_ACC];
     }
 }
@@ -533,7 +557,7 @@ static VArray *group(VM *vm, const QStep *s, VArray *in)
         for (int k = 0; k < nk; k++)
             vm_map_set(vm, m, v_obj(s->names[k]), g->items[k]);
         for (int a = 0; a < na; a++)
-            aggv[a] = agg_result(s->agg_list[a], &g->items[nk + A_WIDTH * a]);
+            aggv[a] = agg_result(vm, s->agg_list[a], &g->items[nk + A_WIDTH * a]);
         for (int j = nk; j < s->n; j++)
             vm_map_set(vm, m, v_obj(s->names[j]), rows_eval_aggs(vm, s->e[j], aggv));
     }
@@ -545,7 +569,10 @@ static VArray *group(VM *vm, const QStep *s, VArray *in)
 
 static Value stat(VM *vm, VArray *in)
 {
-    VMap *cols = vm_map_new(vm, 8);     /* key -> [count, nulls, min, max, sum, n, set] */
+    /* key -> [count, nulls, min, max, sum, n, set, NaN seen]: min and max
+     * skip NaN, as the scan's stat does, and distinct counts it once (the
+     * set, a map, cannot hold it) */
+    VMap *cols = vm_map_new(vm, 8);
     Value cv = v_obj(cols);
     vm_push_root(vm, cv);
     for (size_t i = 0; i < in->len; i++) {
@@ -557,11 +584,11 @@ static Value stat(VM *vm, VArray *in)
             Value *hit = vm_map_ref(cols, k);
             VArray *st;
             if (!hit) {
-                st = vm_array_new(vm, 7);
+                st = vm_array_new(vm, 8);
                 vm_map_set(vm, cols, k, v_obj(st));
-                Value init[7] = {v_int(0), v_int(0), v_nil(), v_nil(), v_float(0), v_int(0),
-                                 v_obj(vm_map_new(vm, 8))};
-                for (int j = 0; j < 7; j++)
+                Value init[8] = {v_int(0), v_int(0), v_nil(), v_nil(), v_nil(), v_int(0),
+                                 v_obj(vm_map_new(vm, 8)), v_bool(false)};
+                for (int j = 0; j < 8; j++)
                     vm_array_push(vm, st, init[j]);
             } else {
                 st = AS_ARRAY(*hit);
@@ -573,15 +600,19 @@ static Value stat(VM *vm, VArray *in)
                 s[1].as.i++;
             if (IS_ARRAY(v) || IS_MAP(v))
                 continue;
+            if (IS_NUM(v)) {
+                sum_add(sum_of(vm, &s[4]), v);
+                s[5].as.i++;
+            }
+            if (IS_FLOAT(v) && isnan(v.as.f)) {
+                s[7] = v_bool(true);
+                continue;
+            }
             if (IS_NIL(s[2]) || rows_compare(v, s[2]) < 0)
                 s[2] = v;
             if (IS_NIL(s[3]) || rows_compare(v, s[3]) > 0)
                 s[3] = v;
-            if (IS_NUM(v)) {
-                s[4].as.f += IS_INT(v) ? (double)v.as.i : v.as.f;
-                s[5].as.i++;
-            }
-            if (!IS_NIL(v) && !(IS_FLOAT(v) && v.as.f != v.as.f))
+            if (!IS_NIL(v))
                 vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
         }
     }
@@ -595,8 +626,8 @@ static Value stat(VM *vm, VArray *in)
         vm_array_push(vm, out, v_obj(m));
         const char *names[] = {"field", "count", "nulls", "min", "max", "mean", "distinct"};
         Value vals[] = {k, s[0], s[1], s[2], s[3],
-                        s[5].as.i ? v_float(s[4].as.f / (double)s[5].as.i) : v_nil(),
-                        v_int((int64_t)AS_MAP(s[6])->live)};
+                        s[5].as.i ? v_float(v_sum_mean(handle_data(AS_HANDLE(s[4])), (uint64_t)s[5].as.i)) : v_nil(),
+                        v_int((int64_t)AS_MAP(s[6])->live + s[7].as.b)};
         for (int j = 0; j < 7; j++)
             vm_map_set(vm, m, v_obj(vm_str_cstr(vm, names[j])), vals[j]);
     }

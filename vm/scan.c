@@ -280,9 +280,7 @@ static void prepare(VM *vm, QPlan *p)
 
 typedef struct AggState {
     uint64_t n;         /* values seen (rows for count()) */
-    int64_t si;
-    double sf;
-    bool overflow;      /* si overflowed: the sum is sf */
+    VSum sum;           /* sum, avg */
     bool has;
     unsigned char *best;    /* min/max: the key bytes of the best so far */
     struct DSet *ds;    /* distinct */
@@ -308,7 +306,7 @@ typedef struct GroupTable {
 
 typedef struct ColStat {
     uint64_t count, nulls;
-    double sum;
+    VSum sum;               /* for the mean: ints exactly, whatever the order */
     bool has;
     int64_t imin, imax;     /* integers, times, bools, enum indices */
     double fmin, fmax;      /* floats */
@@ -556,15 +554,10 @@ static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, con
     switch (ag->fn) {
     case QF_sum:
     case QF_avg:
-        if (a->type == QT_FLOAT) {
-            s->sf += v->f[j];
-        } else if (kvec_float(v, j)) {
-            s->sf += v->f[j];
-            s->overflow = true;     /* int + float: the sum is a float */
-        } else {
-            s->sf += (double)v->i[j];
-            s->overflow |= __builtin_add_overflow(s->si, v->i[j], &s->si);
-        }
+        if (a->type == QT_FLOAT || kvec_float(v, j))
+            v_sum_float(&s->sum, v->f[j]);
+        else
+            v_sum_int(&s->sum, v->i[j]);
         return true;
     case QF_min:
     case QF_max: {
@@ -589,8 +582,7 @@ static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, con
 static bool agg_merge(const QExpr *ag, AggState *into, const AggState *from)
 {
     into->n += from->n;
-    into->sf += from->sf;
-    into->overflow |= from->overflow || __builtin_add_overflow(into->si, from->si, &into->si);
+    v_sum_merge(&into->sum, &from->sum);
     if ((ag->fn == QF_min || ag->fn == QF_max) && from->has) {
         uint32_t w = qx_keywidth(ag->a);
         int c = into->has ? memcmp(from->best, into->best, w) : 0;
@@ -801,7 +793,7 @@ static inline uint64_t mix64(uint64_t x)
         T x = ((const T *)col)[idx[j]];                                          \
         int64_t v = (ORD);                                                       \
         c->nulls += x == 0;                                                      \
-        c->sum += (double)x;                                                     \
+        v_sum_int(&c->sum, x);                                                   \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
         hll_add(c->hll, mix64((uint64_t)(int64_t)x));                            \
@@ -841,10 +833,10 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
             double v = f->type == ST_F32 ? ((const float *)col)[idx[j]] : ((const double *)col)[idx[j]];
             uint64_t bits;
             c->nulls += v == 0;
-            c->sum += v;
+            v_sum_float(&c->sum, v);
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
-            v = v == 0 ? 0 : v;
+            v = v == 0 ? 0 : isnan(v) ? NAN : v;  /* one -0 and one NaN, as keys */
             memcpy(&bits, &v, 8);
             hll_add(c->hll, mix64(bits));
         }
@@ -921,7 +913,7 @@ static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
         uint32_t w = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
         a->count += b->count;
         a->nulls += b->nulls;
-        a->sum += b->sum;
+        v_sum_merge(&a->sum, &b->sum);
         if (b->has) {
             a->imin = a->has && a->imin < b->imin ? a->imin : b->imin;
             a->imax = a->has && a->imax > b->imax ? a->imax : b->imax;
@@ -1424,6 +1416,7 @@ static void set(VM *vm, VMap *m, const char *k, Value v)
 
 static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
 {
+    Value r;
     switch (ag->fn) {
     case QF_count:
         return v_int((int64_t)s->n);
@@ -1432,9 +1425,11 @@ static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
     case QF_sum:
         if (!s->n)
             return v_nil();
-        return ag->a->type == QT_FLOAT || s->overflow ? v_float(s->sf) : v_int(s->si);
+        if (!v_sum_value(&s->sum, &r))
+            qx_error(vm, ag, "integer overflow in sum");
+        return r;
     case QF_avg:
-        return s->n ? v_float(s->sf / (double)s->n) : v_nil();
+        return s->n ? v_float(v_sum_mean(&s->sum, s->n)) : v_nil();
     default:    /* min, max */
         return s->has ? qx_key_value(vm, ag->a, s->best) : v_nil();
     }
@@ -1524,7 +1519,7 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
             hi = v_int(cs->imax);
         }
         if (cs->count && (!f || (f->type != ST_CHAR && f->type != ST_ENUM && f->type != ST_TIME)))
-            mean = v_float(cs->sum / (double)cs->count);
+            mean = v_float(v_sum_mean(&cs->sum, cs->count));
         set(vm, m, "min", lo);
         set(vm, m, "max", hi);
         set(vm, m, "mean", mean);

@@ -39,6 +39,32 @@ static int cmp_num(Value a, Value b)
     return a.as.f == b.as.f ? 0 : 2;
 }
 
+int v_order_num(Value a, Value b)
+{
+    int c = cmp_num(a, b);
+    if (c != 2)
+        return c;
+    bool na = IS_FLOAT(a) && isnan(a.as.f), nb = IS_FLOAT(b) && isnan(b.as.f);
+    return (int)na - (int)nb;
+}
+
+bool v_sum_value(const VSum *s, Value *out)
+{
+    if (s->floats) {
+        *out = v_float(s->f + (double)s->i);
+        return true;
+    }
+    if (s->i < INT64_MIN || s->i > INT64_MAX)
+        return false;
+    *out = v_int((int64_t)s->i);
+    return true;
+}
+
+double v_sum_mean(const VSum *s, uint64_t n)
+{
+    return (s->f + (double)s->i) / (double)n;
+}
+
 bool v_equal(Value a, Value b)
 {
     if (IS_NUM(a) && IS_NUM(b))

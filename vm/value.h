@@ -101,6 +101,37 @@ static inline bool v_truthy(Value v)
 bool v_equal(Value a, Value b);
 /* i against f exactly (no rounding of i): -1, 0, 1, or 2 when f is NaN. */
 int v_cmp_int_float(int64_t i, double f);
+/* Two numbers in the total order of sorts, group keys and distinct: by
+ * value, NaN after every number and equal to NaN (the scan's key bytes
+ * order floats so). -1, 0 or 1. `<` and `==` still find NaN unordered. */
+int v_order_num(Value a, Value b);
+
+/* A sum for sum(), avg() and stat's mean that no order of the values
+ * changes: the ints exactly, in 128 bits (2^64 int64s cannot overflow it),
+ * and the floats apart. Zeroed is empty. */
+typedef struct VSum {
+    __int128 i;
+    double f;
+    bool floats;    /* a float was added: the sum is a float */
+} VSum;
+
+static inline void v_sum_int(VSum *s, __int128 x) { s->i += x; }
+static inline void v_sum_float(VSum *s, double x)
+{
+    s->f += x;
+    s->floats = true;
+}
+static inline void v_sum_merge(VSum *into, const VSum *from)
+{
+    into->i += from->i;
+    into->f += from->f;
+    into->floats |= from->floats;
+}
+/* The sum as a value: a float when a float was added, else the int; false
+ * when that int does not fit in one (the caller raises the overflow). */
+bool v_sum_value(const VSum *s, Value *out);
+/* The mean of the n (> 0) values summed in s, from the exact sum. */
+double v_sum_mean(const VSum *s, uint64_t n);
 
 /* The name of v's type as `type(v)` returns it ("int", "map", "regex"...). */
 const char *v_type_name(Value v);

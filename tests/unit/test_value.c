@@ -63,6 +63,37 @@ static void ordering_is_exact(void **state)
     assert_int_equal(vm_less(v_int(1), v_nil(), false, &r), AR_TYPES);
 }
 
+/* Sorts' order: NaN (of either sign) after every number, equal to NaN. */
+static void sort_order_is_total(void **state)
+{
+    (void)state;
+    assert_int_equal(v_order_num(v_float(NAN), v_float(INFINITY)), 1);
+    assert_int_equal(v_order_num(v_int(INT64_MAX), v_float(NAN)), -1);
+    assert_int_equal(v_order_num(v_float(-NAN), v_float(NAN)), 0);
+    assert_int_equal(v_order_num(v_float(-NAN), v_float(-INFINITY)), 1);
+    assert_int_equal(v_order_num(v_int(3), v_float(3.0)), 0);
+    assert_int_equal(v_order_num(v_int(INT64_MAX), v_float(0x1p63)), -1);
+}
+
+/* An int sum does not depend on the order: past the ints and back is fine. */
+static void sums_are_exact(void **state)
+{
+    (void)state;
+    VSum s = {0}, t = {0};
+    Value r;
+    v_sum_int(&s, INT64_MAX);
+    v_sum_int(&s, 1);
+    assert_false(v_sum_value(&s, &r));
+    v_sum_int(&t, -INT64_MAX);
+    v_sum_merge(&s, &t);
+    assert_true(v_sum_value(&s, &r));
+    assert_true(IS_INT(r) && r.as.i == 1);
+    assert_true(v_sum_mean(&s, 3) == 1.0 / 3);
+    v_sum_float(&s, 0.5);
+    assert_true(v_sum_value(&s, &r));
+    assert_true(IS_FLOAT(r) && r.as.f == 1.5);
+}
+
 static void arithmetic_checks(void **state)
 {
     VM *vm = *state;
@@ -326,6 +357,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(equality, setup, teardown),
         cmocka_unit_test_setup_teardown(ordering_is_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(sort_order_is_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(sums_are_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(arithmetic_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(strings_append_in_place_but_never_change, setup, teardown),
         cmocka_unit_test_setup_teardown(map_order_and_kinds, setup, teardown),
