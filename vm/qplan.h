@@ -36,6 +36,23 @@ enum {
 
 typedef struct QSet QSet;
 
+/* A number field compared with a constant, as one test of the column's
+ * stored values that gives comb's exact answer however their types differ
+ * (an int field and a float, a float field and a big int, a u64 above the
+ * ints, NaN): built by qx_num_test, read by the kernel and the zone-map
+ * ranges. Bounds are inclusive, in the column's terms: int64 for the ints,
+ * uint64 for u64, double for the floats. */
+typedef enum { QN_UNSET, QN_ALL, QN_NONE, QN_LE, QN_GE, QN_IN, QN_OUT } QNumKind;
+typedef union QNum {
+    int64_t i;
+    uint64_t u;
+    double f;
+} QNum;
+typedef struct QNumTest {
+    QNumKind kind;      /* LE: v <= hi; GE: v >= lo; IN: lo <= v <= hi; OUT: not IN */
+    QNum lo, hi;
+} QNumTest;
+
 typedef struct QExpr {
     int op;
     QType type;
@@ -58,6 +75,7 @@ typedef struct QExpr {
     QSet *set;          /* SET */
     void *call;         /* CALL: the function (query.c's) */
     uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
+    QNumTest num;       /* number field compared with a number constant */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
     int slot;           /* the kernel scratch vector this node evaluates into */
     int agg;            /* QX_AGG: index of its state in a group */
@@ -194,6 +212,11 @@ static inline bool qx_holds(int op, int c)
     default: return c >= 0;
     }
 }
+
+/* ---- vm/qnum.c: a number field against a constant, exactly ------------- */
+
+/* Sets e->num for e (a comparison: field e->a of type f, constant e->b). */
+void qx_num_test(QExpr *e, const st_field *f);
 
 /* Memory owned by the plan (zeroed); raises out of memory. */
 void *qp_alloc(VM *vm, QPlan *p, size_t size);

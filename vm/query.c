@@ -789,6 +789,17 @@ static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
     }
 }
 
+/* A field compared with a constant, prepared as a test of its column. */
+static void prepare_compare(Binder *b, QExpr *e)
+{
+    if (e->a->op != QX_FIELD || e->b->op != QOP_CONST)
+        return;
+    if (e->a->is_enum)
+        enum_compare(b, e, e->a, e->b);
+    else if (numeric(e->a->type) && numeric(e->b->type))
+        qx_num_test(e, &b->vs->s->fields[e->a->field]);
+}
+
 static QExpr *bind_compare(Binder *b, Value node, int op)
 {
     QExpr *e = new_expr(b, op, node);
@@ -806,8 +817,7 @@ static QExpr *bind_compare(Binder *b, Value node, int op)
         e->op = mirror(op);
     }
     e->tag = e->a->tag || e->b->tag;
-    if (e->a->is_enum && e->a->op == QX_FIELD && e->b->op == QOP_CONST)
-        enum_compare(b, e, e->a, e->b);
+    prepare_compare(b, e);
     return e;
 }
 
@@ -1186,6 +1196,8 @@ static QExpr *bind_call(Binder *b, Value node)
                            describe(b, c->a, d1, sizeof d1), describe(b, c->b, d2, sizeof d2));
         e->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         e->a->tag = e->b->tag = e->tag;
+        prepare_compare(b, e->a);
+        prepare_compare(b, e->b);
         return e;
     }
     default:    /* day, hour */
