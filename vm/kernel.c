@@ -414,10 +414,8 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
     const KVec *vb = k_eval(k, e->b, tag, in);
     for (uint32_t j = 0; j < in->n; j++) {
         out->idx[m] = in->idx[j];
-        if (valid_at(va, j) && valid_at(vb, j)) {   /* a missing value's slot is not set */
-            int c = compare_at(e->a, va, e->b, vb, j);
-            m += c != 2 && qx_holds(e->op, c);
-        }
+        if (valid_at(va, j) && valid_at(vb, j))     /* a missing value's slot is not set */
+            m += qx_holds(e->op, compare_at(e->a, va, e->b, vb, j));
     }
     out->n = m;
 }

@@ -200,7 +200,8 @@ _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
  * first/last(tags, P).f reads (NULL in row steps). */
 void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
 
-/* Whether a three-way comparison c satisfies op (QOP_EQ .. QOP_GE). */
+/* Whether a three-way comparison c (-1, 0, 1, or 2 for unordered: NaN)
+ * satisfies op (QOP_EQ .. QOP_GE); unordered satisfies only !=, as in comb. */
 static inline bool qx_holds(int op, int c)
 {
     switch (op) {
@@ -208,8 +209,8 @@ static inline bool qx_holds(int op, int c)
     case QOP_NE: return c != 0;
     case QOP_LT: return c < 0;
     case QOP_LE: return c <= 0;
-    case QOP_GT: return c > 0;
-    default: return c >= 0;
+    case QOP_GT: return c == 1;
+    default: return c == 0 || c == 1;
     }
 }
 

@@ -6,6 +6,7 @@
 #include "vm/qplan.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -782,8 +783,7 @@ static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
     for (uint32_t s = 0; s < fd->nsyms; s++) {
         size_t n = strlen(fd->syms[s]), m = n < k->kn ? n : k->kn;
         int c = m ? memcmp(fd->syms[s], k->ks, m) : 0;
-        if (!c)
-            c = n < k->kn ? -1 : n > k->kn;
+        c = c ? (c < 0 ? -1 : 1) : n < k->kn ? -1 : n > k->kn;   /* qx_holds takes -1, 0, 1 */
         if (qx_holds(e->op, c))
             mask_set(e->mask, s);
     }
@@ -923,6 +923,8 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
         if (!IS_NUM(v))
             goto mismatch;
         f = IS_INT(v) ? (double)v.as.i : v.as.f;
+        if (isnan(f) || (IS_INT(v) && v_cmp_int_float(v.as.i, f)))
+            return;     /* equals no float (NaN not even itself) */
         f = f == 0 ? 0 : f; /* -0 is 0 */
         p = &f;
     } else if (IS_INT(v) || (s->type == QT_BOOL && IS_BOOL(v))) {
