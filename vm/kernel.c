@@ -905,7 +905,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 /* ---- keys ----------------------------------------------------------------- */
 
 /* A u64 field's own values (no arithmetic): ints >= 0 or floats above the
- * ints, in order as the unsigned column; 8 bytes of key, as other ints. */
+ * ints, in order as the unsigned column (as comb reads them: qx_u64_seen);
+ * 8 bytes of key, as other ints. */
 static bool u64_key(const QExpr *e)
 {
     return e->big && (e->op == QX_FIELD || e->op == QX_QUANT);
@@ -1011,7 +1012,7 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
         else if (u64_key(e))
-            put_be(out + 1, (uint64_t)v->i[j]);
+            put_be(out + 1, qx_u64_seen((uint64_t)v->i[j]));
         else if (e->big)
             big_key(v, j, out + 1);
         else

@@ -272,6 +272,17 @@ int k_ctx_take(KCtx *k, QScan *scan);
 void k_ctx_drop(QScan *scan);
 /* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
 int k_batch(KCtx *k, const st_batch *b);
+/* A u64 as comb reads it, in u64 terms: itself up to 2^63-1, above that
+ * its nearest float's value, so that the u64s one float stands for are one
+ * group key or distinct value, as in comb; 2^64 (the float of the top
+ * u64s) as UINT64_MAX, which no float is. In order. */
+static inline uint64_t qx_u64_seen(uint64_t u)
+{
+    if (u <= INT64_MAX)
+        return u;
+    double d = (double)u;
+    return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
 /* Whether value j of v is the float f[j] rather than the int i[j]. */
 static inline bool kvec_float(const KVec *v, uint32_t j)
 {

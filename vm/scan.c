@@ -834,8 +834,9 @@ static inline uint64_t mix64(uint64_t x)
 }
 
 /* One loop per column type over the rows' indices idx[0 .. n). */
-/* ORD: x as an int64 in x's order (min and max keep it). */
-#define STAT_LOOP(T, ORD)                                                  \
+/* ORD: x as an int64 in x's order (min and max keep it); SEEN: x as comb
+ * reads it, for distinct. */
+#define STAT_LOOP(T, ORD, SEEN)                                                  \
     for (uint32_t j = 0; j < n; j++) {                                           \
         T x = ((const T *)col)[idx[j]];                                          \
         int64_t v = (ORD);                                                       \
@@ -843,9 +844,9 @@ static inline uint64_t mix64(uint64_t x)
         c->sum += (double)x;                                                     \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, mix64((uint64_t)(int64_t)x));                            \
+        hll_add(c->hll, mix64(SEEN));                                            \
     }
-#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x)
+#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x, (uint64_t)(int64_t)x)
 /* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
 #define U64_ORD(x) ((int64_t)((x) ^ UINT64_C(1) << 63))
 
@@ -901,7 +902,7 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     case ST_I8: STAT_INTS(int8_t); break;
     case ST_I16: STAT_INTS(int16_t); break;
     case ST_I32: STAT_INTS(int32_t); break;
-    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x)); break;
+    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x), qx_u64_seen(x)); break;
     default: STAT_INTS(int64_t); break;
     }
     if (f->type == ST_ENUM)
