@@ -254,24 +254,29 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 
 #define CMP3(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
 
-/* One loop per operator over a column of C type T, compared as CT with k.
- * The counts and pointers are locals: stores through out->idx could alias
- * in->n, and the compiler would reload it every row. */
-#define CMP_LOOP(T, CT, test)                                                          \
-    for (j = 0; j < nin; j++) { r = ix[j]; ox[m] = r; m += (CT)c[r] test kk; }
-#define CMP_COL(T, CT, kv)                                                             \
+/* One loop per test over a column of C type T, compared as CT with the
+ * bounds (qnum.c's tests). The counts and pointers are locals: stores
+ * through out->idx could alias in->n, and the compiler would reload it
+ * every row. */
+#define NUM_LOOP(test)                                                                 \
+    for (j = 0; j < nin; j++) { r = ix[j]; ox[m] = r; m += (test); }
+#define NUM_COL(T, CT, lo, hi)                                                         \
     do {                                                                               \
         const T *c = (const T *)col;                                                   \
         const uint32_t *ix = in->idx;                                                  \
         uint32_t *ox = out->idx, nin = in->n;                                          \
-        CT kk = (kv);                                                                  \
-        switch (op) {                                                                  \
-        case QOP_EQ: CMP_LOOP(T, CT, ==) break;                                        \
-        case QOP_NE: CMP_LOOP(T, CT, !=) break;                                        \
-        case QOP_LT: CMP_LOOP(T, CT, <) break;                                         \
-        case QOP_LE: CMP_LOOP(T, CT, <=) break;                                        \
-        case QOP_GT: CMP_LOOP(T, CT, >) break;                                         \
-        default: CMP_LOOP(T, CT, >=) break;                                            \
+        CT l = (lo), h = (hi);                                                         \
+        switch (kind) {                                                                \
+        case QN_LE: NUM_LOOP((CT)c[r] <= h) break;                                     \
+        case QN_GE: NUM_LOOP((CT)c[r] >= l) break;                                     \
+        case QN_IN:                                                                    \
+            if (l == h) NUM_LOOP((CT)c[r] == l)                                        \
+            else NUM_LOOP(((CT)c[r] >= l) & ((CT)c[r] <= h))                           \
+            break;                                                                     \
+        default: /* OUT (a NaN is outside) */                                          \
+            if (l == h) NUM_LOOP((CT)c[r] != l)                                        \
+            else NUM_LOOP(!((CT)c[r] >= l && (CT)c[r] <= h))                           \
+            break;                                                                     \
         }                                                                              \
     } while (0)
 
@@ -306,7 +311,6 @@ static bool filter_field_const(KCtx *k, const QExpr *e, bool tag, const KSel *in
     const char *col = k->b->cols[fx->field];
     uint32_t j, r, m = 0;
     int op = e->op;
-    bool fk = kx->type == QT_FLOAT;
     if (filter_mask(k, fx, e->mask, tag, in, out))
         return true;
     if (f->type == ST_CHAR && kx->type == QT_STR && (op == QOP_EQ || op == QOP_NE)) {
@@ -324,20 +328,26 @@ static bool filter_field_const(KCtx *k, const QExpr *e, bool tag, const KSel *in
                 m += (!memcmp(p, kx->ks, n) && (n == w || !p[n])) == eq;
             }
         }
-    } else if (kx->type != QT_INT && kx->type != QT_FLOAT) {
+    } else if (!e->num.kind) {
         return false;
+    } else if (e->num.kind == QN_ALL || e->num.kind == QN_NONE) {
+        m = e->num.kind == QN_ALL ? in->n : 0;
+        memmove(out->idx, in->idx, (size_t)m * 4);
     } else {
+        /* the bounds lie within the column's type: compare in it */
+        QNumKind kind = e->num.kind;
+        QNum lo = e->num.lo, hi = e->num.hi;
         switch (f->type) {
-        case ST_U8: if (fk) CMP_COL(uint8_t, double, kx->kf); else CMP_COL(uint8_t, int64_t, kx->ki); break;
-        case ST_U16: if (fk) CMP_COL(uint16_t, double, kx->kf); else CMP_COL(uint16_t, int64_t, kx->ki); break;
-        case ST_U32: if (fk) CMP_COL(uint32_t, double, kx->kf); else CMP_COL(uint32_t, int64_t, kx->ki); break;
-        case ST_U64: if (fk || kx->ki < 0) CMP_COL(uint64_t, double, fk ? kx->kf : (double)kx->ki); else CMP_COL(uint64_t, uint64_t, (uint64_t)kx->ki); break;
-        case ST_I8: if (fk) CMP_COL(int8_t, double, kx->kf); else CMP_COL(int8_t, int64_t, kx->ki); break;
-        case ST_I16: if (fk) CMP_COL(int16_t, double, kx->kf); else CMP_COL(int16_t, int64_t, kx->ki); break;
-        case ST_I32: if (fk) CMP_COL(int32_t, double, kx->kf); else CMP_COL(int32_t, int64_t, kx->ki); break;
-        case ST_I64: case ST_TIME: if (fk) CMP_COL(int64_t, double, kx->kf); else CMP_COL(int64_t, int64_t, kx->ki); break;
-        case ST_F32: CMP_COL(float, double, kx->kf); break;
-        case ST_F64: CMP_COL(double, double, kx->kf); break;
+        case ST_U8: NUM_COL(uint8_t, uint8_t, lo.i, hi.i); break;
+        case ST_U16: NUM_COL(uint16_t, uint16_t, lo.i, hi.i); break;
+        case ST_U32: NUM_COL(uint32_t, uint32_t, lo.i, hi.i); break;
+        case ST_U64: NUM_COL(uint64_t, uint64_t, lo.u, hi.u); break;
+        case ST_I8: NUM_COL(int8_t, int8_t, lo.i, hi.i); break;
+        case ST_I16: NUM_COL(int16_t, int16_t, lo.i, hi.i); break;
+        case ST_I32: NUM_COL(int32_t, int32_t, lo.i, hi.i); break;
+        case ST_I64: case ST_TIME: NUM_COL(int64_t, int64_t, lo.i, hi.i); break;
+        case ST_F32: NUM_COL(float, double, lo.f, hi.f); break;
+        case ST_F64: NUM_COL(double, double, lo.f, hi.f); break;
         default: return false;
         }
     }
@@ -355,36 +365,32 @@ static double num_at(const QExpr *e, const KVec *v, uint32_t j)
     return e->type == QT_FLOAT || kvec_float(v, j) ? v->f[j] : (double)v->i[j];
 }
 
-/* Value j of two int vectors, a float in either (big): as numbers, exactly. */
-static int compare_big(const KVec *va, const KVec *vb, uint32_t j)
+/* Value j of two number vectors (a big expression's holds ints and floats)
+ * as comb compares numbers: exactly. -1, 0, 1, or 2 for unordered (NaN). */
+static int compare_num(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
 {
-    if (kvec_float(va, j) && kvec_float(vb, j)) {
+    bool fa = a->type == QT_FLOAT || kvec_float(va, j), fb = b->type == QT_FLOAT || kvec_float(vb, j);
+    if (!fa && !fb)
+        return CMP3(va->i[j], vb->i[j]);
+    if (fa && fb) {
         double x = va->f[j], y = vb->f[j];
         return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
     }
-    if (kvec_float(vb, j))
+    if (fb)
         return v_cmp_int_float(va->i[j], vb->f[j]);
     int c = v_cmp_int_float(vb->i[j], va->f[j]);
     return c == 2 ? 2 : -c;
 }
 
-/* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN);
- * mixed: either holds floats of a big expression. */
-static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j,
-                      bool mixed)
+/* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN). */
+static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
 {
     if (a->type == QT_STR) {
         uint32_t n = va->sl[j] < vb->sl[j] ? va->sl[j] : vb->sl[j];
         int c = n ? memcmp(va->sp[j], vb->sp[j], n) : 0;
         return c ? (c < 0 ? -1 : 1) : CMP3(va->sl[j], vb->sl[j]);
     }
-    if (a->type == QT_FLOAT || b->type == QT_FLOAT) {
-        double x = num_at(a, va, j), y = num_at(b, vb, j);
-        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
-    }
-    if (mixed && (kvec_float(va, j) || kvec_float(vb, j)))
-        return compare_big(va, vb, j);
-    return CMP3(va->i[j], vb->i[j]);
+    return compare_num(a, va, b, vb, j);
 }
 
 static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
@@ -406,13 +412,10 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
     }
     const KVec *va = k_eval(k, e->a, tag, in);
     const KVec *vb = k_eval(k, e->b, tag, in);
-    bool mixed = va->floats || vb->floats;
     for (uint32_t j = 0; j < in->n; j++) {
         out->idx[m] = in->idx[j];
-        if (valid_at(va, j) && valid_at(vb, j)) {   /* a missing value's slot is not set */
-            int c = compare_at(e->a, va, e->b, vb, j, mixed);
-            m += c != 2 && qx_holds(e->op, c);
-        }
+        if (valid_at(va, j) && valid_at(vb, j))     /* a missing value's slot is not set */
+            m += qx_holds(e->op, compare_at(e->a, va, e->b, vb, j));
     }
     out->n = m;
 }
@@ -902,7 +905,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 /* ---- keys ----------------------------------------------------------------- */
 
 /* A u64 field's own values (no arithmetic): ints >= 0 or floats above the
- * ints, in order as the unsigned column; 8 bytes of key, as other ints. */
+ * ints, in order as the unsigned column (as comb reads them: qx_u64_seen);
+ * 8 bytes of key, as other ints. */
 static bool u64_key(const QExpr *e)
 {
     return e->big && (e->op == QX_FIELD || e->op == QX_QUANT);
@@ -1012,7 +1016,7 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
         else if (e->type == QT_FLOAT)
             put_be(out + 1, float_bits(v->f[j]));
         else if (u64_key(e))
-            put_be(out + 1, (uint64_t)v->i[j]);
+            put_be(out + 1, qx_u64_seen((uint64_t)v->i[j]));
         else if (e->big)
             big_key(v, j, out + 1);
         else

@@ -36,6 +36,23 @@ enum {
 
 typedef struct QSet QSet;
 
+/* A number field compared with a constant, as one test of the column's
+ * stored values that gives comb's exact answer however their types differ
+ * (an int field and a float, a float field and a big int, a u64 above the
+ * ints, NaN): built by qx_num_test, read by the kernel and the zone-map
+ * ranges. Bounds are inclusive, in the column's terms: int64 for the ints,
+ * uint64 for u64, double for the floats. */
+typedef enum { QN_UNSET, QN_ALL, QN_NONE, QN_LE, QN_GE, QN_IN, QN_OUT } QNumKind;
+typedef union QNum {
+    int64_t i;
+    uint64_t u;
+    double f;
+} QNum;
+typedef struct QNumTest {
+    QNumKind kind;      /* LE: v <= hi; GE: v >= lo; IN: lo <= v <= hi; OUT: not IN */
+    QNum lo, hi;
+} QNumTest;
+
 typedef struct QExpr {
     int op;
     QType type;
@@ -58,6 +75,7 @@ typedef struct QExpr {
     QSet *set;          /* SET */
     void *call;         /* CALL: the function (query.c's) */
     uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
+    QNumTest num;       /* number field compared with a number constant */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
     int slot;           /* the kernel scratch vector this node evaluates into */
     int agg;            /* QX_AGG: index of its state in a group */
@@ -182,7 +200,8 @@ _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
  * first/last(tags, P).f reads (NULL in row steps). */
 void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
 
-/* Whether a three-way comparison c satisfies op (QOP_EQ .. QOP_GE). */
+/* Whether a three-way comparison c (-1, 0, 1, or 2 for unordered: NaN)
+ * satisfies op (QOP_EQ .. QOP_GE); unordered satisfies only !=, as in comb. */
 static inline bool qx_holds(int op, int c)
 {
     switch (op) {
@@ -190,10 +209,15 @@ static inline bool qx_holds(int op, int c)
     case QOP_NE: return c != 0;
     case QOP_LT: return c < 0;
     case QOP_LE: return c <= 0;
-    case QOP_GT: return c > 0;
-    default: return c >= 0;
+    case QOP_GT: return c == 1;
+    default: return c == 0 || c == 1;
     }
 }
+
+/* ---- vm/qnum.c: a number field against a constant, exactly ------------- */
+
+/* Sets e->num for e (a comparison: field e->a of type f, constant e->b). */
+void qx_num_test(QExpr *e, const st_field *f);
 
 /* Memory owned by the plan (zeroed); raises out of memory. */
 void *qp_alloc(VM *vm, QPlan *p, size_t size);
@@ -248,6 +272,17 @@ int k_ctx_take(KCtx *k, QScan *scan);
 void k_ctx_drop(QScan *scan);
 /* Prepares for a batch: sizes the scratch, builds the tag owners. 0 or -1. */
 int k_batch(KCtx *k, const st_batch *b);
+/* A u64 as comb reads it, in u64 terms: itself up to 2^63-1, above that
+ * its nearest float's value, so that the u64s one float stands for are one
+ * group key or distinct value, as in comb; 2^64 (the float of the top
+ * u64s) as UINT64_MAX, which no float is. In order. */
+static inline uint64_t qx_u64_seen(uint64_t u)
+{
+    if (u <= INT64_MAX)
+        return u;
+    double d = (double)u;
+    return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
 /* Whether value j of v is the float f[j] rather than the int i[j]. */
 static inline bool kvec_float(const KVec *v, uint32_t j)
 {

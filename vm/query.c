@@ -6,6 +6,7 @@
 #include "vm/qplan.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -793,11 +794,21 @@ static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
     for (uint32_t s = 0; s < fd->nsyms; s++) {
         size_t n = strlen(fd->syms[s]), m = n < k->kn ? n : k->kn;
         int c = m ? memcmp(fd->syms[s], k->ks, m) : 0;
-        if (!c)
-            c = n < k->kn ? -1 : n > k->kn;
+        c = c ? (c < 0 ? -1 : 1) : n < k->kn ? -1 : n > k->kn;   /* qx_holds takes -1, 0, 1 */
         if (qx_holds(e->op, c))
             mask_set(e->mask, s);
     }
+}
+
+/* A field compared with a constant, prepared as a test of its column. */
+static void prepare_compare(Binder *b, QExpr *e)
+{
+    if (e->a->op != QX_FIELD || e->b->op != QOP_CONST)
+        return;
+    if (e->a->is_enum)
+        enum_compare(b, e, e->a, e->b);
+    else if (numeric(e->a->type) && numeric(e->b->type))
+        qx_num_test(e, &b->vs->s->fields[e->a->field]);
 }
 
 static QExpr *bind_compare(Binder *b, Value node, int op)
@@ -817,8 +828,7 @@ static QExpr *bind_compare(Binder *b, Value node, int op)
         e->op = mirror(op);
     }
     e->tag = e->a->tag || e->b->tag;
-    if (e->a->is_enum && e->a->op == QX_FIELD && e->b->op == QOP_CONST)
-        enum_compare(b, e, e->a, e->b);
+    prepare_compare(b, e);
     return e;
 }
 
@@ -924,6 +934,8 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
         if (!IS_NUM(v))
             goto mismatch;
         f = IS_INT(v) ? (double)v.as.i : v.as.f;
+        if (isnan(f) || (IS_INT(v) && v_cmp_int_float(v.as.i, f)))
+            return;     /* equals no float (NaN not even itself) */
         f = f == 0 ? 0 : f; /* -0 is 0 */
         p = &f;
     } else if (IS_INT(v) || (s->type == QT_BOOL && IS_BOOL(v))) {
@@ -1202,6 +1214,8 @@ static QExpr *bind_call(Binder *b, Value node)
                            describe(b, c->a, d1, sizeof d1), describe(b, c->b, d2, sizeof d2));
         e->tag = e->a->a->tag || e->a->b->tag || e->b->b->tag;
         e->a->tag = e->b->tag = e->tag;
+        prepare_compare(b, e->a);
+        prepare_compare(b, e->b);
         return e;
     }
     default:    /* day, hour */

@@ -105,15 +105,16 @@ static void free_parts(VM *vm, PartList *pl)
 
 /* ---- ranges and partitions from the predicate -------------------------- */
 
-/* v in field f's storage form (clamped to its range): false if no value of
- * the field can equal it. */
+/* v (a string, a bool, an int of a set) in field f's storage form (clamped
+ * to its range): false if no value of the field can equal it. A number
+ * field compared with a number has its test instead (QExpr.num). */
 static bool encode_const(const st_field *f, const QExpr *k, unsigned char *out, bool *exact)
 {
     *exact = true;
     memset(out, 0, f->width);
     switch (f->type) {
-    case ST_F32: { float x = (float)(k->type == QT_FLOAT ? k->kf : (double)k->ki); memcpy(out, &x, 4); *exact = false; return true; }
-    case ST_F64: { double x = k->type == QT_FLOAT ? k->kf : (double)k->ki; memcpy(out, &x, 8); *exact = k->type == QT_FLOAT; return true; }
+    case ST_F32: case ST_F64:
+        return false;
     case ST_CHAR:
         if (k->type != QT_STR || k->kn > f->width || memchr(k->ks, 0, k->kn))
             return false;
@@ -164,6 +165,33 @@ static void add_bound(VM *vm, QPlan *p, Ranges *rs, uint32_t col, const unsigned
 
 static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs);
 
+/* A number test's bound v in field f's storage form: a narrower int is
+ * the low bytes, and a f32 the nearest float (no f32 lies between a bound
+ * and its nearest float, so the range keeps what it should). */
+static void num_bytes(const st_field *f, QNum v, unsigned char *out)
+{
+    if (f->type == ST_F32) {
+        float x = (float)v.f;
+        memcpy(out, &x, 4);
+    } else {
+        memcpy(out, &v, f->width);
+    }
+}
+
+/* The run of values a number test keeps as a range: none for all but a
+ * run (!=), an empty one (lo above hi) for none. */
+static void range_of_num(VM *vm, QPlan *p, const st_field *f, int col, const QNumTest *t,
+                         Ranges *rs)
+{
+    unsigned char lo[8], hi[8];
+    if (t->kind == QN_ALL || t->kind == QN_OUT)
+        return;
+    num_bytes(f, t->lo, lo);
+    num_bytes(f, t->hi, hi);
+    add_bound(vm, p, rs, (uint32_t)col, t->kind == QN_LE ? NULL : lo, t->kind == QN_GE ? NULL : hi,
+              f->width);
+}
+
 /* A comparison of a field with a constant gives a range of that column. */
 static void range_of_compare(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
 {
@@ -173,6 +201,10 @@ static void range_of_compare(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
     const st_field *f = &s->fields[e->a->field];
     unsigned char v[ST_MAX_CHAR];
     bool exact;
+    if (e->num.kind) {
+        range_of_num(vm, p, f, e->a->field, &e->num, rs);
+        return;
+    }
     if (f->type == ST_CHAR && e->op != QOP_EQ)
         return;     /* zone maps hold 8-byte prefixes; equality is enough */
     if (!encode_const(f, e->b, v, &exact)) {
@@ -210,6 +242,23 @@ static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
     }
 }
 
+/* The one stored value partkey == c allows, into v: 1, 0 when none can
+ * equal c, -1 when many can (a float above the ints stands for many u64s;
+ * 0.0 is -0.0 too). */
+static int eq_value(const st_field *f, const QExpr *e, unsigned char *v)
+{
+    bool exact;
+    const QNumTest *t = &e->num;
+    if (!t->kind)
+        return encode_const(f, e->b, v, &exact) && exact;
+    if (t->kind == QN_NONE)
+        return 0;
+    if (t->kind != QN_IN || memcmp(&t->lo, &t->hi, sizeof t->lo))
+        return -1;
+    num_bytes(f, t->lo, v);
+    return 1;
+}
+
 /* The partitions a where can touch: partkey == c or partkey in set. */
 static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t *n)
 {
@@ -222,10 +271,13 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     if (e->op == QOP_AND)
         return parts_of(vm, p, e->a, out, n) || parts_of(vm, p, e->b, out, n);
     if (e->op == QOP_EQ && e->a->op == QX_FIELD && e->a->field == (int)sc->src->partkey &&
-        e->b->op == QOP_CONST && e->b->type != QT_FLOAT) {
+        e->b->op == QOP_CONST) {
+        int one = eq_value(f, e, v);
+        if (one < 0)
+            return false;
         *out = qp_alloc(vm, p, sizeof **out);
         *n = 0;
-        if (encode_const(f, e->b, v, &exact) && exact) {
+        if (one) {
             uint32_t vol, part;
             st_storeinfo info;
             st_store_info(sc->src->st, &info);
@@ -787,8 +839,9 @@ static inline uint64_t mix64(uint64_t x)
 }
 
 /* One loop per column type over the rows' indices idx[0 .. n). */
-/* ORD: x as an int64 in x's order (min and max keep it). */
-#define STAT_LOOP(T, ORD)                                                        \
+/* ORD: x as an int64 in x's order (min and max keep it); SEEN: x as comb
+ * reads it, for distinct. */
+#define STAT_LOOP(T, ORD, SEEN)                                                  \
     for (uint32_t j = 0; j < n; j++) {                                           \
         T x = ((const T *)col)[idx[j]];                                          \
         int64_t v = (ORD);                                                       \
@@ -796,9 +849,9 @@ static inline uint64_t mix64(uint64_t x)
         v_sum_int(&c->sum, x);                                                   \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, mix64((uint64_t)(int64_t)x));                            \
+        hll_add(c->hll, mix64(SEEN));                                            \
     }
-#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x)
+#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x, (uint64_t)(int64_t)x)
 /* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
 #define U64_ORD(x) ((int64_t)((x) ^ UINT64_C(1) << 63))
 
@@ -854,7 +907,7 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     case ST_I8: STAT_INTS(int8_t); break;
     case ST_I16: STAT_INTS(int16_t); break;
     case ST_I32: STAT_INTS(int32_t); break;
-    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x)); break;
+    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x), qx_u64_seen(x)); break;
     default: STAT_INTS(int64_t); break;
     }
     if (f->type == ST_ENUM) {

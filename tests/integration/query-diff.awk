@@ -11,6 +11,8 @@ function tagset_atom(   r, f, op, v, lo, hi, list, i, k, d, form) {
     if (r <= 2) {
         f = pick(intf, 4); op = pick(ops, 6)
         v = f == "onum" ? num(7325551190, 7325551510) : f == "ts" ? num(1796083200, 1796083200 + 190000) : f == "bsid" ? num(0, 12) * 17 : num(0, 1000)
+        # a float constant: ints and floats compare exactly, in SQL too
+        if (rand() < 0.3) v = v (rand() < 0.5 ? ".5" : ".0")
         C = f " " op " " v; S = f " " sqlop[op] " " v
     } else if (r == 3) {
         op = pick(ops, 6); v = num(0, 400) / 4
@@ -61,7 +63,8 @@ function tagset_atom(   r, f, op, v, lo, hi, list, i, k, d, form) {
 function tag_atom(k,   r, op, v) {
     r = int(rand() * (k ? k : 5))
     if (r == 0) { op = rand() < 0.5 ? "==" : "!="; v = pick(syss, 3); TC = "sys " op " \"" v "\""; TS = "g.sys " sqlop[op] " '" v "'" }
-    else if (r == 1) { op = pick(ops, 6); v = num(0, 3); TC = "status " op " " v; TS = "g.status " sqlop[op] " " v }
+    else if (r == 1) { op = pick(ops, 6); v = num(0, 3) (rand() < 0.2 ? ".5" : rand() < 0.2 ? ".0" : "")
+                       TC = "status " op " " v; TS = "g.status " sqlop[op] " " v }
     else if (r == 2) { v = digits(1); TC = "dnum ~ /" v "$/"; TS = "g.dnum GLOB '*" v "'" }
     else if (r == 3) { v = digits(2); TC = "dnum ~ /^20155500" v "/"; TS = "g.dnum GLOB '20155500" v "*'" }
     else { op = pick(ops, 6); v = num(0, 12) * 17; TC = "bsid " op " " v; TS = "t.bsid " sqlop[op] " " v }
