@@ -25,7 +25,9 @@ Value nat_abs(VM *vm, int argc, Value *argv)
 }
 
 /* min and max: the least (or greatest) of the arguments, or of the items
- * of a single array argument; numbers by value, strings by bytes. */
+ * of a single array argument; numbers by value (NaN after every number, as
+ * sort has it, so the answer does not depend on the order), strings by
+ * bytes. */
 static Value extreme(VM *vm, int argc, Value *argv, bool greatest)
 {
     Value *v = argv;
@@ -40,7 +42,9 @@ static Value extreme(VM *vm, int argc, Value *argv, bool greatest)
     for (size_t i = 0; i < n; i++) {
         bool lt;
         Value a = greatest ? best : v[i], b = greatest ? v[i] : best;
-        if ((!IS_NUM(v[i]) && !IS_STR(v[i])) || vm_less(a, b, false, &lt) != AR_OK)
+        if (IS_NUM(a) && IS_NUM(b))
+            lt = v_order_num(a, b) < 0;
+        else if ((!IS_NUM(v[i]) && !IS_STR(v[i])) || vm_less(a, b, false, &lt) != AR_OK)
             vm_error(vm, "cannot compare %s and %s", v_type_name(best), v_type_name(v[i]));
         if (lt)
             best = v[i];
