@@ -496,8 +496,12 @@ static Value tuple_key(VM *vm, const Value *vals, int n)
     VStrBuf sb;
     vm_sb_init(vm, &sb, 32);
     for (int i = 0; i < n; i++) {
-        vm_sb_printf(vm, &sb, "%d:", vals[i].type);
-        vm_show(vm, &sb, vals[i], true);
+        /* a float equal to an int is that int (1.0 and 1, -0.0 and 0 are one key, as == has it) */
+        Value v = vals[i];
+        if (IS_FLOAT(v) && v.as.f >= -0x1p63 && v.as.f < 0x1p63 && v.as.f == (double)(int64_t)v.as.f)
+            v = v_int((int64_t)v.as.f);
+        vm_sb_printf(vm, &sb, "%d:", v.type);
+        vm_show(vm, &sb, v, true);
         vm_sb_add(vm, &sb, "\x1f", 1);
     }
     return v_obj(vm_sb_done(vm, &sb));
