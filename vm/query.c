@@ -253,6 +253,7 @@ static bool cursor_next(VM *vm, void *data, int64_t *pos, Value *a, Value *b)
             c->row = v_nil();
             return true;
         }
+        vm_gc_step(vm);     /* a row a where left out is garbage */
     }
     cursor_close(vm, c);
     return false;
@@ -1966,6 +1967,31 @@ Value vm_query_run(VM *vm, Value qv)
         Value n = rows_write(vm, p, &p->steps[last], cur);
         vm_iter_close(vm, level);
         return n;
+    }
+    /* Row steps that cut the rows down (a where, a take) or a count after
+     * them: the rows as they come, as `for` reads them, not every row the
+     * scan collects held first (a take stops the scan). */
+    int to = verb == QV_count && last >= 0 && p->steps[last].verb == QV_count ? last : p->nsteps;
+    bool cuts = false;
+    for (int i = 0; i < to; i++)
+        cuts |= p->steps[i].verb == QV_where || p->steps[i].verb == QV_take;
+    if (to > 0 && (cuts || to < p->nsteps) && streams(p, to)) {
+        Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
+        Value cur = cursor_open(vm, qv, to);
+        vm_iter_push(vm, level, cur);
+        VArray *a = to < p->nsteps ? NULL : vm_array_new(vm, 16);
+        Value av = a ? v_obj(a) : v_nil(), row, same;
+        vm_push_root(vm, av);
+        int64_t n = 0, pos = 0;
+        while (cursor_next(vm, handle_data(AS_HANDLE(cur)), &pos, &row, &same)) {
+            if (a)
+                vm_array_push(vm, a, row);
+            n++;
+            vm_gc_step(vm);     /* a counted row is garbage */
+        }
+        vm_pop_root(vm, 1);
+        vm_iter_close(vm, level);
+        return a ? av : v_int(n);
     }
     vm_push_root(vm, qv);
     Value r = scan_run(vm, p);

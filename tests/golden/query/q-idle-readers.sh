@@ -16,6 +16,7 @@ for r in 0..5 {
     }
 }
 print("right", ok, "of", 5 * len(keys))
+let full = open("calls") | where state == "closed" | count   # reads every partition
 system("echo tagset files open: $(ls -l /proc/$PPID/fd | grep -c /tags)")
 let n = open("calls") | where state == "open" | count
 print("all", open("calls") | count, n == (rows(ds) | where state == "open" | count))
