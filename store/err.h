@@ -14,6 +14,7 @@ enum st_code {
     ST_ECORRUPT, /* a file is damaged: bad checksum, truncated, inconsistent */
     ST_EVERSION, /* a file written by a newer comb (or with unknown features) */
     ST_EINPUT,   /* bad input from the caller: schema text, key order, values */
+    ST_ECANCEL,  /* the caller asked to stop (an interrupt): nothing was committed */
 };
 
 typedef struct st_err {

@@ -22,6 +22,8 @@ void st_load_opts_default(st_load_opts *o)
     st_update_opts_default(&o->update);
     memset(&o->sort, 0, sizeof o->sort);
     o->to_adds = false;
+    o->cancelled = NULL;
+    o->cancel_ctx = NULL;
 }
 
 st_load *st_load_new(st_store *s, const st_load_opts *opts, st_err *err)
@@ -63,6 +65,13 @@ int st_load_add(st_load *l, const void *row, const void *tag, st_err *err)
 
 /* Runs the partition updates in t, in partition order: those that received
  * records, or all when the options may remove tagsets anywhere. */
+static int check_cancel(const st_load *l, st_err *err)
+{
+    if (l->o.cancelled && l->o.cancelled(l->o.cancel_ctx))
+        return st_err_set(err, ST_ECANCEL, "interrupted: nothing was loaded");
+    return 0;
+}
+
 static int update_all(st_load *l, st_txn *t, st_update_stats *st, st_err *err)
 {
     const st_update_opts *uo = &l->o.update;
@@ -73,6 +82,8 @@ static int update_all(st_load *l, st_txn *t, st_update_stats *st, st_err *err)
             if (more <= 0)
                 return more;
         }
+        if (check_cancel(l, err) < 0)
+            return -1;
         st_source src = st_recsort_source(l->rs, g);
         uint32_t v, p;
         st_partition_split(g, l->partitions, &v, &p);
@@ -90,13 +101,16 @@ int st_load_commit(st_load *l, st_update_stats *stats, st_err *err)
     st_txn *t = NULL;
     int rc = -1;
     const char *label = l->o.update.write.label;
-    if (st_recsort_finish(l->rs, err) < 0 || !(t = st_store_begin(l->s, ST_ALL_VOLUMES, err)) ||
+    if (check_cancel(l, err) < 0 || st_recsort_finish(l->rs, err) < 0 ||
+        check_cancel(l, err) < 0 || !(t = st_store_begin(l->s, ST_ALL_VOLUMES, err)) ||
         (label && st_store_set_label(t, label, err) < 0) || update_all(l, t, &st, err) < 0)
         goto done;
     if (st.partitions == 0) {
         rc = 0; /* nothing to load: no new generation */
         goto done;
     }
+    if (check_cancel(l, err) < 0)
+        goto done;
     rc = st_store_commit(t, err);
     t = NULL; /* the commit ended it */
 done:

@@ -14,7 +14,9 @@
  * the options age off or remove keys, on every other partition too (any may
  * hold tagsets to remove); then it commits once. So a load is visible all
  * at once or not at all, and a load that failed or was killed is simply run
- * again. The options' write label also labels the generation. With
+ * again. A load the caller cancels (opts.cancelled) stops at the next
+ * partition or before the commit, committing nothing. The options' write
+ * label also labels the generation. With
  * opts.to_adds the loader runs st_update_adds instead (Gecko's split: the
  * day's tags wait in each partition's adds file for the cycle's update);
  * the policy then does not apply and only touched partitions are visited.
@@ -42,6 +44,10 @@ typedef struct st_load_opts {
     st_update_opts update; /* policy and write options for every partition */
     st_sort_opts sort;     /* parcel size, temporary directory (prefix: ignored) */
     bool to_adds;          /* stage into adds files (st_update_adds), for a later update */
+    /* Asked between partitions and before the commit: true stops the load
+     * with ST_ECANCEL, nothing committed (NULL: never). */
+    bool (*cancelled)(void *ctx);
+    void *cancel_ctx;
 } st_load_opts;
 
 void st_load_opts_default(st_load_opts *o);

@@ -837,6 +837,14 @@ static void loader_mark(VM *vm, void *data)
 
 const VHandleType vm_loader_type = {.name = "loader", .free = loader_free, .mark = loader_mark};
 
+/* A load stops before its commit on Ctrl-C, so the interrupted load has
+ * changed nothing and can simply run again. */
+static bool load_interrupted(void *ctx)
+{
+    (void)ctx;
+    return vm_poll_flag & POLL_SIGINT;
+}
+
 VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep)
 {
     st_loader_opts o;
@@ -851,6 +859,7 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         st_load_opts_default(&lo);
         lo.update.write = o.write;
         lo.sort = o.sort;
+        lo.cancelled = load_interrupted;
         l->schema = s->schema;
         if (st_store_shared(s->st)) {   /* write through a store of its own */
             st_store *own = st_store_open(s->path, &err);
@@ -941,6 +950,8 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
         l->l = NULL;
         n = (int64_t)stats.records;
     }
+    if (rc == -1 && err.code == ST_ECANCEL)
+        vm_interrupted(vm);
     if (rc == -1)
         store_error(vm, &err);
     if (l->target) {

@@ -619,6 +619,46 @@ static void io_failures_keep_the_previous_generation(void **state)
     model_free(&old);
 }
 
+/* Says yes at its n-th question: a caller's interrupt at each point a load asks. */
+static bool cancel_at(void *ctx)
+{
+    int *n = ctx;
+    return --*n == 0;
+}
+
+static void a_cancelled_load_commits_nothing(void **state)
+{
+    (void)state;
+    model old = {0}, adds = {0};
+    old_and_adds(2, 2, 300, 100, 200, 3, &old, &adds);
+    model before = {0};
+    uint64_t gen = snapshot(&before);
+    int n;
+    for (n = 1; n < 100; n++) {
+        st_load_opts o;
+        st_load_opts_default(&o);
+        int left = n;
+        o.cancelled = cancel_at;
+        o.cancel_ctx = &left;
+        st_err err;
+        int rc = load(&adds, &o, NULL, &err);
+        if (left > 0) {     /* asked fewer than n times: it ran to its commit */
+            assert_int_equal(rc, 0);
+            break;
+        }
+        assert_int_equal(rc, -1);
+        assert_int_equal(err.code, ST_ECANCEL);
+        model now = {0};
+        assert_int_equal(snapshot(&now), gen);
+        assert_same(&before, &now);
+        model_free(&now);
+    }
+    assert_true(n > 4);     /* before the sort, after it, per partition, before the commit */
+    model_combine(&before, &adds);
+    assert_store(ST_TAGS, &before);
+    model_free(&old), model_free(&adds), model_free(&before);
+}
+
 static void allocation_failures_keep_the_previous_generation(void **state)
 {
     (void)state;
@@ -880,6 +920,7 @@ int main(void)
         T(last_record_gives_the_tagset_fields),
         T(io_failures_keep_the_previous_generation),
         T(allocation_failures_keep_the_previous_generation),
+        T(a_cancelled_load_commits_nothing),
         T(update_checks_its_adds),
         T(adds_files_wait_for_the_cycle),
         T(tagless_schema),
