@@ -515,9 +515,25 @@ static void forget_last_store(void)
     st_watch_close(&last_store.watch);
 }
 
+/* A store's handle holds descriptors (its pin, its idle readers) until the
+ * collector frees it: a session that opens store after store collects
+ * whenever the open ones have doubled, rather than run out of descriptors. */
+static size_t nstores, stores_bound = 16;
+
+static void collect_stores(VM *vm, VStr *path)
+{
+    if (nstores < stores_bound)
+        return;
+    vm_push_root(vm, v_obj(path));
+    vm_gc(vm);
+    vm_pop_root(vm, 1);
+    stores_bound = nstores * 2 > 16 ? nstores * 2 : 16;
+}
+
 static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
+    nstores -= src->st != NULL;
     if (last_store.src == src)
         forget_last_store();
     iter_reset(&src->it);
@@ -704,6 +720,7 @@ static bool reopen_store(VM *vm, VStr *dir, Value *hv)
     src->schema = old->schema;
     src->partkey = old->partkey;
     src->st = st_store_ref(old->st);
+    nstores++;
     src->files = vm_files_ref(old->files);
     last_store.src = src;   /* the newest handle: likely the last one collected */
     return true;
@@ -721,6 +738,7 @@ static Value open_store(VM *vm, VStr *dir)
     st_err err;
     if (!(src->st = st_store_open(src->path, &err)))
         store_error(vm, &err);
+    nstores++;
     st_storeinfo info;
     st_store_info(src->st, &info);
     VHandle *schema = vm_schema_parse(vm, info.schema, info.schema_len, 1, 1, &err);
@@ -774,8 +792,10 @@ bool vm_store_open(VM *vm, VStr *path, Value *out)
         return true;
     if (stat(path->data, &st) < 0)
         return false;
-    if (S_ISDIR(st.st_mode))
+    if (S_ISDIR(st.st_mode)) {
+        collect_stores(vm, path);
         *out = open_store(vm, path);
+    }
     else if (st_file_is_tagset(path->data))
         *out = open_file(vm, path);
     else
