@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,10 +213,53 @@ static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, stru
 
 /* ---- run files ---------------------------------------------------------- */
 
+/* Removes the files of directory path (runs: no subdirectories), then it. */
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+/* A process killed mid-sort (SIGKILL, SIGTERM, a SIGPIPE of `comb ... |
+ * head`) leaves its directory behind: a sort sweeps those of this host's
+ * processes that are gone. The name says whose: comb-sort-PID@HOST-XXXXXX. */
+static void sweep_dead(const char *tmpdir, const char *host)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return;
+    struct dirent *e;
+    size_t hl = strlen(host);
+    while ((e = readdir(d)) != NULL) {
+        int pid, at = 0;
+        const char *n = e->d_name;
+        if (sscanf(n, "comb-sort-%d@%n", &pid, &at) != 1 || !at || pid <= 0 ||
+            strlen(n) != (size_t)at + hl + 7 || strncmp(n + at, host, hl) || n[at + hl] != '-' ||
+            kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", tmpdir, n) < (int)sizeof path)
+            remove_tree(path);
+    }
+    closedir(d);
+}
+
 static int make_dir(st_sorter *s, st_err *err)
 {
-    char tmpl[PATH_MAX];
-    if (snprintf(tmpl, sizeof tmpl, "%s/comb-sort-XXXXXX", s->tmpdir) >= (int)sizeof tmpl)
+    char tmpl[PATH_MAX], host[64] = "";
+    if (gethostname(host, sizeof host - 1) < 0 || strchr(host, '/'))
+        strcpy(host, "localhost");
+    sweep_dead(s->tmpdir, host);
+    if (snprintf(tmpl, sizeof tmpl, "%s/comb-sort-%d@%s-XXXXXX", s->tmpdir, (int)getpid(), host) >=
+        (int)sizeof tmpl)
         return st_sys_err(err, ENAMETOOLONG, "sort: temporary directory %s", s->tmpdir);
     if (!mkdtemp(tmpl))
         return st_sys_err(err, errno, "sort: cannot make a temporary directory in %s",
@@ -314,21 +358,12 @@ static int spill(st_sorter *s, struct slot *sl, st_err *err)
     return 0;
 }
 
-/* Removes every file of our private directory, then the directory. */
+/* Removes our private directory and its runs. */
 static void remove_dir(st_sorter *s)
 {
     if (!s->dir)
         return;
-    DIR *d = opendir(s->dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(dirfd(d), e->d_name, 0);
-        }
-        closedir(d);
-    }
-    rmdir(s->dir);
+    remove_tree(s->dir);
     mem_free(s->dir, strlen(s->dir) + 1);
     s->dir = NULL;
 }

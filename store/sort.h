@@ -26,9 +26,10 @@
  *
  * A sorter is used by one thread (its worker is internal).
  *
- * Temporary files live in TMPDIR/comb-sort-XXXXXX/run-N and are removed as the
- * merge consumes them, on error and by st_sorter_free. A process killed
- * mid-sort leaves that directory behind (its name says what it is). */
+ * Temporary files live in TMPDIR/comb-sort-PID@HOST-XXXXXX/run-N, removed as
+ * the merge consumes them, on error and by st_sorter_free. A process killed
+ * mid-sort leaves that directory behind, which the next sort on the host
+ * removes once PID is gone. */
 #ifndef COMB_STORE_SORT_H
 #define COMB_STORE_SORT_H
 

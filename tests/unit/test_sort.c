@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/mem.h"
@@ -312,6 +314,49 @@ static void truncated_run_is_detected(void **state)
     assert_int_equal(tmp_count(tmp, NULL), 0);
 }
 
+/* Makes TMP/name holding one run file. */
+static void leftover(const char *name)
+{
+    char path[sizeof tmp + 256];
+    assert_true(snprintf(path, sizeof path - 16, "%s/%s", tmp, name) < (int)sizeof path - 16);
+    assert_int_equal(mkdir(path, 0700), 0);
+    strcat(path, "/run-000000");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+static void a_dead_process_leftovers_are_swept(void **state)
+{
+    (void)state;
+    char host[64] = "", name[3][100];
+    assert_int_equal(gethostname(host, sizeof host - 1), 0);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    waitpid(dead, NULL, 0);
+    snprintf(name[0], sizeof name[0], "comb-sort-%d@%s-abc123", (int)dead, host);      /* gone */
+    snprintf(name[1], sizeof name[1], "comb-sort-%d@%s-abc123", (int)getppid(), host); /* alive */
+    snprintf(name[2], sizeof name[2], "comb-sort-%d@other.host-abc123", (int)dead);    /* elsewhere */
+    for (int i = 0; i < 3; i++)
+        leftover(name[i]);
+    st_err err = {0};
+    st_sort_opts o = {.parcel_bytes = 64 << 10, .tmpdir = tmp, .threads = 1};
+    st_sorter *s = st_sorter_new(RS, key_cmp, NULL, &o, &err);
+    assert_non_null(s);
+    assert_int_equal(run_until_error(s, 20000, &err), 0);
+    st_sorter_free(s);
+    char path[sizeof tmp + sizeof name];
+    struct stat sb;
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, name[i]);
+        assert_int_equal(stat(path, &sb) == 0, i != 0);
+    }
+    snprintf(path, sizeof path, "rm -rf %s/comb-sort-*", tmp);
+    assert_int_equal(system(path), 0);
+}
+
 static void allocation_failures_are_clean(void **state)
 {
     (void)state;
@@ -374,6 +419,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(truncated_run_is_detected, setup, teardown),
         cmocka_unit_test_setup_teardown(allocation_failures_are_clean, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_dead_process_leftovers_are_swept, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments_and_misuse, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
