@@ -355,6 +355,22 @@ static int idle_bound(void)
     return b;
 }
 
+/* r (a new reader of file i, or NULL), unless its size is not the one its
+ * commit recorded: a valid file, but not that one (copied over it). */
+static st_reader *checked(const VFiles *f, uint32_t i, st_reader *r, st_err *err)
+{
+    st_file_info info;
+    if (!r || !f->sizes)
+        return r;
+    st_reader_info(r, &info);
+    if (info.size == f->sizes[i])
+        return r;
+    st_reader_close(r);
+    st_err_set(err, ST_ECORRUPT, "%s: %llu bytes, but the manifest says %llu", f->paths[i],
+               (unsigned long long)info.size, (unsigned long long)f->sizes[i]);
+    return NULL;
+}
+
 st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
                            const st_known_schema *known, st_err *err)
 {
@@ -364,7 +380,7 @@ st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
         st_reader_set_cache(r, io && io->cache);
         return r;
     }
-    return st_reader_open_known(f->paths[i], io, known, err);
+    return checked(f, i, st_reader_open_known(f->paths[i], io, known, err), err);
 }
 
 void vm_files_release(const VFiles *f, uint32_t i, st_reader *r)
@@ -405,6 +421,7 @@ void vm_files_unref(VFiles *f)
             mem_free(f->paths[i], strlen(f->paths[i]) + 1);
     mem_free(f->paths, f->paths ? (f->n + 1) * sizeof *f->paths : 0);
     mem_free(f->parts, f->parts ? (f->n + 1) * sizeof *f->parts : 0);
+    mem_free(f->sizes, f->sizes ? (f->n + 1) * sizeof *f->sizes : 0);
     mem_free(f->idle, f->idle ? (f->n + 1) * sizeof *f->idle : 0);
     st_store_close(f->st);
     mem_free(f, sizeof *f);
@@ -422,6 +439,7 @@ static VFiles *files_new(st_store *st, uint32_t n)
     f->st = st ? st_store_ref(st) : NULL;
     if (!(f->paths = mem_calloc(n + 1, sizeof *f->paths)) ||
         (st && (!(f->parts = mem_calloc(n + 1, sizeof *f->parts)) ||
+                !(f->sizes = mem_calloc(n + 1, sizeof *f->sizes)) ||
                 !(f->idle = mem_calloc(n + 1, sizeof *f->idle))))) {
         vm_files_unref(f);
         return NULL;
@@ -450,7 +468,8 @@ static bool iter_step(VM *vm, const VSource *src, VIter *it, const st_batch **b,
         if (!it->r) {
             if (it->fi >= it->files->n)
                 return false;
-            if (!(it->r = st_reader_open(it->files->paths[it->fi++], NULL, &err)))
+            it->r = st_reader_open(it->files->paths[it->fi], NULL, &err);
+            if (!(it->r = checked(it->files, it->fi++, it->r, &err)))
                 store_error(vm, &err);
         }
         int rc = st_reader_next(it->r, &it->b, &err);
@@ -666,6 +685,7 @@ static int list_file(const st_file *f, void *ctx)
         return 0;
     if (l->f) {
         l->f->parts[l->n] = f->vol * l->partitions + f->part;
+        l->f->sizes[l->n] = f->size;
         if (!(l->f->paths[l->n] = mem_strdup(f->path)))
             return -1;
     }

@@ -45,6 +45,7 @@ typedef struct VFiles {
     uint32_t refs, n;
     char **paths;
     uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
+    uint64_t *sizes;    /* a store's: each file's size as its commit recorded it */
     _Atomic(st_reader *) *idle; /* a store's: each path's reader kept between scans */
     st_store *st;       /* a store's snapshot (a reference of its own) */
 } VFiles;
