@@ -496,11 +496,22 @@ static int lock_scope(st_txn *t, st_err *err)
     return 0;
 }
 
+/* Whether a reader may use the file of generation gen, which generation
+ * upto no longer names: one pinned at a generation in [gen, upto). */
+static bool in_use(st_txn *t, uint64_t gen, uint64_t upto)
+{
+    st_err ignored;
+    return gen < upto && st_lock_held(&t->readers, gen, upto - gen, &ignored) != 0;
+}
+
+#define CLEAN_MAX 64    /* files of a partition directory told apart; more: all kept */
+
 /* Removes what crashed or aborted writers left in one partition directory:
  * writers' temporaries and files of generations never committed always;
- * superseded files unless a reader may still use them. */
-static int clean_partition(st_txn *t, const st_manifest *m, uint32_t v, uint32_t p, int pinned,
-                           st_err *err)
+ * superseded files unless a reader may still use them: one pinned from the
+ * file's generation to the next file of its kind (a pin of any generation
+ * no longer keeps every file a later commit superseded). */
+static int clean_partition(st_txn *t, const st_manifest *m, uint32_t v, uint32_t p, st_err *err)
 {
     char dir[PATH_MAX];
     if (part_dir(t->s, v, p, dir, err) < 0)
@@ -508,16 +519,30 @@ static int clean_partition(st_txn *t, const st_manifest *m, uint32_t v, uint32_t
     DIR *d = opendir(dir);
     if (!d)
         return st_sys_err(err, errno, "open directory %s", dir);
+    struct { st_kind kind; uint64_t gen; } seen[CLEAN_MAX];
+    size_t n = 0;
+    bool all = true;
     struct dirent *e;
+    st_kind kind;
+    uint64_t gen;
+    int tmp;
+    while ((e = readdir(d)) != NULL)
+        if (parse_name(e->d_name, &kind, &gen, &tmp) && !tmp) {
+            all &= n < CLEAN_MAX;
+            if (n < CLEAN_MAX)
+                seen[n].kind = kind, seen[n++].gen = gen;
+        }
+    rewinddir(d);
     int rc = 0;
     while (rc == 0 && (e = readdir(d)) != NULL) {
-        st_kind kind;
-        uint64_t gen;
-        int tmp;
         if (!parse_name(e->d_name, &kind, &gen, &tmp))
             continue;
-        int current = !tmp && st_manifest_at(m, v, p, kind)->gen == gen;
-        int garbage = tmp || gen > m->generation || !pinned;
+        uint64_t cur = st_manifest_at(m, v, p, kind)->gen, next = cur > gen ? cur : m->generation;
+        for (size_t i = 0; i < n; i++)
+            if (seen[i].kind == kind && seen[i].gen > gen && seen[i].gen < next)
+                next = seen[i].gen;
+        bool current = !tmp && cur == gen;
+        bool garbage = tmp || gen > m->generation || (all && !in_use(t, gen, next));
         if (!current && garbage && unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
             rc = st_sys_err(err, errno, "remove stale %s/%s", dir, e->d_name);
     }
@@ -527,15 +552,12 @@ static int clean_partition(st_txn *t, const st_manifest *m, uint32_t v, uint32_t
 
 static int clean_scope(st_txn *t, const st_manifest *m, st_err *err)
 {
-    int pinned = st_lock_held(&t->readers, 0, m->generation, err);
-    if (pinned < 0)
-        return -1;
     const st_store *s = t->s;
     for (uint32_t v = 0; v < s->meta.volumes; v++) {
         if (t->scope != ST_ALL_VOLUMES && v != t->scope)
             continue;
         for (uint32_t p = 0; p < s->meta.partitions; p++)
-            if (clean_partition(t, m, v, p, pinned, err) < 0)
+            if (clean_partition(t, m, v, p, err) < 0)
                 return -1;
     }
     return 0;
@@ -713,18 +735,16 @@ static int sync_staged(st_txn *t, st_err *err)
 }
 
 /* Deletes the files that generation `gen` no longer names (old named them),
- * unless a reader of an older generation may still read them (then a later
- * begin does it). */
+ * unless a reader pinned at a generation that names one may still read it
+ * (then a later begin does it). */
 static void remove_superseded(st_txn *t, const st_manifest *old, uint64_t gen)
 {
     st_err ignored; /* the commit stands; a file left over is cleaned later */
-    if (st_lock_held(&t->readers, 0, gen, &ignored) != 0)
-        return;
     for (size_t i = 0; i < t->n; i++) {
         const struct stage *st = &t->st[i];
         const st_mfile *f = st_manifest_at(old, st->vol, st->part, st->kind);
         char path[PATH_MAX];
-        if (f->gen && f->gen != st->gen &&
+        if (f->gen && f->gen != st->gen && !in_use(t, f->gen, gen) &&
             file_path(t->s, st->vol, st->part, st->kind, f->gen, path, &ignored) == 0)
             unlink(path);
     }

@@ -345,6 +345,43 @@ static void commits_show_new_files_while_snapshots_keep_old(void **state)
     st_store_close(s);
 }
 
+/* A reader pinned at an old generation keeps only the files of its own
+ * generation: those commits made and superseded since go at once, at the
+ * commit that supersedes them or at the next begin. */
+static void a_pin_keeps_only_its_own_files(void **state)
+{
+    (void)state;
+    st_err err;
+    st_store *s = st_store_open(dir, &err), *r1 = NULL;
+    char paths[5][PATH_MAX];
+    for (int g = 1; g <= 4; g++) {
+        st_txn *t = st_store_begin(s, ST_ALL_VOLUMES, &err);
+        assert_non_null(t);
+        snprintf(paths[g], sizeof paths[g], "%s", stage_write(t, 0, 0, ST_TAGS));
+        if (g == 2)
+            stage_write(t, 1, 1, ST_ADDS);
+        if (g == 3)
+            assert_int_equal(st_store_drop(t, 1, 1, ST_ADDS, &err), 0);
+        assert_int_equal(st_store_commit(t, &err), 0);
+        if (g == 1)
+            assert_non_null(r1 = st_store_open(dir, &err));  /* pins generation 1 */
+    }
+    assert_true(exists(paths[1]));     /* the pinned generation's */
+    assert_false(exists(paths[2]));    /* superseded at 3, no pin in [2, 3) */
+    assert_false(exists(paths[3]));
+    assert_true(exists(paths[4]));
+    /* adds.2 of 1/1, dropped at 3: a begin removes it (no pin in [2, 3)) */
+    st_txn *t = st_store_begin(s, ST_ALL_VOLUMES, &err);
+    st_store_abort(t);
+    assert_int_equal(partition_files(), 2);
+    st_store_close(r1);
+    t = st_store_begin(s, ST_ALL_VOLUMES, &err);
+    st_store_abort(t);
+    assert_false(exists(paths[1]));
+    assert_int_equal(partition_files(), 1);
+    st_store_close(s);
+}
+
 /* A snapshot shared by st_store_ref stays pinned until its last holder
  * closes it: the next writer keeps its files until then. */
 static void shared_snapshots_pin_until_the_last_close(void **state)
@@ -773,6 +810,7 @@ int main(void)
         T(failed_create_leaves_nothing),
         T(placement_is_fixed_and_uniform),
         T(commits_show_new_files_while_snapshots_keep_old),
+        T(a_pin_keeps_only_its_own_files),
         T(shared_snapshots_pin_until_the_last_close),
         T(begin_moves_the_snapshot_to_the_current_generation),
         T(writers_exclude_each_other_by_scope),
