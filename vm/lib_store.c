@@ -980,6 +980,14 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
     int rc;
     int64_t n;
     if (l->sl) {
+        VFiles *old = l->target->files;
+        if (old->refs == 1 && old->st) {
+            /* Nothing else reads the handle's old snapshot: let its pin go, so
+             * the commit removes the files it supersedes (the list's paths
+             * and idle readers stay good until it is replaced). */
+            st_store_close(old->st);
+            old->st = NULL;
+        }
         n = (int64_t)st_load_count(l->sl);
         rc = st_load_commit(l->sl, NULL, &err);  /* ends the loader, committed or not */
         l->sl = NULL;
