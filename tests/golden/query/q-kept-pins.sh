@@ -3,7 +3,8 @@
 # older kept bindings go. Here a count kept at generation 1, a commit by
 # another process, a count elsewhere in the program at generation 2 (which
 # drops the first), then two more commits: nothing pins generation 1 any
-# more, so its file is gone; generation 2's is kept by the second count.
+# more, so its file is gone; generation 2's is kept by the second count,
+# and generation 3's, which no pin names, goes at the commit of 4.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 "$COMB" store gen calls --tagsets 300 --seed 4 --volumes 1 --partitions 1 >/dev/null || exit 1
 cat > more.comb <<'END'
