@@ -568,6 +568,15 @@ static int stray_files(uint64_t gen)
     return nstray;
 }
 
+/* The store is still at generation gen and holds before's tagsets. */
+static void assert_unchanged(model *before, uint64_t gen)
+{
+    model now = {0};
+    assert_int_equal(snapshot(&now), gen);
+    assert_same(before, &now);
+    model_free(&now);
+}
+
 /* Makes the n-th call of op fail during a load until one succeeds; each
  * failure leaves the previous generation current, whole and alone. */
 static void fail_each(st_sys_op op, int errnum, int maxn)
@@ -588,11 +597,8 @@ static void fail_each(st_sys_op op, int errnum, int maxn)
             break;
         assert_int_equal(err.code, ST_EIO);
         assert_non_null(strstr(err.msg, strerror(errnum)));
-        model now = {0};
-        assert_int_equal(snapshot(&now), gen);
-        assert_same(&before, &now);
+        assert_unchanged(&before, gen);
         assert_int_equal(stray_files(gen), 0); /* no temporaries, no staged files */
-        model_free(&now);
     }
     assert_true(n > 1 && n <= maxn);
     model_combine(&before, &adds);
@@ -648,10 +654,8 @@ static void a_cancelled_load_commits_nothing(void **state)
         }
         assert_int_equal(rc, -1);
         assert_int_equal(err.code, ST_ECANCEL);
-        model now = {0};
-        assert_int_equal(snapshot(&now), gen);
-        assert_same(&before, &now);
-        model_free(&now);
+        assert_unchanged(&before, gen);
+        assert_int_equal(stray_files(gen), 0);
     }
     assert_true(n > 4);     /* before the sort, after it, per partition, before the commit */
     model_combine(&before, &adds);
@@ -676,10 +680,7 @@ static void allocation_failures_keep_the_previous_generation(void **state)
         assert_int_equal(mem_in_use(), base);
         if (rc == 0)
             break;
-        model now = {0};
-        assert_int_equal(snapshot(&now), gen);
-        assert_same(&before, &now);
-        model_free(&now);
+        assert_unchanged(&before, gen);
     }
     assert_true(n > 10 && n < 5000);
     model_combine(&before, &adds);
