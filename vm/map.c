@@ -31,9 +31,7 @@ uint32_t vm_hash_value(Value v)
     return (uint32_t)(x >> 32);
 }
 
-/* Keys as stored: integral floats become ints; nil and NaN are refused
- * (return false). */
-static bool norm_key(Value *k)
+bool vm_map_norm_key(Value *k)
 {
     if (k->type == VT_FLOAT) {
         double f = k->as.f;
@@ -171,7 +169,7 @@ static void undense(VM *vm, VMap *m)
 
 Value *vm_map_ref(VMap *m, Value key)
 {
-    if (!norm_key(&key))
+    if (!vm_map_norm_key(&key))
         return NULL;
     if (dense(m))
         return key.type == VT_INT && (uint64_t)key.as.i < m->count ? &m->vals[key.as.i] : NULL;
@@ -197,7 +195,7 @@ static void grow(VM *vm, VMap *m)
 
 void vm_map_set(VM *vm, VMap *m, Value key, Value val)
 {
-    if (!norm_key(&key))
+    if (!vm_map_norm_key(&key))
         vm_error(vm, "map key cannot be %s", key.type == VT_NIL ? "nil" : "NaN");
     if (dense(m)) {
         if (key.type == VT_INT && (uint64_t)key.as.i < m->count) {
@@ -240,7 +238,7 @@ bool vm_map_del(VM *vm, VMap *m, Value key)
         return false;
     if (dense(m))
         undense(vm, m);
-    norm_key(&key);
+    vm_map_norm_key(&key);
     MapEntry *e = find(m, key, vm_hash_value(key));
     e->key = v_undef();
     e->val = v_nil();

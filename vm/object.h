@@ -231,6 +231,9 @@ size_t vm_module_slot(VM *vm, VModule *m, VStr *name, bool exported);
 
 /* ---- the rest --------------------------------------------------------- */
 
+/* A key as maps store it: an integral float becomes the int (1.0 is the
+ * key 1); false for keys a map refuses (nil, NaN), left as they are. */
+bool vm_map_norm_key(Value *k);
 /* Hash of a map key (after normalisation); equal keys hash equal. */
 uint32_t vm_hash_value(Value v);
 void vm_map_reserve(VM *vm, VMap *m, size_t cap);

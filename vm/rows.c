@@ -496,10 +496,10 @@ static Value tuple_key(VM *vm, const Value *vals, int n)
     VStrBuf sb;
     vm_sb_init(vm, &sb, 32);
     for (int i = 0; i < n; i++) {
-        /* a float equal to an int is that int (1.0 and 1, -0.0 and 0 are one key, as == has it) */
+        /* a float equal to an int is that int, as a map's key (1.0 and 1,
+         * -0.0 and 0 are one key, as == has it) */
         Value v = vals[i];
-        if (IS_FLOAT(v) && v.as.f >= -0x1p63 && v.as.f < 0x1p63 && v.as.f == (double)(int64_t)v.as.f)
-            v = v_int((int64_t)v.as.f);
+        vm_map_norm_key(&v);
         vm_sb_printf(vm, &sb, "%d:", v.type);
         vm_show(vm, &sb, v, true);
         vm_sb_add(vm, &sb, "\x1f", 1);
