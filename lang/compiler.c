@@ -18,7 +18,7 @@
 #include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/opcodes.h"
-#include "vm/query.h"
+#include "vm/query/query.h"
 #include "vm/regex.h"
 
 #define NO_JUMP (-1)
@@ -840,7 +840,7 @@ static void binary_to(Compiler *c, Expr *e, int dst)
 /* ---- pipelines ---------------------------------------------------------- */
 
 /* `src | verb ...` becomes _pipe(src, plan, captures...), the plan a
- * constant array of stages and expression nodes (vm/query.h). Values the
+ * constant array of stages and expression nodes (vm/query/query.h). Values the
  * query needs from the program are computed here, into the registers after
  * the plan, and referred to by capture number. */
 typedef struct PipeC {

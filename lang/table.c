@@ -4,7 +4,7 @@
 #include "config.h"
 #include "lang/table.h"
 
-#include "vm/query.h"
+#include "vm/query/query.h"
 
 #include <math.h>
 #include <string.h>

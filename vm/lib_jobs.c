@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/jobs.h"
-#include "vm/jobserver.h"
+#include "jobs/jobs.h"
+#include "jobs/server.h"
 #include "vm/lib.h"
 #include "vm/lib_store.h"
 

@@ -21,7 +21,7 @@
 #include "store/watch.h"
 #include "vm/lib.h"
 #include "vm/natives.h"
-#include "vm/query.h"
+#include "vm/query/query.h"
 
 /* ---- schemas ---------------------------------------------------------- */
 

@@ -109,7 +109,7 @@ VHandle *vm_schema_of(Value v);
 /* The source of a tagfile or store handle, or NULL. */
 VSource *vm_source_of(Value v);
 
-/* ---- rows: comb values <-> fixed-width fields (vm/row.c) ------------------ */
+/* ---- rows: comb values <-> fixed-width fields (vm/field.c) ------------------ */
 
 /* The comb value of field f stored at p: int (integers, time), float,
  * bool, string (char[N] up to its first NUL, enum symbol). */

@@ -134,7 +134,7 @@ struct VM {
     void *re_gctx, *re_cctx, *re_mctx, *re_match;
     VMap *re_cache;         /* pattern string -> regex, for `~` with a string */
 
-    /* queries (vm/query.c) */
+    /* queries (vm/query/query.c) */
     VArray *kept_queries;   /* bound queries kept for their next run */
 };
 

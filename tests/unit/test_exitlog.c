@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/exitlog.h"
-#include "vm/journal.h"
+#include "jobs/exitlog.h"
+#include "jobs/journal.h"
 #include "tests/unit/tmpdir.h"
 
 static char dir[PATH_MAX], xdir[PATH_MAX + 8], seen[4096];

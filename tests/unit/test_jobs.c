@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/jobs.h"
-#include "vm/jobserver.h"
-#include "vm/journal.h"
+#include "jobs/jobs.h"
+#include "jobs/server.h"
+#include "jobs/journal.h"
 
 static char dir[64], rundir[96], out[96];
 static FILE *evlog;

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/jobs.h"
-#include "vm/jobserver.h"
+#include "jobs/jobs.h"
+#include "jobs/server.h"
 
 static char dir[40], rundir[64], sock[80];
 static pid_t server;

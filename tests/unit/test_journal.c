@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/journal.h"
+#include "jobs/journal.h"
 
 struct seen {
     char rec[16][64];

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 static int sign(int c)
 {

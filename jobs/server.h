@@ -1,11 +1,11 @@
-/* jobserver: the dispatcher's event loop (embedded or as a daemon), its
+/* server: the dispatcher's event loop (embedded or as a daemon), its
  * control socket and protocol, the monitor it runs; and the protocol's
  * client side (Gecko's wreq).
  *
  * The socket is RUNDIR/sock, mode 0600; the server also checks each peer's
  * uid (SO_PEERCRED) is its own. A request is one line:
  *     comb-jobs 1 VERB FIELD...
- * with fields escaped as in vm/jobwire.h. The reply is "ok LEN\n" and LEN
+ * with fields escaped as in jobs/wire.h. The reply is "ok LEN\n" and LEN
  * bytes of text, or "err MESSAGE\n". A request with another protocol version,
  * an unknown verb or bad fields gets an err reply; the daemon goes on. The
  * journal is synced before any reply is sent. Verbs:
@@ -29,7 +29,7 @@
 
 #include <stddef.h>
 
-#include "vm/jobs.h"
+#include "jobs/jobs.h"
 
 #define JOBSRV_MAGIC "comb-jobs"
 #define JOBSRV_VERSION 1

@@ -1,6 +1,6 @@
-/* jobspawn: the spawner process that forks the wrappers, and its client. */
+/* spawn: the spawner process that forks the wrappers, and its client. */
 #include "config.h"
-#include "vm/jobspawn.h"
+#include "jobs/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/jobwire.h"
+#include "jobs/wire.h"
 
 #define START_FIELDS 12 /* "start" to NENV; then the variables, then argv */
 

@@ -1,7 +1,7 @@
-/* jobexec: the processes of the dispatcher: a job's wrapper, which records the
+/* exec: the processes of the dispatcher: a job's wrapper, which records the
  * job's exit, and plain children (the monitor).
  *
- * Wrappers are forked by the spawner (vm/jobspawn.h). Before it forks one, it
+ * Wrappers are forked by the spawner (jobs/spawn.h). Before it forks one, it
  * opens the run-lock file anew and takes an open-file-description lock on
  * the job's byte of it (the job's submission index); the wrapper inherits
  * that description and holds the lock for its whole life. The wrapper is the leader of a new process
@@ -11,7 +11,7 @@
  * creating a file per run cost more than a trivial job. It reads until the
  * pipe's end of file, so a background process that keeps the job's output
  * open keeps the run going. Then it appends "NAME RUN STATUS" to the exit log
- * (vm/exitlog.h) in one write() and fdatasyncs it if the run is durable. So
+ * (jobs/exitlog.h) in one write() and fdatasyncs it if the run is durable. So
  * a restarted dispatcher reads a run's end from the exit log, or finds the
  * lock still held (the run goes on), or finds neither (the run was lost with
  * the machine). If the output cannot be written to the log, a run that would

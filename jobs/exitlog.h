@@ -2,7 +2,7 @@
  * of checksummed records, shared by all runs, read by the dispatcher.
  *
  * A wrapper appends one record, "NAME RUN STATUS" (STATUS the raw wait
- * status) framed as a journal record (vm/journal.h), with a single write()
+ * status) framed as a journal record (jobs/journal.h), with a single write()
  * to the file opened O_APPEND, so records of concurrent wrappers never mix; a wrapper of a run that is not rerunnable fdatasyncs it too. This
  * replaces a file created and renamed per run, which cost more than the
  * trivial jobs of a cycle themselves.

@@ -1,6 +1,6 @@
 /* store_text: reads tab-separated records for `comb store load`. */
 #include "config.h"
-#include "lang/store_text.h"
+#include "cli/store_text.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,11 +1,11 @@
-/* gen: synthetic Gecko-like calls (key onum, ts, cid; tags per system). */
+/* demogen: synthetic Gecko-like calls (key onum, ts, cid; tags per system). */
 #include "config.h"
-#include "store/gen.h"
+#include "cli/demogen.h"
 
 #include <stdio.h>
 #include <string.h>
 
-const char st_gen_schema[] =
+const char demo_schema[] =
     "key onum: u64\n"
     "key ts: time\n"
     "key cid: u32\n"
@@ -29,7 +29,7 @@ static const unsigned hour_weight[24] = {2, 1, 1, 1, 1, 2, 4, 7, 10, 12, 13, 13,
                                          12, 12, 13, 13, 12, 11, 10, 9, 8, 6, 4, 3};
 #define T0 INT64_C(1796083200) /* 2026-12-01T00:00:00Z */
 
-static uint64_t next64(st_gen *g)
+static uint64_t next64(demo_gen *g)
 {
     uint64_t z = (g->state += UINT64_C(0x9e3779b97f4a7c15));
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -37,8 +37,8 @@ static uint64_t next64(st_gen *g)
     return z ^ (z >> 31);
 }
 
-static uint64_t below(st_gen *g, uint64_t n) { return next64(g) % n; }
-static int percent(st_gen *g, unsigned p) { return below(g, 100) < p; }
+static uint64_t below(demo_gen *g, uint64_t n) { return next64(g) % n; }
+static int percent(demo_gen *g, unsigned p) { return below(g, 100) < p; }
 
 /* The field's offset, after checking its role and type. */
 static int field(const st_schema *s, const char *name, st_role role, st_type type, uint32_t width,
@@ -48,7 +48,7 @@ static int field(const st_schema *s, const char *name, st_role role, st_type typ
     if (i < 0 || s->fields[i].role != role || s->fields[i].type != type ||
         s->fields[i].width != width)
         return st_err_set(err, ST_EINPUT, "gen: the schema needs the field '%s' as in:\n%s", name,
-                          st_gen_schema);
+                          demo_schema);
     *off = s->fields[i].offset;
     return 0;
 }
@@ -68,7 +68,7 @@ static int symbols(const st_schema *s, const char *name, const char *const *syms
     return 0;
 }
 
-int st_gen_init(st_gen *g, const st_schema *s, uint64_t seed, st_err *err)
+int demo_init(demo_gen *g, const st_schema *s, uint64_t seed, st_err *err)
 {
     memset(g, 0, sizeof *g);
     g->state = seed;
@@ -90,7 +90,7 @@ int st_gen_init(st_gen *g, const st_schema *s, uint64_t seed, st_err *err)
                : 0;
 }
 
-static uint64_t gen_onum(st_gen *g)
+static uint64_t gen_onum(demo_gen *g)
 {
     if (percent(g, 60)) {
         /* A product of two uniforms: line 1212 busiest, later lines rarer. */
@@ -101,7 +101,7 @@ static uint64_t gen_onum(st_gen *g)
     return npa * 10000000 + nxx * 10000 + below(g, 10000);
 }
 
-static int64_t gen_ts(st_gen *g)
+static int64_t gen_ts(demo_gen *g)
 {
     unsigned total = 0, pick, h = 0;
     for (unsigned i = 0; i < 24; i++)
@@ -114,7 +114,7 @@ static int64_t gen_ts(st_gen *g)
 
 /* Seconds: 0 when unanswered, else a piecewise-uniform stand-in for an
  * exponential of mean 180 (each 125 s halves the odds), capped at 4 h. */
-static uint32_t gen_dur(st_gen *g)
+static uint32_t gen_dur(demo_gen *g)
 {
     if (percent(g, 10))
         return 0;
@@ -125,7 +125,7 @@ static uint32_t gen_dur(st_gen *g)
 }
 
 /* The systems that saw the call, in the order they saw it. */
-static unsigned gen_path(st_gen *g, int *path)
+static unsigned gen_path(demo_gen *g, int *path)
 {
     unsigned n = 0;
     if (percent(g, 1))
@@ -149,7 +149,7 @@ static unsigned gen_path(st_gen *g, int *path)
     return n;
 }
 
-uint32_t st_gen_next(st_gen *g, unsigned char *row, unsigned char *tags)
+uint32_t demo_next(demo_gen *g, unsigned char *row, unsigned char *tags)
 {
     uint64_t onum = gen_onum(g);
     int64_t ts = gen_ts(g);

@@ -1,7 +1,7 @@
-/* jobserver: the event loop, the control socket and protocol, the monitor,
+/* server: the event loop, the control socket and protocol, the monitor,
  * and the client. */
 #include "config.h"
-#include "vm/jobserver.h"
+#include "jobs/server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/jobexec.h"
+#include "jobs/exec.h"
 
 #define MAX_REQUEST (64u << 20) /* a request line longer than this is refused */
 

@@ -8,7 +8,7 @@
  * comparison find its ends, once per query, and the kernel tests the bounds
  * at no more cost per row than a plain comparison. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #include <math.h>
 #include <string.h>

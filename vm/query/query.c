@@ -3,7 +3,7 @@
  * the scan and the row steps chosen), running it, printing and iterating
  * it. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
@@ -200,7 +200,7 @@ static void query_mark(VM *vm, void *data)
 }
 
 /* A reading of a query's rows (`for`, write): as they come from the scan
- * (vm/scan.c's cursor) through the row steps that go a row at a time, or
+ * (vm/query/scan.c's cursor) through the row steps that go a row at a time, or
  * the run's array when a step needs every row first (group by, a sort
  * after a select) or the source is an array. */
 typedef struct QCursor {

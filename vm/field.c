@@ -1,4 +1,4 @@
-/* row: comb values <-> the fixed-width fields of tagset and tag rows. */
+/* field: comb values <-> the fixed-width fields of tagset and tag rows. */
 #include "config.h"
 
 #include <math.h>

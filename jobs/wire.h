@@ -1,4 +1,4 @@
-/* jobwire: the dispatcher's text codec: a growable buffer, and lines of
+/* wire: the dispatcher's text codec: a growable buffer, and lines of
  * space-separated, percent-escaped fields.
  *
  * Journal records and control-protocol requests are both such lines, so a

@@ -1,7 +1,7 @@
 /* cmd_jobs: `comb jobs ...`: the dispatcher daemon, the embedded run and the
  * client (Gecko's wreq). */
 #include "config.h"
-#include "lang/cmd_jobs.h"
+#include "cli/cmd_jobs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 
 #include "lang/paths.h"
 #include "store/mem.h"
-#include "vm/jobs.h"
-#include "vm/jobserver.h"
-#include "vm/jobspawn.h"
+#include "jobs/jobs.h"
+#include "jobs/server.h"
+#include "jobs/spawn.h"
 
 #define MAX_TOKENS 256
 
@@ -511,7 +511,7 @@ int cmd_jobs(int argc, char **argv)
         return usage();
     }
     const char *verb = argv[1], *rundir = argv[2];
-    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (vm/jobspawn.h) */
+    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (jobs/spawn.h) */
         return jsp_serve(atoi(argv[2]));
     if (!strcmp(verb, "serve"))
         return cmd_serve(rundir, argc - 3, argv + 3);

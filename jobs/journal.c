@@ -1,6 +1,6 @@
 /* journal: append-only checksummed records, replay, snapshot compaction. */
 #include "config.h"
-#include "vm/journal.h"
+#include "jobs/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <xxhash.h>
 
 #include "store/mem.h"
-#include "vm/jobwire.h"
+#include "jobs/wire.h"
 
 #define HEADER "comb-jobs-journal 1"
 #define SUMLEN (JNL_SEAL_LEN - 1) /* " #" + 16 hex digits */

@@ -1,6 +1,6 @@
-/* jobwire: the dispatcher's text codec (growable buffer, escaped fields). */
+/* wire: the dispatcher's text codec (growable buffer, escaped fields). */
 #include "config.h"
-#include "vm/jobwire.h"
+#include "jobs/wire.h"
 
 #include <errno.h>
 #include <stdarg.h>

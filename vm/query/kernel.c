@@ -5,7 +5,7 @@
  * to vectors first. Kernels run on scan threads: they never call the VM;
  * an error (overflow, division by zero, no memory) is left in k->err. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>

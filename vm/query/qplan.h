@@ -1,7 +1,7 @@
 /* qplan: a query bound to its source: typed expressions, the scan (what
  * runs over column vectors, block by block, in parallel) and the row steps
  * (what runs over comb values afterwards). Internal to the query engine
- * (vm/query.c binds, vm/kernel.c evaluates, vm/scan.c drives, vm/rows.c
+ * (vm/query/query.c binds, vm/query/kernel.c evaluates, vm/query/scan.c drives, vm/query/rowsteps.c
  * runs the row steps).
  *
  * Values: a typed expression has a QType; its vector form (KVec) holds
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "vm/lib_store.h"
-#include "vm/query.h"
+#include "vm/query/query.h"
 
 typedef enum { QT_NIL, QT_BOOL, QT_INT, QT_FLOAT, QT_STR, QT_ANY } QType;
 
@@ -214,7 +214,7 @@ static inline bool qx_holds(int op, int c)
     }
 }
 
-/* ---- vm/qnum.c: a number field against a constant, exactly ------------- */
+/* ---- vm/query/qnum.c: a number field against a constant, exactly ------------- */
 
 /* Sets e->num for e (a comparison: field e->a of type f, constant e->b). */
 void qx_num_test(QExpr *e, const st_field *f);
@@ -223,7 +223,7 @@ void qx_num_test(QExpr *e, const st_field *f);
 void *qp_alloc(VM *vm, QPlan *p, size_t size);
 void qp_free(VM *vm, QPlan *p);
 
-/* ---- vm/kernel.c: expressions over column vectors ----------------------- */
+/* ---- vm/query/kernel.c: expressions over column vectors ----------------------- */
 
 #define KSELBUFS 3
 
@@ -301,7 +301,7 @@ uint32_t qx_keywidth(const QExpr *e);
 /* The comb value of an encoded key. */
 Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
 
-/* ---- vm/scan.c: the scan driver ------------------------------------------ */
+/* ---- vm/query/scan.c: the scan driver ------------------------------------------ */
 
 /* Runs the scan and returns its result: a number (COUNT, WRITE), an array
  * of maps (COLLECT, GROUP, STAT). Interrupts and kernel errors raise. */
@@ -319,7 +319,7 @@ void scan_close(VM *vm, Value cursor);
 /* explain: what the scan would read, as a map. */
 Value scan_explain(VM *vm, QPlan *p);
 
-/* ---- vm/rowspill.c: collected rows past the sort's memory budget ------- */
+/* ---- vm/query/rowspill.c: collected rows past the sort's memory budget ------- */
 
 typedef struct QSpill QSpill;
 
@@ -336,7 +336,7 @@ int qspill_finish(QSpill *q, st_err *err);
 int qspill_next(QSpill *q, const unsigned char **rec, st_err *err);
 void qspill_free(QSpill *q);    /* and its temporary files; NULL is allowed */
 
-/* ---- vm/query.c: comb calls from the kernels ----------------------------- */
+/* ---- vm/query/query.c: comb calls from the kernels ----------------------------- */
 
 /* Calls a QX_CALL's comb function with its arguments' values at j (args[i]
  * the vector of its i-th QX_ARG): the bool it returns. On the VM's thread
@@ -346,7 +346,7 @@ bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j);
 /* The same with the arguments' values (row steps). */
 bool qx_call_values(const QExpr *e, int argc, Value *argv);
 
-/* ---- vm/rows.c: row steps over comb values ------------------------------- */
+/* ---- vm/query/rowsteps.c: row steps over comb values ------------------------------- */
 
 /* Runs steps [from, nsteps) over rows (an array of maps) or a scan result. */
 Value rows_run(VM *vm, QPlan *p, int from, Value rows);

@@ -1,6 +1,6 @@
 /* exitlog: the shared, append-only log of how runs ended, in generations. */
 #include "config.h"
-#include "vm/exitlog.h"
+#include "jobs/exitlog.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "store/mem.h"
-#include "vm/journal.h"
+#include "jobs/journal.h"
 
 #define CHUNK 65536 /* bytes read at a time; records are a few hundred at most */
 

@@ -13,7 +13,7 @@
  * same check_ and do_ functions. A do_ function never fails: what it needs
  * was allocated when the job was submitted. */
 #include "config.h"
-#include "vm/jobs.h"
+#include "jobs/jobs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,10 +31,10 @@
 #include <xxhash.h>
 
 #include "store/mem.h"
-#include "vm/exitlog.h"
-#include "vm/jobexec.h"
-#include "vm/jobspawn.h"
-#include "vm/journal.h"
+#include "jobs/exitlog.h"
+#include "jobs/exec.h"
+#include "jobs/spawn.h"
+#include "jobs/journal.h"
 
 #define KILL_GRACE 5.0     /* seconds between TERM and KILL for delete */
 #define ADOPT_POLL_MS 200  /* how often a run this process did not start is checked */

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lang/cmd_jobs.h"
-#include "lang/cmd_store.h"
+#include "cli/cmd_jobs.h"
+#include "cli/cmd_store.h"
 #include "lang/help.h"
 #include "lang/load.h"
 #include "lang/table.h"

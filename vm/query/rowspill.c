@@ -1,7 +1,7 @@
 /* rowspill: the rows a scan collects for a sort without take, once they
  * pass the memory budget (COMB_SORT_MB): handed to the store's external
  * sort (store/sort.h), which spills sorted runs to $TMPDIR and merges
- * them, then read back in order in the collected form (vm/scan.c's
+ * them, then read back in order in the collected form (vm/query/scan.c's
  * records: [sort key][row][u32 ntags][tags], or [sort key][row][tag]).
  *
  * The sorter takes fixed-width records, so a tagset becomes one record per
@@ -12,7 +12,7 @@
  * memory orders them, whatever order the workers added them in; and a
  * tagset's tags stay together, in order. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #include <stdlib.h>
 #include <string.h>

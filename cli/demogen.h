@@ -1,7 +1,7 @@
-/* gen: synthetic Gecko-like calls for demos and benchmarks, deterministic
+/* demogen: synthetic Gecko-like calls for demos and benchmarks, deterministic
  * for a seed.
  *
- * A call is a tagset of the schema st_gen_schema: key (onum, ts, cid),
+ * A call is a tagset of the schema demo_schema: key (onum, ts, cid),
  * tagset state, and one tag per system that saw it:
  *   onum   the calling number: 60% from the 732-555 exchange (7325551212
  *          is the busiest line, later lines ever rarer), the rest from six
@@ -30,23 +30,23 @@
 
 #define ST_GEN_MAX_TAGS 7
 
-extern const char st_gen_schema[];
+extern const char demo_schema[];
 #define ST_GEN_PARTKEY "onum"
 
-typedef struct st_gen {
+typedef struct demo_gen {
     uint64_t state;
     int64_t t0;
     /* Field offsets in the schema the rows are built for. */
     uint32_t onum, ts, cid, state_f, sys, bsid, dnum, status, dur;
     uint32_t row_size, tag_size;
     uint8_t sysv[7], statev[3]; /* enum values of the systems and states */
-} st_gen;
+} demo_gen;
 
-/* Starts a generator for rows of schema s, which must have st_gen_schema's
+/* Starts a generator for rows of schema s, which must have demo_schema's
  * fields with their types (in any order, with other fields zeroed). */
-int st_gen_init(st_gen *g, const st_schema *s, uint64_t seed, st_err *err);
+int demo_init(demo_gen *g, const st_schema *s, uint64_t seed, st_err *err);
 /* The next call: its tagset row (row_size bytes) and tag rows (room for
  * ST_GEN_MAX_TAGS x tag_size bytes). Returns the number of tags. */
-uint32_t st_gen_next(st_gen *g, unsigned char *row, unsigned char *tags);
+uint32_t demo_next(demo_gen *g, unsigned char *row, unsigned char *tags);
 
 #endif

@@ -4,7 +4,7 @@
  * that never touch the VM; then the consumers' results are merged and
  * turned into comb values on the calling thread. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,10 +1,10 @@
-/* rows: the row steps of a query, over comb values: an array source's
+/* rowsteps: the row steps of a query, over comb values: an array source's
  * whole pipeline, and whatever follows a scan (steps after a group by,
  * a select's expressions, a sort without a scan...). Values here are
  * dynamic: a map's missing key is nil, and nil compares false with
  * anything but nil. */
 #include "config.h"
-#include "vm/qplan.h"
+#include "vm/query/qplan.h"
 
 #include <math.h>
 #include <string.h>

@@ -30,7 +30,7 @@
  * resources and limits -> licenses (-L R), priority -> --nice, rerunnable ->
  * --requeue. Keep it so: a feature that Slurm cannot express does not belong.
  *
- * Durability: every change is a record in RUNDIR/journal (vm/journal.h),
+ * Durability: every change is a record in RUNDIR/journal (jobs/journal.h),
  * synced before a job starts and before a client is answered. Each job runs
  * under a wrapper that records its exit status in RUNDIR/exit atomically, so a
  * dispatcher that restarts learns what finished while it was down; a job that
@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "vm/jobwire.h"
+#include "jobs/wire.h"
 
 typedef struct jobs jobs;
 
@@ -159,7 +159,7 @@ int job_state_text(const job_info *in, jw_buf *out);
 int job_info_text(jobs *js, const char *const *names, size_t n, jw_buf *out);
 int job_info_decode(char **f, int n, job_info *out, char *err, size_t errlen);
 
-/* Driving (an event loop calls these; vm/jobserver.c has one). job_step reaps
+/* Driving (an event loop calls these; jobs/server.c has one). job_step reaps
  * finished runs, checks adopted ones, kills what delete asked to, then starts
  * what can start, syncing the journal before the first start. */
 int job_step(jobs *js);

@@ -1,4 +1,4 @@
-/* jobspawn: the spawner, a small process that forks the jobs' wrappers for
+/* spawn: the spawner, a small process that forks the jobs' wrappers for
  * the dispatcher.
  *
  * Why: fork() costs in proportion to the memory of the process that forks,
@@ -13,7 +13,7 @@
  *   dispatcher -> spawner   start ID SLOT DURABLE LOCKPATH EXITPATH DIR LOGPATH
  *                                 HEADER FOOTER RECORD NENV ENV... ARGV...
  *   spawner -> dispatcher   started ID PID | failed ID MESSAGE | ended PID STATUS
- * A start request becomes a wrapper (vm/jobexec.h) with the spawner's own
+ * A start request becomes a wrapper (jobs/exec.h) with the spawner's own
  * environment plus the NENV variables given. The spawner reaps its wrappers
  * and reports each end with the raw wait status. It runs in its own process
  * group (a ^C at the terminal is for the dispatcher, not for it) and exits
@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "vm/jobexec.h"
+#include "jobs/exec.h"
 
 typedef struct jobspawn jobspawn;
 

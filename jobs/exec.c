@@ -1,7 +1,7 @@
-/* jobexec: the wrapper that runs a job, keeps its output and records its
+/* exec: the wrapper that runs a job, keeps its output and records its
  * exit; plain children. */
 #include "config.h"
-#include "vm/jobexec.h"
+#include "jobs/exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vm/journal.h"
+#include "jobs/journal.h"
 
 static void put(int fd, const char *s)
 {

@@ -4,7 +4,7 @@
  * A record is one line: the payload (no newline), a space, '#', and the 16 hex
  * digits of the payload's XXH3-64 checksum. The first record is the header
  * "comb-jobs-journal 1". The journal knows nothing of what records mean: the
- * dispatcher (vm/jobs.c) writes them and applies them on replay.
+ * dispatcher (jobs/jobs.c) writes them and applies them on replay.
  *
  * Durability: appends are buffered; jnl_sync writes and fdatasyncs them. Only
  * the last record may be damaged (a crash mid-append): replay truncates it
@@ -45,7 +45,7 @@ int jnl_snapshot_begin(journal *j);
 int jnl_snapshot_commit(journal *j);
 void jnl_snapshot_abort(journal *j);
 
-/* The framing, for other files of such records (the exit log, vm/exitlog.h):
+/* The framing, for other files of such records (the exit log, jobs/exitlog.h):
  * jnl_seal writes the JNL_SEAL_LEN bytes that follow a record's len bytes
  * (" #", the checksum, "\n"); it only computes, so a forked child may call
  * it. jnl_line_ok checks a line (without its "\n") and cuts it to the record. */

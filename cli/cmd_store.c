@@ -1,6 +1,6 @@
 /* cmd_store: `comb store create|info|verify|load|gen`, the datastore's command line. */
 #include "config.h"
-#include "lang/cmd_store.h"
+#include "cli/cmd_store.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lang/store_text.h"
+#include "cli/store_text.h"
 #include "store/datastore.h"
-#include "store/gen.h"
+#include "cli/demogen.h"
 #include "store/load.h"
 #include "store/mem.h"
 #include "store/sysio.h"
@@ -423,13 +423,13 @@ done:
 static int gen_calls(st_load *l, uint64_t n, uint64_t seed, st_err *err)
 {
     const st_schema *s = st_load_schema(l);
-    st_gen g;
-    if (st_gen_init(&g, s, seed, err) < 0)
+    demo_gen g;
+    if (demo_init(&g, s, seed, err) < 0)
         return -1;
     unsigned char *row = mem_alloc(s->row_size), *tags = mem_alloc(ST_GEN_MAX_TAGS * s->tag_size);
     int rc = row && tags ? 0 : st_err_nomem(err, "gen");
     for (uint64_t i = 0; i < n && rc == 0; i++) {
-        uint32_t k = st_gen_next(&g, row, tags);
+        uint32_t k = demo_next(&g, row, tags);
         if (k == 0)
             rc = st_load_add(l, row, NULL, err);
         for (uint32_t j = 0; j < k && rc == 0; j++)
@@ -450,7 +450,7 @@ static int do_gen(const args *a)
         return usage_error("%s exists: --volumes, --partitions and --name are for a new store",
                            a->dir);
     if (stat(a->dir, &sb) < 0) {
-        st_schema *s = st_schema_parse(st_gen_schema, strlen(st_gen_schema), 1, 1, &err);
+        st_schema *s = st_schema_parse(demo_schema, strlen(demo_schema), 1, 1, &err);
         int rc = s ? create_store(a, s, ST_GEN_PARTKEY, &err) : -1;
         st_schema_free(s);
         if (rc < 0)
