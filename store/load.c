@@ -1,4 +1,4 @@
-/* load: the loader: sort tag records by (partition, key), update each partition, commit once. */
+/* load: loading into a datastore: sort tag records by (partition, key), update each partition, commit once. */
 #include "config.h"
 #include "store/load.h"
 

@@ -1,4 +1,4 @@
-/* load: the loader: tag records in any order -> sorted by partition and key
+/* load: loading into a datastore: tag records in any order -> sorted by partition and key
  * -> every touched partition updated -> one commit.
  *
  *     st_load *l = st_load_new(s, &opts, &err);

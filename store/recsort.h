@@ -8,7 +8,7 @@
  *     while (st_recsort_next_part(r, &part, &err) == 1)
  *         merge st_recsort_source(r, part) into the target for part;
  *
- * Both loaders use it and differ only in their target: st_loader (a new
+ * Both loaders use it and differ only in their target: st_fileload (a new
  * tagset file, one partition) and st_load (a datastore's partitions, each
  * updated by store/update.h). The sort is stable, so records with equal keys
  * come out in the order they were added: a tagset's tags keep their order

@@ -198,13 +198,13 @@ static const char *opt_str(VM *vm, VMap *m, const char *key, const char *def)
 
 /* Writing options: block_size, codec ("lz4", "lz4hc", "none"), level, label;
  * for sorts also parcel (bytes) and tmpdir. */
-static void write_opts(VM *vm, VMap *m, st_loader_opts *o)
+static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
 {
     static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
                                         "tmpdir", "schema", "partkey", "volumes",
                                         "partitions", "name", NULL};
     lib_check_opts(vm, m, known);
-    st_loader_opts_default(o);
+    st_fileload_opts_default(o);
     o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
                                             ST_BLOCK_SIZE_MIN, ST_BLOCK_SIZE_MAX);
     const char *codec = opt_str(vm, m, "codec", "lz4");
@@ -282,7 +282,7 @@ Value nat_create(VM *vm, int argc, Value *argv)
 {
     VStr *path = vm_arg_str(vm, argv, 0);
     VHandle *sh = arg_schema(vm, argv, 1);
-    st_loader_opts o;
+    st_fileload_opts o;
     write_opts(vm, opt_map(vm, argc, argv, 2), &o);
     VHandle *h = vm_handle_new(vm, &vm_writer_type, sizeof(VWriter));
     VWriter *w = handle_data(h);
@@ -863,7 +863,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
 static void loader_free(VM *vm, void *data)
 {
     VLoader *l = data;
-    st_loader_free(l->l);
+    st_fileload_free(l->l);
     st_load_free(l->sl);
     vm_rowbuf_free(vm, &l->buf);
 }
@@ -887,7 +887,7 @@ static bool load_interrupted(void *ctx)
 
 VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep)
 {
-    st_loader_opts o;
+    st_fileload_opts o;
     st_err err;
     write_opts(vm, opts, &o);
     VHandle *h = vm_handle_new(vm, &vm_loader_type, sizeof(VLoader));
@@ -916,7 +916,7 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         if (!schema)
             vm_error(vm, "writing a file needs a schema (option schema)");
         l->schema = schema;
-        l->l = st_loader_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
+        l->l = st_fileload_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
     } else {
         vm_error(vm, "can write to a store or a file path, not %s", v_type_name(target));
     }
@@ -971,7 +971,7 @@ void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n)
 
 int vm_loader_add_raw(VLoader *l, const void *row, const void *tag, st_err *err)
 {
-    return l->sl ? st_load_add(l->sl, row, tag, err) : st_loader_add(l->l, row, tag, err);
+    return l->sl ? st_load_add(l->sl, row, tag, err) : st_fileload_add(l->l, row, tag, err);
 }
 
 int64_t vm_loader_finish(VM *vm, VLoader *l)
@@ -992,9 +992,9 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
         rc = st_load_commit(l->sl, NULL, &err);  /* ends the loader, committed or not */
         l->sl = NULL;
     } else {
-        st_loader_stats stats;
-        rc = st_loader_finish(l->l, &stats, &err);
-        st_loader_free(l->l);
+        st_fileload_stats stats;
+        rc = st_fileload_finish(l->l, &stats, &err);
+        st_fileload_free(l->l);
         l->l = NULL;
         n = (int64_t)stats.records;
     }

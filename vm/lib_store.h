@@ -11,7 +11,7 @@
 
 #include "store/datastore.h"
 #include "store/load.h"
-#include "store/loader.h"
+#include "store/fileload.h"
 #include "store/schema.h"
 #include "store/tagfile.h"
 #include "vm/vm.h"
@@ -142,10 +142,10 @@ bool vm_time_parse(const char *s, size_t n, int64_t *out);
 /* ---- loading ------------------------------------------------------------ */
 
 /* Loading rows into a file or store through the external sort
- * (store/loader.h); the loader lives in a handle (*keep: root it) so a
+ * (store/fileload.h); the loader lives in a handle (*keep: root it) so a
  * raise in the middle frees it. */
 typedef struct VLoader {
-    st_loader *l;     /* into a new tagset file */
+    st_fileload *l;     /* into a new tagset file */
     st_load *sl;      /* into a store (store/load.h) */
     struct VSource *target; /* that store's handle (the caller keeps it) */
     VHandle *schema;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "store/loader.h"
+#include "store/fileload.h"
 #include "store/mem.h"
 #include "vm/natives.h"
 #include "vm/progress.h"

@@ -1,4 +1,4 @@
-/* test_loader: tags in random order come out of a tagset file grouped into
+/* test_fileload: tags in random order come out of a tagset file grouped into
  * tagsets in key order, tags in the order added, the last record's tagset
  * fields; bad values are refused and a failed write leaves the old file;
  * without tag fields every record is a tagset. */
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <errno.h>
 
-#include "store/loader.h"
+#include "store/fileload.h"
 #include "store/sysio.h"
 #include "store/mem.h"
 #include "store/sysio.h"
@@ -54,7 +54,7 @@ static int teardown(void **state)
 }
 
 /* Adds n records with random keys; about one in ten has no tag. */
-static void add_random(st_loader *l, uint32_t n, uint32_t base)
+static void add_random(st_fileload *l, uint32_t n, uint32_t base)
 {
     st_err err;
     for (uint32_t i = 0; i < n; i++) {
@@ -65,7 +65,7 @@ static void add_random(st_loader *l, uint32_t n, uint32_t base)
         memcpy(row + 4, &s, 4);
         row[8] = 1;
         memcpy(tag, &v, 4);
-        assert_int_equal(st_loader_add(l, row, has_tag ? tag : NULL, &err), 0);
+        assert_int_equal(st_fileload_add(l, row, has_tag ? tag : NULL, &err), 0);
         expect *e = &want[k];
         e->present = true;
         e->s = s;
@@ -131,17 +131,17 @@ static void file_groups_tags_by_key(void **state)
     st_err err;
     char path[PATH_MAX + 16];
     st_schema *s = prepare(schema_text, "out.ts", path);
-    st_loader_opts o;
-    st_loader_opts_default(&o);
+    st_fileload_opts o;
+    st_fileload_opts_default(&o);
     o.sort.parcel_bytes = 64 << 10; /* many runs */
     o.sort.tmpdir = tmp;
     o.write.block_size = 4096;      /* many blocks */
-    st_loader *l = st_loader_file(path, s, &o, &err);
+    st_fileload *l = st_fileload_file(path, s, &o, &err);
     assert_non_null(l);
     add_random(l, 20000, 0);
-    st_loader_stats st;
-    assert_int_equal(st_loader_finish(l, &st, &err), 0);
-    st_loader_free(l);
+    st_fileload_stats st;
+    assert_int_equal(st_fileload_finish(l, &st, &err), 0);
+    st_fileload_free(l);
     assert_int_equal(st.records, 20000);
     assert_int_equal(st.tagsets, npresent());
     uint32_t last = UINT32_MAX;
@@ -156,23 +156,23 @@ static void failures_keep_the_old_file(void **state)
     st_err err;
     char path[PATH_MAX + 16];
     st_schema *s = prepare(schema_text, "out.ts", path);
-    st_loader *l = st_loader_file(path, s, NULL, &err);
+    st_fileload *l = st_fileload_file(path, s, NULL, &err);
     add_random(l, 3000, 0);
-    assert_int_equal(st_loader_finish(l, NULL, &err), 0);
-    st_loader_free(l);
+    assert_int_equal(st_fileload_finish(l, NULL, &err), 0);
+    st_fileload_free(l);
     /* A bad bool is refused at add; a write error at finish keeps the file. */
-    l = st_loader_file(path, s, NULL, &err);
+    l = st_fileload_file(path, s, NULL, &err);
     unsigned char row[9] = {0};
     row[8] = 2;
-    assert_int_equal(st_loader_add(l, row, NULL, &err), -1);
+    assert_int_equal(st_fileload_add(l, row, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "out.ts: record 1: "));
     assert_non_null(strstr(err.msg, "bool"));
     row[8] = 1;
-    assert_int_equal(st_loader_add(l, row, NULL, &err), 0);
+    assert_int_equal(st_fileload_add(l, row, NULL, &err), 0);
     st_sys_fail_after(ST_SYS_WRITE, 1, 5 /* EIO */);
-    assert_int_equal(st_loader_finish(l, NULL, &err), -1);
+    assert_int_equal(st_fileload_finish(l, NULL, &err), -1);
     st_sys_fail_reset();
-    st_loader_free(l);
+    st_fileload_free(l);
     uint32_t last = UINT32_MAX;
     assert_int_equal(check_file(path, &last), npresent());
     st_schema_free(s);
@@ -187,17 +187,17 @@ static void without_tag_fields_each_record_is_a_tagset(void **state)
     st_err err;
     char path[PATH_MAX + 16];
     st_schema *s = prepare(text, "plain.ts", path);
-    st_loader *l = st_loader_file(path, s, NULL, &err);
+    st_fileload *l = st_fileload_file(path, s, NULL, &err);
     assert_non_null(l);
     const uint32_t rows[][2] = {{9, 0}, {4, 1}, {9, 2}, {4, 3}, {1, 4}};
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(st_loader_add(l, rows[i], NULL, &err), 0);
+        assert_int_equal(st_fileload_add(l, rows[i], NULL, &err), 0);
     uint32_t tag = 0;
-    assert_int_equal(st_loader_add(l, rows[0], &tag, &err), -1);
+    assert_int_equal(st_fileload_add(l, rows[0], &tag, &err), -1);
     assert_non_null(strstr(err.msg, "plain.ts: record 6: a tag, but the schema has no tag fields"));
-    st_loader_stats st;
-    assert_int_equal(st_loader_finish(l, &st, &err), 0);
-    st_loader_free(l);
+    st_fileload_stats st;
+    assert_int_equal(st_fileload_finish(l, &st, &err), 0);
+    st_fileload_free(l);
     assert_int_equal(st.records, 5);
     assert_int_equal(st.tagsets, 5);
     assert_int_equal(st.tags, 0);

@@ -1,7 +1,7 @@
-/* loader: tags in any order into a new tagset file: the shared front end
+/* fileload: tags in any order into a new tagset file: the shared front end
  * (store/recsort.h) with one partition, merged into a file writer. */
 #include "config.h"
-#include "store/loader.h"
+#include "store/fileload.h"
 
 #include <string.h>
 
@@ -10,23 +10,23 @@
 #include "store/record.h"
 #include "store/recsort.h"
 
-struct st_loader {
+struct st_fileload {
     char *path;
-    st_loader_opts o;
+    st_fileload_opts o;
     st_recsort *rs;
-    st_rec_out out; /* the file's writer while st_loader_finish runs */
+    st_rec_out out; /* the file's writer while st_fileload_finish runs */
 };
 
-void st_loader_opts_default(st_loader_opts *o)
+void st_fileload_opts_default(st_fileload_opts *o)
 {
     memset(o, 0, sizeof *o);
     st_write_opts_default(&o->write);
 }
 
-st_loader *st_loader_file(const char *path, const st_schema *s, const st_loader_opts *opts,
+st_fileload *st_fileload_file(const char *path, const st_schema *s, const st_fileload_opts *opts,
                           st_err *err)
 {
-    st_loader *l = mem_calloc(1, sizeof *l);
+    st_fileload *l = mem_calloc(1, sizeof *l);
     if (!l || !(l->path = mem_strdup(path))) {
         mem_free(l, sizeof *l);
         st_err_nomem(err, path);
@@ -35,16 +35,16 @@ st_loader *st_loader_file(const char *path, const st_schema *s, const st_loader_
     if (opts)
         l->o = *opts;
     else
-        st_loader_opts_default(&l->o);
+        st_fileload_opts_default(&l->o);
     l->out.s = s;
     if (!(l->rs = st_recsort_new(s, 1, path, &l->o.sort, err))) {
-        st_loader_free(l);
+        st_fileload_free(l);
         return NULL;
     }
     return l;
 }
 
-int st_loader_add(st_loader *l, const void *row, const void *tag, st_err *err)
+int st_fileload_add(st_fileload *l, const void *row, const void *tag, st_err *err)
 {
     return st_recsort_add(l->rs, 0, row, tag, err);
 }
@@ -55,7 +55,7 @@ static int no_records(void *self, const void **rec, st_err *err)
     return 0;
 }
 
-int st_loader_finish(st_loader *l, st_loader_stats *stats, st_err *err)
+int st_fileload_finish(st_fileload *l, st_fileload_stats *stats, st_err *err)
 {
     const st_schema *s = l->out.s;
     st_merge_spec m = {
@@ -73,11 +73,11 @@ int st_loader_finish(st_loader *l, st_loader_stats *stats, st_err *err)
         l->out.w = NULL;
     }
     if (stats)
-        *stats = (st_loader_stats){st_recsort_count(l->rs), l->out.ntagsets, l->out.ntags};
+        *stats = (st_fileload_stats){st_recsort_count(l->rs), l->out.ntagsets, l->out.ntags};
     return rc;
 }
 
-void st_loader_free(st_loader *l)
+void st_fileload_free(st_fileload *l)
 {
     if (!l)
         return;
