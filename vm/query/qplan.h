@@ -1,8 +1,8 @@
 /* qplan: a query bound to its source: typed expressions, the scan (what
  * runs over column vectors, block by block, in parallel) and the row steps
  * (what runs over comb values afterwards). Internal to the query engine
- * (vm/query/query.c binds, vm/query/kernel.c evaluates, vm/query/scan.c drives, vm/query/rowsteps.c
- * runs the row steps).
+ * (vm/query/plan.c and bind.c bind, kernel.c evaluates, scan.c drives,
+ * rowsteps.c runs the row steps; run.h is what a scan's files share).
  *
  * Values: a typed expression has a QType; its vector form (KVec) holds
  * int64 for ints, bools and times, doubles for floats, and (pointer,
@@ -73,7 +73,7 @@ typedef struct QExpr {
     uint32_t kn;        /* bytes of ks */
     void *re;           /* pcre2_code * of a MATCH */
     QSet *set;          /* SET */
-    void *call;         /* CALL: the function (query.c's) */
+    void *call;         /* CALL: the function (call.c's) */
     uint8_t *mask;      /* enum field compared with constants: 1 bit per symbol */
     QNumTest num;       /* number field compared with a number constant */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
@@ -196,9 +196,8 @@ typedef struct QPlan {
 _Noreturn void qx_error(VM *vm, const QExpr *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* e as text, fully bound (quantifiers made explicit); s names the fields
- * first/last(tags, P).f reads (NULL in row steps). */
-void qx_show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
+/* Each binary operator's symbol (vm/query/query.c). */
+extern const char *const qx_op_sym[QOP__COUNT];
 
 /* Whether a three-way comparison c (-1, 0, 1, or 2 for unordered: NaN)
  * satisfies op (QOP_EQ .. QOP_GE); unordered satisfies only !=, as in comb. */
@@ -219,9 +218,28 @@ static inline bool qx_holds(int op, int c)
 /* Sets e->num for e (a comparison: field e->a of type f, constant e->b). */
 void qx_num_test(QExpr *e, const st_field *f);
 
+/* ---- vm/query/plan.c: a pipeline bound into its plan -------------------- */
+
 /* Memory owned by the plan (zeroed); raises out of memory. */
 void *qp_alloc(VM *vm, QPlan *p, size_t size);
 void qp_free(VM *vm, QPlan *p);
+/* v (an object) lives as long as the plan. */
+void qp_keep(VM *vm, QPlan *p, Value v);
+
+/* A query handle's data (vm_query_type): a pipeline: its source and stages
+ * (each [stage, captures, module], so a query extended elsewhere keeps
+ * each part's own values), bound. */
+typedef struct VQuery {
+    Value src;
+    VArray *stages;
+    QPlan plan;
+} VQuery;
+
+/* Binds q's stages into q->plan. */
+void qp_bind(VM *vm, VQuery *q);
+/* Stage i's plan array, and the last stage's verb (-1: none). */
+Value qp_stage(VQuery *q, int i);
+int qp_last_verb(VQuery *q);
 
 /* ---- vm/query/kernel.c: expressions over column vectors ----------------------- */
 
@@ -316,27 +334,31 @@ Value scan_open(VM *vm, QPlan *p);
 /* The next row into *row, or false at the end. Raises as scan_run does. */
 bool scan_next(VM *vm, Value cursor, Value *row);
 void scan_close(VM *vm, Value cursor);
+
+/* ---- vm/query/explain.c ---------------------------------------------------- */
+
 /* explain: what the scan would read, as a map. */
-Value scan_explain(VM *vm, QPlan *p);
+Value qexplain_scan(VM *vm, QPlan *p);
 
-/* ---- vm/query/rowspill.c: collected rows past the sort's memory budget ------- */
+/* ---- vm/query/cursor.c: a query's rows one at a time ---------------------- */
 
-typedef struct QSpill QSpill;
+/* Whether the scan's rows can go a row at a time through steps [0, to). */
+bool qcursor_streams(const QPlan *p, int to);
+/* A cursor (a handle `for` reads) over the rows of the query qv's steps
+ * [0, to), lazy when they stream; and its next row. */
+Value qcursor_open(VM *vm, Value qv, int to);
+bool qcursor_next(VM *vm, Value cursor, Value *row);
 
-/* Bytes of rows a sort without take holds in memory: COMB_SORT_MB. */
-size_t qspill_budget(void);
-/* An external sort of sc's collected rows in budget bytes; NULL and err. */
-QSpill *qspill_new(const QScan *sc, size_t budget, st_err *err);
-/* Adds the collected record r, the seq-th row of partition part: the
- * record's bytes, or 0 with err. */
-size_t qspill_add(QSpill *q, uint32_t part, uint64_t seq, const unsigned char *r, st_err *err);
-int qspill_finish(QSpill *q, st_err *err);
-/* The next row in order, as a collected record (valid until the next
- * call): 1, 0 at the end, -1 with err. */
-int qspill_next(QSpill *q, const unsigned char **rec, st_err *err);
-void qspill_free(QSpill *q);    /* and its temporary files; NULL is allowed */
+/* ---- vm/query/keep.c: bound queries kept for their next run --------------- */
 
-/* ---- vm/query/query.c: comb calls from the kernels ----------------------------- */
+/* Whether `src | plan` with these captures may be kept: a count or stat of
+ * a store or file, captures all plain values. */
+bool qkeep_able(VArray *plan, int ncaps, const Value *caps, Value src);
+/* The query kept for plan, if it was bound from the same things; else nil. */
+Value qkeep_find(VM *vm, VArray *plan, int ncaps, const Value *caps, Value mod, Value src);
+void qkeep_put(VM *vm, VArray *plan, Value q);
+
+/* ---- vm/query/call.c: comb calls from the kernels and row steps ----------- */
 
 /* Calls a QX_CALL's comb function with its arguments' values at j (args[i]
  * the vector of its i-th QX_ARG): the bool it returns. On the VM's thread
@@ -345,6 +367,11 @@ void qspill_free(QSpill *q);    /* and its temporary files; NULL is allowed */
 bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j);
 /* The same with the arguments' values (row steps). */
 bool qx_call_values(const QExpr *e, int argc, Value *argv);
+/* A call of fn for the expression at (what names it in a message), in the
+ * plan: a QX_CALL's call, or a matcher's QSet.mdata. */
+void *qx_call_new(VM *vm, QPlan *p, Value fn, const QExpr *at, const char *what);
+/* A matcher's QSet.match: fn(s[0 .. n)). */
+bool qx_call_str(void *call, const char *s, size_t n);
 
 /* ---- vm/query/rowsteps.c: row steps over comb values ------------------------------- */
 

@@ -1,4 +1,4 @@
-# A binding kept for a run again (vm/query/query.c) holds its store snapshot and
+# A binding kept for a run again (vm/query/keep.c) holds its store snapshot and
 # so that snapshot's pin on its files; an open of a newer snapshot lets the
 # older kept bindings go. Here a count kept at generation 1, a commit by
 # another process, a count elsewhere in the program at generation 2 (which

@@ -1,4 +1,4 @@
-# A count or stat that runs again reuses its binding (vm/query/query.c, "bound
+# A count or stat that runs again reuses its binding (vm/query/keep.c, "bound
 # queries kept") only while what it was bound from is unchanged: the values
 # it captured, the module variables it read, the store's snapshot. Each
 # answer is checked against the same query over rows(...), which binds anew.

@@ -1,0 +1,173 @@
+/* explain: what a query would do, without doing it: the scan's plan as a
+ * map (the partitions and blocks it would read, by elimination and zone
+ * maps and the cache, the columns it would decode, its wheres as bound, its
+ * consumer and threads, the row steps after it). The one place explain's
+ * text is made (an array source's explain is rowsteps.c's). */
+#include "config.h"
+#include "vm/query/run.h"
+
+#include <stdio.h>
+
+#include "vm/natives.h"
+
+/* ---- a bound expression as text ---------------------------------------- */
+
+static void show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
+
+static void show_operand(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    bool paren = (e->op >= QOP_ADD && e->op <= QOP_INRANGE) || e->op == QX_SET;
+    vm_sb_addc(vm, sb, paren ? "(" : "");
+    show(vm, sb, e, s);
+    vm_sb_addc(vm, sb, paren ? ")" : "");
+}
+
+/* e as text, fully bound (quantifiers made explicit); s names the fields
+ * first/last(tags, P).f reads. */
+static void show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
+{
+    switch (e->op) {
+    case QOP_CONST:
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_FIELD: case QX_MAPGET:
+        vm_sb_add(vm, sb, e->name->data, e->name->len);
+        return;
+    case QOP_NEG: case QOP_NOT:
+        vm_sb_addc(vm, sb, e->op == QOP_NEG ? "-" : "!");
+        show_operand(vm, sb, e->a, s);
+        return;
+    case QX_SET: case QOP_MATCH: case QOP_NOMATCH:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QX_SET ? " in " : e->op == QOP_MATCH ? " ~ " : " !~ ");
+        vm_show(vm, sb, e->k, true);
+        return;
+    case QX_QUANT: case QX_AGG: case QX_FUNC:
+        vm_sb_printf(vm, sb, "%s(%s", vm_query_funcs[e->fn].name, e->op == QX_QUANT ? "tags" : "");
+        for (const QExpr *x = e->a; x; x = x == e->a ? e->b : x == e->b ? e->c : NULL) {
+            vm_sb_addc(vm, sb, e->op == QX_QUANT || x != e->a ? ", " : "");
+            show(vm, sb, x, s);
+        }
+        vm_sb_addc(vm, sb, ")");
+        if (e->op == QX_QUANT && e->name)
+            vm_sb_printf(vm, sb, ".%s", e->name->data);
+        else if (e->op == QX_QUANT && e->field >= 0 && s)
+            vm_sb_printf(vm, sb, ".%s", s->fields[e->field].name);
+        return;
+    case QX_CALL:
+        vm_show(vm, sb, e->k, false);
+        vm_sb_addc(vm, sb, "(");
+        for (const QExpr *x = e->a; x; x = x->b) {
+            show(vm, sb, x->a, s);
+            vm_sb_addc(vm, sb, x->b ? ", " : "");
+        }
+        vm_sb_addc(vm, sb, ")");
+        return;
+    case QOP_AND: case QOP_OR:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, e->op == QOP_AND ? " && " : " || ");
+        show_operand(vm, sb, e->b, s);
+        return;
+    case QOP_INDEX:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, ".");
+        show(vm, sb, e->b, s);
+        return;
+    default:
+        show_operand(vm, sb, e->a, s);
+        vm_sb_printf(vm, sb, " %s ", qx_op_sym[e->op]);
+        show_operand(vm, sb, e->b, s);
+        return;
+    }
+}
+
+/* ---- the scan's plan as a map ------------------------------------------- */
+
+static const char *const consumer_names[] = {
+    [QC_COUNT] = "count", [QC_COLLECT] = "rows", [QC_GROUP] = "group", [QC_STAT] = "stat",
+    [QC_WRITE] = "write",
+};
+
+/* A where as bound (nil: none). */
+static Value where_text(VM *vm, const QExpr *e, const st_schema *s)
+{
+    if (!e)
+        return v_nil();
+    VStrBuf sb;
+    vm_sb_init(vm, &sb, 64);
+    show(vm, &sb, e, s);
+    return v_obj(vm_sb_done(vm, &sb));
+}
+
+Value qexplain_scan(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    qprune_plan(vm, p);
+    VMap *m = vm_map_new(vm, 12);
+    Value mv = v_obj(m);
+    vm_push_root(vm, mv);
+    PartList pl;
+    qprune_parts(vm, sc, &pl);
+    uint64_t blocks = 0, kept = 0, cached = 0;
+    bool cache = scan_will_cache();    /* the scan, were it run now */
+    st_nbuf_opts io = scan_read_opts();
+    st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
+    st_err err;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < pl.n; i++) {
+        st_reader *r = vm_files_reader(pl.files, pl.p[i].fi, &io, &known, &err);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        st_file_info info;
+        st_reader_info(r, &info);
+        blocks += info.nblocks;
+        rc = qprune_select(sc, r, &err);
+        kept += rc < 0 || sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        cached += rc < 0 || sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
+        vm_files_release(pl.files, pl.p[i].fi, r);
+    }
+    uint32_t nread = pl.n, total = pl.total;
+    qprune_parts_free(vm, &pl);
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
+    map_setc(vm, m, "source", v_obj(vm_str_cstr(vm, sc->src->path)));
+    map_setc(vm, m, "partitions", v_int(total));
+    map_setc(vm, m, "partitions_read", v_int(nread));
+    map_setc(vm, m, "blocks", v_int((int64_t)blocks));
+    map_setc(vm, m, "blocks_read", v_int((int64_t)kept));
+    map_setc(vm, m, "blocks_cached", v_int((int64_t)cached));
+    VArray *cols = vm_array_new(vm, 8);
+    map_setc(vm, m, "columns", v_obj(cols));
+    for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)
+        if (sc->want[c])
+            vm_array_push(vm, cols, v_obj(vm_str_cstr(vm, st_schema_col(s, c)->name)));
+    VArray *ranges = vm_array_new(vm, sc->nranges);
+    map_setc(vm, m, "zone_ranges", v_obj(ranges));
+    for (uint32_t i = 0; i < sc->nranges; i++) {
+        const st_field *f = st_schema_col(s, sc->ranges[i].col);
+        char lo[64] = "", hi[64] = "", buf[160];
+        if (sc->ranges[i].lo)
+            st_field_format(f, sc->ranges[i].lo, lo, sizeof lo);
+        if (sc->ranges[i].hi)
+            st_field_format(f, sc->ranges[i].hi, hi, sizeof hi);
+        snprintf(buf, sizeof buf, "%s in [%s, %s]", f->name, sc->ranges[i].lo ? lo : "-inf",
+                 sc->ranges[i].hi ? hi : "+inf");
+        vm_array_push(vm, ranges, v_obj(vm_str_cstr(vm, buf)));
+    }
+    map_setc(vm, m, "where", where_text(vm, sc->where, s));
+    map_setc(vm, m, "tag_where", where_text(vm, sc->tag_where, s));
+    map_setc(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
+    map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
+                                                             : consumer_names[sc->consumer])));
+    map_setc(vm, m, "threads", v_int(scan_threads(sc, nread)));
+    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
+    map_setc(vm, m, "then", v_obj(steps));
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].verb != QV_explain)
+            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
+    vm_pop_root(vm, 1);
+    return mv;
+}

@@ -1,0 +1,317 @@
+/* prune: what a scan need not read: partitions eliminated by the where's
+ * partition key (== a constant, `in` a set), zone-map ranges of the
+ * columns its conjuncts compare with constants (the readers skip blocks
+ * outside them), the binary search of a block's rows on the first key
+ * field, and the columns a reader decodes. */
+#include "config.h"
+#include "vm/query/run.h"
+
+#include <string.h>
+
+/* ---- the files to read ------------------------------------------------- */
+
+static bool part_wanted(const QScan *sc, uint32_t g)
+{
+    if (sc->nparts == UINT32_MAX)
+        return true;
+    for (uint32_t i = 0; i < sc->nparts; i++)
+        if (sc->parts[i] == g)
+            return true;
+    return false;
+}
+
+void qprune_parts(VM *vm, const QScan *sc, PartList *pl)
+{
+    VFiles *f = sc->src->files;
+    pl->p = vm_alloc(vm, (f->n + 1) * sizeof *pl->p);
+    pl->files = vm_files_ref(f);
+    pl->n = 0;
+    pl->total = f->n;
+    for (uint32_t i = 0; i < f->n; i++) {
+        uint32_t g = f->parts ? f->parts[i] : 0;
+        if (part_wanted(sc, g))
+            pl->p[pl->n++] = (Part){f->paths[i], i, g};
+    }
+}
+
+void qprune_parts_free(VM *vm, PartList *pl)
+{
+    if (pl->files) {
+        vm_files_unref(pl->files);
+        vm_free_mem(vm, pl->p, (pl->total + 1) * sizeof *pl->p);
+        pl->files = NULL;
+    }
+}
+
+/* ---- ranges and partitions from the predicate -------------------------- */
+
+/* v (a string, a bool, an int of a set) in field f's storage form (clamped
+ * to its range): false if no value of the field can equal it. A number
+ * field compared with a number has its test instead (QExpr.num). */
+static bool encode_const(const st_field *f, const QExpr *k, unsigned char *out, bool *exact)
+{
+    *exact = true;
+    memset(out, 0, f->width);
+    switch (f->type) {
+    case ST_F32: case ST_F64:
+        return false;
+    case ST_CHAR:
+        if (k->type != QT_STR || k->kn > f->width || memchr(k->ks, 0, k->kn))
+            return false;
+        memcpy(out, k->ks, k->kn);
+        return true;
+    case ST_ENUM: {
+        int s = k->type == QT_STR ? st_field_enum_find(f, k->ks, k->kn) : -1;
+        out[0] = (unsigned char)(s < 0 ? 0 : s);
+        return s >= 0;
+    }
+    default: {
+        if (k->type != QT_INT && k->type != QT_BOOL)
+            return false;
+        int64_t lo, hi, x = k->ki;
+        vm_int_range(f, &lo, &hi);
+        *exact = x >= lo && x <= hi;
+        x = x < lo ? lo : x > hi ? hi : x;
+        memcpy(out, &x, f->width);
+        return true;
+    }
+    }
+}
+
+typedef struct Ranges {
+    st_range *r;
+    unsigned char *bytes;   /* bounds, ST_MAX_CHAR each */
+    uint32_t n, cap;
+} Ranges;
+
+static void add_bound(VM *vm, QPlan *p, Ranges *rs, uint32_t col, const unsigned char *lo,
+                      const unsigned char *hi, uint32_t width)
+{
+    if (rs->n == rs->cap) {
+        uint32_t cap = rs->cap ? 2 * rs->cap : 8;
+        st_range *r = qp_alloc(vm, p, cap * sizeof *r);
+        if (rs->n)
+            memcpy(r, rs->r, rs->n * sizeof *r);
+        rs->r = r;
+        rs->cap = cap;
+    }
+    unsigned char *l = lo ? qp_alloc(vm, p, width) : NULL, *h = hi ? qp_alloc(vm, p, width) : NULL;
+    if (l)
+        memcpy(l, lo, width);
+    if (h)
+        memcpy(h, hi, width);
+    rs->r[rs->n++] = (st_range){col, l, h};
+}
+
+static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs);
+
+/* A number test's bound v in field f's storage form: a narrower int is
+ * the low bytes, and a f32 the nearest float (no f32 lies between a bound
+ * and its nearest float, so the range keeps what it should). */
+static void num_bytes(const st_field *f, QNum v, unsigned char *out)
+{
+    if (f->type == ST_F32) {
+        float x = (float)v.f;
+        memcpy(out, &x, 4);
+    } else {
+        memcpy(out, &v, f->width);
+    }
+}
+
+/* The run of values a number test keeps as a range: none for all but a
+ * run (!=), an empty one (lo above hi) for none. */
+static void range_of_num(VM *vm, QPlan *p, const st_field *f, int col, const QNumTest *t,
+                         Ranges *rs)
+{
+    unsigned char lo[8], hi[8];
+    if (t->kind == QN_ALL || t->kind == QN_OUT)
+        return;
+    num_bytes(f, t->lo, lo);
+    num_bytes(f, t->hi, hi);
+    add_bound(vm, p, rs, (uint32_t)col, t->kind == QN_LE ? NULL : lo, t->kind == QN_GE ? NULL : hi,
+              f->width);
+}
+
+/* A comparison of a field with a constant gives a range of that column. */
+static void range_of_compare(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
+{
+    const st_schema *s = p->scan.vs->s;
+    if (e->a->op != QX_FIELD || e->b->op != QOP_CONST || e->op == QOP_NE || e->mask)
+        return;
+    const st_field *f = &s->fields[e->a->field];
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    if (e->num.kind) {
+        range_of_num(vm, p, f, e->a->field, &e->num, rs);
+        return;
+    }
+    if (f->type == ST_CHAR && e->op != QOP_EQ)
+        return;     /* zone maps hold 8-byte prefixes; equality is enough */
+    if (!encode_const(f, e->b, v, &exact)) {
+        if (e->op == QOP_EQ) {  /* nothing can match: an empty range */
+            unsigned char one = 1, zero = 0;
+            if (f->width == 1)
+                add_bound(vm, p, rs, (uint32_t)e->a->field, &one, &zero, 1);
+        }
+        return;
+    }
+    bool lo = e->op == QOP_EQ || e->op == QOP_GT || e->op == QOP_GE;
+    bool hi = e->op == QOP_EQ || e->op == QOP_LT || e->op == QOP_LE;
+    add_bound(vm, p, rs, (uint32_t)e->a->field, lo ? v : NULL, hi ? v : NULL, f->width);
+}
+
+static void ranges_of(VM *vm, QPlan *p, const QExpr *e, Ranges *rs)
+{
+    if (!e)
+        return;
+    switch (e->op) {
+    case QOP_AND:
+        ranges_of(vm, p, e->a, rs);
+        ranges_of(vm, p, e->b, rs);
+        return;
+    case QOP_EQ: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        range_of_compare(vm, p, e, rs);
+        return;
+    case QX_QUANT:
+        /* any(tags, P): some tag of a kept tagset satisfies P's ranges */
+        if (e->fn == QF_any)
+            ranges_of(vm, p, e->a, rs);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The one stored value partkey == c allows, into v: 1, 0 when none can
+ * equal c, -1 when many can (a float above the ints stands for many u64s;
+ * 0.0 is -0.0 too). */
+static int eq_value(const st_field *f, const QExpr *e, unsigned char *v)
+{
+    bool exact;
+    const QNumTest *t = &e->num;
+    if (!t->kind)
+        return encode_const(f, e->b, v, &exact) && exact;
+    if (t->kind == QN_NONE)
+        return 0;
+    if (t->kind != QN_IN || memcmp(&t->lo, &t->hi, sizeof t->lo))
+        return -1;
+    num_bytes(f, t->lo, v);
+    return 1;
+}
+
+/* The partitions a where can touch: partkey == c or partkey in set. */
+static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t *n)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    if (!e)
+        return false;
+    if (e->op == QOP_AND)
+        return parts_of(vm, p, e->a, out, n) || parts_of(vm, p, e->b, out, n);
+    if (e->op == QOP_EQ && e->a->op == QX_FIELD && e->a->field == (int)sc->src->partkey &&
+        e->b->op == QOP_CONST) {
+        int one = eq_value(f, e, v);
+        if (one < 0)
+            return false;
+        *out = qp_alloc(vm, p, sizeof **out);
+        *n = 0;
+        if (one) {
+            uint32_t vol, part;
+            st_storeinfo info;
+            st_store_info(sc->src->st, &info);
+            st_store_place(sc->src->st, v, f->width, &vol, &part);
+            (*out)[(*n)++] = vol * info.partitions + part;
+        }
+        return true;
+    }
+    /* (a float above the ints stands for many u64 values: no elimination) */
+    if (e->op == QX_SET && e->set && !e->set->match && e->a->op == QX_FIELD &&
+        e->a->field == (int)sc->src->partkey && e->set->type != QT_FLOAT &&
+        !(e->set->big && e->set->big->n)) {
+        const QSet *s = e->set;
+        st_storeinfo info;
+        st_store_info(sc->src->st, &info);
+        *out = qp_alloc(vm, p, (s->n + 1) * sizeof **out);
+        *n = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            QExpr k = {.type = s->type, .ki = s->ints[i], .ks = s->strs[i], .kn = s->lens[i]};
+            uint32_t vol, part, g, j;
+            if (!encode_const(f, &k, v, &exact) || !exact)
+                continue;
+            st_store_place(sc->src->st, v, f->width, &vol, &part);
+            g = vol * info.partitions + part;
+            for (j = 0; j < *n && (*out)[j] != g; j++)
+                ;
+            if (j == *n)
+                (*out)[(*n)++] = g;
+        }
+        return true;
+    }
+    return false;
+}
+
+void qprune_plan(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    if (sc->ranges || sc->nparts)
+        return;
+    Ranges rs = {0};
+    ranges_of(vm, p, sc->where, &rs);
+    ranges_of(vm, p, sc->tag_where, &rs);
+    sc->ranges = rs.r;
+    sc->nranges = rs.n;
+    sc->nparts = UINT32_MAX;
+    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts))
+        sc->nparts = UINT32_MAX;
+    sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
+}
+
+/* ---- a block's rows by the key, a reader's columns ---------------------- */
+
+/* The first row of [lo, hi) whose first key field (column c, sorted in the
+ * file) orders after k, or at or after it when !after. */
+static uint32_t key_search(const st_field *f, const char *c, uint32_t lo, uint32_t hi,
+                           uint64_t k, bool after)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint64_t v = st_field_order(f, c + (size_t)mid * f->width);
+        if (after ? v <= k : v < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Narrows the batch's tagsets [*lo, *hi) to those the where's ranges on the
+ * first key field allow: a file is sorted by its key, so two binary searches
+ * find them (Gecko's key query reads a few rows of its block, not all; the
+ * where still tests each row left). */
+void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
+{
+    const st_field *f = &sc->vs->s->fields[0];
+    for (uint32_t i = 0; i < sc->nranges; i++) {
+        const st_range *q = &sc->ranges[i];
+        if (q->col != 0 || !b->cols[0])
+            continue;
+        if (q->lo)
+            *lo = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->lo), false);
+        if (q->hi)
+            *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
+    }
+}
+
+/* The scan's columns and zone-map ranges, to a reader of one of its files. */
+int qprune_select(const QScan *sc, st_reader *r, st_err *err)
+{
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
+    for (uint32_t c = 0; c < st_schema_ncols(sc->vs->s); c++)
+        if (sc->want[c])
+            cols[ncols++] = c;
+    if (st_reader_select(r, cols, ncols, err) < 0)
+        return -1;
+    return st_reader_where(r, sc->ranges, sc->nranges, err);
+}
