@@ -4,7 +4,7 @@
  * A record is one line: the payload (no newline), a space, '#', and the 16 hex
  * digits of the payload's XXH3-64 checksum. The first record is the header
  * "comb-jobs-journal 1". The journal knows nothing of what records mean: the
- * dispatcher (jobs/jobs.c) writes them and applies them on replay.
+ * dispatcher writes them (jobs/model.c) and applies them on replay (jobs/replay.c).
  *
  * Durability: appends are buffered; jnl_sync writes and fdatasyncs them. Only
  * the last record may be damaged (a crash mid-append): replay truncates it
