@@ -5,77 +5,14 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "store/fieldtext.h"
 #include "store/mem.h"
 #include "store/sysio.h"
+#include "vm/suggest.h"
 
 #define LINE_BYTES (1u << 20) /* the longest line read */
-
-/* An integer of the field's width into dst (little-endian, as stored). */
-static bool parse_int(const st_field *f, const char *v, bool is_signed, unsigned char *dst)
-{
-    char *end;
-    unsigned bits = 8 * f->width;
-    uint64_t u;
-    errno = 0;
-    if (is_signed) {
-        long long x = strtoll(v, &end, 10);
-        long long lim = bits == 64 ? 0 : 1ll << (bits - 1);
-        if (bits < 64 && (x < -lim || x >= lim))
-            return false;
-        u = (uint64_t)x;
-    } else {
-        u = strtoull(v, &end, 10);
-        if (v[0] == '-' || (bits < 64 && u >> bits))
-            return false;
-    }
-    if (errno || end == v || *end)
-        return false;
-    memcpy(dst, &u, f->width);
-    return true;
-}
-
-static bool parse_value(const st_field *f, const char *v, unsigned char *dst)
-{
-    size_t len = strlen(v);
-    char *end = NULL;
-    int64_t t;
-    switch (f->type) {
-    case ST_U8: case ST_U16: case ST_U32: case ST_U64:
-        return parse_int(f, v, false, dst);
-    case ST_I8: case ST_I16: case ST_I32: case ST_I64:
-        return parse_int(f, v, true, dst);
-    case ST_TIME:
-        if (st_time_parse(v, len, &t) < 0)
-            return parse_int(f, v, true, dst);
-        memcpy(dst, &t, 8);
-        return true;
-    case ST_F32: {
-        float x = strtof(v, &end);
-        memcpy(dst, &x, 4);
-        return end != v && !*end;
-    }
-    case ST_F64: {
-        double x = strtod(v, &end);
-        memcpy(dst, &x, 8);
-        return end != v && !*end;
-    }
-    case ST_BOOL:
-        dst[0] = !strcmp(v, "true") || !strcmp(v, "1");
-        return dst[0] || !strcmp(v, "false") || !strcmp(v, "0");
-    case ST_CHAR:
-        memcpy(dst, v, len <= f->width ? len : 0);
-        return len <= f->width;
-    case ST_ENUM: {
-        int k = st_field_enum_find(f, v, len);
-        dst[0] = (unsigned char)k;
-        return k >= 0;
-    }
-    }
-    return false;
-}
 
 /* Splits a line (no newline) at tabs into the row and tag; returns the
  * number of values, or -1 with err set. */
@@ -92,9 +29,9 @@ static int parse_line(const st_schema *s, char *line, unsigned char *row, unsign
         if (i >= s->nfields)
             return st_err_set(err, ST_EINPUT, "more than the schema's %u values", s->nfields);
         const st_field *f = &s->fields[i];
-        if (!parse_value(f, v, (i < s->nrow ? row : tag) + f->offset))
-            return st_err_set(err, ST_EINPUT, "field '%s': '%.40s' is not %s", f->name, v,
-                              f->type == ST_ENUM ? "one of its symbols" : "a value of its type");
+        if (st_fieldtext_parse(f, v, strlen(v), (i < s->nrow ? row : tag) + f->offset, vm_suggest,
+                               err) < 0)
+            return -1;
         if (!tab)
             return (int)i + 1;
     }

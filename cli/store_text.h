@@ -4,11 +4,10 @@
  * field order (as `comb store info` prints it): the key and tagset fields,
  * then the tag fields. A line with only the key and tagset fields is a
  * tagset without a tag (store/record.h's marker). Blank lines and lines
- * starting with '#' are skipped. Values: integers in decimal, floats as
- * strtod reads them, bool as true/false/1/0, time as 2026-12-01T10:00:00Z
- * or integer seconds, enum as the symbol's name, char[N] as up to N bytes
- * taken literally (no tabs; no escapes). Deliberately minimal: the
- * language's read_text is the general reader. docs/STORE.md has examples. */
+ * starting with '#' are skipped. Values are read as read_text reads them
+ * (store/fieldtext.h); a char[N] value cannot hold a tab (there are no
+ * escapes). Deliberately minimal: the language's read_text is the general
+ * reader. docs/STORE.md has examples. */
 #ifndef COMB_LANG_STORE_TEXT_H
 #define COMB_LANG_STORE_TEXT_H
 

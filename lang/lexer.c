@@ -9,14 +9,14 @@
 #include "config.h"
 #include "lang/lexer.h"
 
-#include "vm/lib_store.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "store/fieldtext.h"
 
 #define BRACKET_DEPTH 256
 
@@ -216,7 +216,7 @@ static bool lex_time(Lexer *lx)
         return false;
     int64_t t;
     lx->p += n;
-    if (!vm_time_parse(s, n, &t)) {
+    if (st_fieldtext_time(s, n, &t) != 0) {
         error_at(lx, s, "bad time '%.*s'", (int)n, s);
         add(lx, T_ERROR, s, col_of(lx, s));
         return true;

@@ -433,7 +433,7 @@ static void sb_add(strbuf *b, const char *s)
     b->n += n;
 }
 
-static const char *type_name(st_type t)
+const char *st_type_name(st_type t)
 {
     for (size_t i = 0; i < NSCALAR; i++)
         if (scalar_types[i].type == t)
@@ -462,7 +462,7 @@ char *st_schema_format(const st_schema *s, size_t *len)
             }
             sb_add(&b, ")");
         } else {
-            sb_add(&b, type_name(f->type));
+            sb_add(&b, st_type_name(f->type));
         }
         sb_add(&b, "\n");
     }
@@ -645,16 +645,6 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 int st_time_format(int64_t t, char *buf, size_t size)
 {
     int64_t days = t / 86400, secs = t % 86400;
@@ -669,67 +659,6 @@ int st_time_format(int64_t t, char *buf, size_t size)
     if (y >= 0 && y <= 9999)
         return snprintf(buf, size, "%04" PRId64 "-%02u-%02uT%02u:%02u:%02uZ", y, m, d, hh, mm, ss);
     return snprintf(buf, size, "%+05" PRId64 "-%02u-%02uT%02u:%02u:%02uZ", y, m, d, hh, mm, ss);
-}
-
-static bool take_digits(const char **p, const char *end, unsigned n, int64_t *out)
-{
-    int64_t v = 0;
-    for (unsigned i = 0; i < n; i++, (*p)++) {
-        if (*p >= end || !is_digit(**p))
-            return false;
-        v = v * 10 + (**p - '0');
-    }
-    *out = v;
-    return true;
-}
-
-static bool take_char(const char **p, const char *end, char c)
-{
-    if (*p >= end || **p != c)
-        return false;
-    (*p)++;
-    return true;
-}
-
-int st_time_parse(const char *text, size_t len, int64_t *out)
-{
-    const char *p = text, *end = text + len;
-    int sign = 0;
-    if (p < end && (*p == '+' || *p == '-'))
-        sign = *p++ == '-' ? -1 : 1;
-    /* The year: 4 digits, or with a sign 4 to 12 (enough for any i64 time). */
-    const char *y0 = p;
-    while (p < end && is_digit(*p) && p - y0 < 12)
-        p++;
-    size_t ny = (size_t)(p - y0);
-    if (ny < 4 || (!sign && ny != 4))
-        return -1;
-    int64_t y = 0, mo, d, hh, mi, ss;
-    p = y0;
-    take_digits(&p, end, (unsigned)ny, &y);
-    if (!(take_char(&p, end, '-') && take_digits(&p, end, 2, &mo) && take_char(&p, end, '-') &&
-          take_digits(&p, end, 2, &d) && take_char(&p, end, 'T') && take_digits(&p, end, 2, &hh) &&
-          take_char(&p, end, ':') && take_digits(&p, end, 2, &mi) && take_char(&p, end, ':') &&
-          take_digits(&p, end, 2, &ss) && take_char(&p, end, 'Z') && p == end))
-        return -1;
-    y = sign < 0 ? -y : y;
-    if (mo < 1 || mo > 12 || d < 1 || hh > 23 || mi > 59 || ss > 59)
-        return -1;
-    static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
-        return -1;
-    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
-    /* Negative days count from the day's end so INT64_MIN itself is reachable. */
-    int64_t sec = hh * 3600 + mi * 60 + ss, t;
-    if (days < 0) {
-        days++;
-        sec -= 86400;
-    }
-    if (__builtin_mul_overflow(days, 86400, &t) || __builtin_add_overflow(t, sec, &t))
-        return -1;
-    *out = t;
-    return 0;
 }
 
 int st_field_format(const st_field *f, const void *val, char *buf, size_t size)

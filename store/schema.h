@@ -107,13 +107,15 @@ uint64_t st_field_order(const st_field *f, const void *val);
 /* Prints a value (ISO-8601 UTC for time, the symbol for enum); returns the
  * length snprintf would. Enum values out of range print as "?N". */
 int st_field_format(const st_field *f, const void *val, char *buf, size_t size);
+/* "u8", "f64", "time"...: a scalar type's name in schema text; NULL for
+ * char and enum, whose text names their width or symbols. */
+const char *st_type_name(st_type t);
 /* The enum symbol's index, or -1. */
 int st_field_enum_find(const st_field *f, const char *sym, size_t len);
 
-/* time: i64 seconds <-> "2026-12-02T13:05:00Z". Years outside 0000..9999
- * print with a sign ("+292277026596-12-04T15:30:07Z"). st_time_parse
- * accepts exactly what st_time_format prints; it returns -1 on bad text. */
+/* time: i64 seconds -> "2026-12-02T13:05:00Z". Years outside 0000..9999
+ * print with a sign ("+292277026596-12-04T15:30:07Z"). st_fieldtext_time
+ * (store/fieldtext.h) reads this back, and the shorter forms. */
 int st_time_format(int64_t t, char *buf, size_t size);
-int st_time_parse(const char *text, size_t len, int64_t *out);
 
 #endif

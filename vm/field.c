@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "store/fieldtext.h"
 #include "store/mem.h"
 #include "vm/lib_store.h"
 #include "vm/natives.h"
@@ -168,7 +169,7 @@ void vm_field_store(VM *vm, const VSchema *vs, uint32_t fi, Value v, void *dst, 
     case ST_TIME:
         if (IS_STR(v)) {
             int64_t t;
-            if (!vm_time_parse(AS_STR(v)->data, AS_STR(v)->len, &t))
+            if (st_fieldtext_time(AS_STR(v)->data, AS_STR(v)->len, &t) != 0)
                 bad_value(vm, what, f, "expected a time like 2026-12-02T13:05:00Z", v);
             memcpy(dst, &t, 8);
             return;
@@ -302,24 +303,4 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
                       NULL, tw);
     }
     b->ntags = (uint32_t)a->len;
-}
-
-/* ---- time text -------------------------------------------------------- */
-
-bool vm_time_parse(const char *s, size_t n, int64_t *out)
-{
-    /* Completes the short forms to the one st_time_parse reads. */
-    static const char tail[] = "T00:00:00Z";
-    char buf[32];
-    if (n < 10 || n > 20)
-        return false;
-    memcpy(buf, s, n);
-    if (n > 10 && buf[10] == ' ')
-        buf[10] = 'T';
-    if (buf[n - 1] == 'Z')
-        n--;
-    if (n != 10 && n != 16 && n != 19)
-        return false;
-    memcpy(buf + n, tail + n - 10, sizeof tail - (n - 10));
-    return st_time_parse(buf, 20, out) == 0;
 }

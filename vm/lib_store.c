@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store/cache.h"
+#include "store/fieldtext.h"
 #include "store/mem.h"
 #include "store/watch.h"
 #include "vm/lib.h"
@@ -1166,7 +1167,7 @@ Value nat_totime(VM *vm, int argc, Value *argv)
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t t;
-    if (!vm_time_parse(s->data, s->len, &t))
+    if (st_fieldtext_time(s->data, s->len, &t) != 0)
         return v_nil();
     return v_int(t);
 }

@@ -135,10 +135,6 @@ void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi);
 /* "u64", "char[16]", "enum"...: a field's type as the schema text writes it. */
 const char *vm_field_type_name(const st_field *f, char *buf, size_t n);
 
-/* time text: "2026-12-02", "2026-12-02T13:05", "...T13:05:00" with an
- * optional Z, or a space for the T. false if it is not one of those. */
-bool vm_time_parse(const char *s, size_t n, int64_t *out);
-
 /* ---- loading ------------------------------------------------------------ */
 
 /* Loading rows into a file or store through the external sort

@@ -4,14 +4,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <float.h>
 #include <glob.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/fieldtext.h"
 #include "store/mem.h"
 #include "vm/lib.h"
 #include "vm/lib_store.h"
@@ -126,104 +125,6 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     return true;
 }
 
-/* Text for a message: s with control characters (a quoted field's
- * newlines) escaped, cut with "..." where it would not fit in size. */
-static const char *shown(const char *s, size_t n, char *buf, size_t size)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (o + 4 + 4 >= size) {    /* room for an escape and the "..." */
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf(buf + o, size - o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\x%02x", c);
-        else
-            buf[o++] = (char)c;
-    }
-    buf[o] = 0;
-    return buf;
-}
-
-/* Text to a field's bytes: false with why filled. Empty text is zero. */
-static bool parse_field(const st_field *f, const char *s, size_t n, unsigned char *out, char *why,
-                        size_t whysize)
-{
-    memset(out, 0, f->width);
-    if (!n)
-        return true;
-    char *end, text[64];
-    shown(s, n, text, sizeof text);
-    errno = 0;
-    switch (f->type) {
-    case ST_F32:
-    case ST_F64: {
-        double d = strtod(s, &end);
-        if (end != s + n) {
-            snprintf(why, whysize, "'%s' is not a number", text);
-            return false;
-        }
-        /* too small a magnitude rounds to 0 or a subnormal: not an error */
-        if ((errno == ERANGE && isinf(d)) || (f->type == ST_F32 && isfinite(d) && fabs(d) > FLT_MAX)) {
-            snprintf(why, whysize, "'%s' is beyond the range of %s", text,
-                     f->type == ST_F32 ? "f32" : "f64");
-            return false;
-        }
-        if (f->type == ST_F32) {
-            float x = (float)d;
-            memcpy(out, &x, 4);
-        } else {
-            memcpy(out, &d, 8);
-        }
-        return true;
-    }
-    case ST_CHAR:
-        if (n > f->width) {
-            snprintf(why, whysize, "'%s' is longer than char[%u]", text, f->width);
-            return false;
-        }
-        memcpy(out, s, n);
-        return true;
-    case ST_ENUM: {
-        int k = st_field_enum_find(f, s, n);
-        if (k < 0) {
-            const char *hint = vm_suggest(s, n, (const char *const *)f->syms, f->nsyms);
-            snprintf(why, whysize, "'%s' is not one of its symbols%s%s%s", text,
-                     hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-            return false;
-        }
-        out[0] = (unsigned char)k;
-        return true;
-    }
-    case ST_BOOL:
-        if ((n == 4 && !memcmp(s, "true", 4)) || (n == 1 && s[0] == '1'))
-            out[0] = 1;
-        else if (!((n == 5 && !memcmp(s, "false", 5)) || (n == 1 && s[0] == '0'))) {
-            snprintf(why, whysize, "'%s' is not true, false, 1 or 0", text);
-            return false;
-        }
-        return true;
-    default: {
-        int64_t x, lo, hi;
-        if (f->type == ST_TIME && vm_time_parse(s, n, &x)) {
-            memcpy(out, &x, 8);
-            return true;
-        }
-        x = strtoll(s, &end, 10);
-        vm_int_range(f, &lo, &hi);
-        if (end != s + n || errno || x < lo || x > hi) {
-            snprintf(why, whysize, "'%s' is not %s", text,
-                     f->type == ST_TIME ? "a time" : end != s + n ? "an integer" : "in its range");
-            return false;
-        }
-        memcpy(out, &x, f->width);
-        return true;
-    }
-    }
-}
-
 typedef struct Opts {
     int delim, quote;
     bool header;
@@ -335,7 +236,8 @@ static void read_file(VM *vm, TextRead *t, VSchema *vs, const char *path, const 
             break;
         if (t->nf == 1 && t->len[0] == 0)
             continue;   /* a blank line */
-        char why[320] = "";
+        st_err fe;
+        char why[sizeof fe.msg] = "";
         VMap *row = vm_map_new(vm, ncols);
         vm_push_root(vm, v_obj(row));
         if (t->unclosed)
@@ -343,14 +245,13 @@ static void read_file(VM *vm, TextRead *t, VSchema *vs, const char *path, const 
         else if (t->nf != ncols)
             snprintf(why, sizeof why, "%zu fields, expected %zu", t->nf, ncols);
         for (size_t i = 0; !why[0] && i < ncols; i++) {
-            const st_field *f = &s->fields[cols[i]];
-            char fw[224];
-            if (!parse_field(f, t->rec + t->start[i], t->len[i], val, fw, sizeof fw))
-                snprintf(why, sizeof why, "field '%s': %s", f->name, fw);
-            else if (!t->len[i] && f->role == ST_KEY)
-                snprintf(why, sizeof why, "key field '%s' is empty", f->name);
-            else
+            if (st_fieldtext_parse(&s->fields[cols[i]], t->rec + t->start[i], t->len[i], val,
+                                   vm_suggest, &fe) == 0)
                 vm_map_set(vm, row, v_obj(vs->names[cols[i]]), vm_field_value(vm, vs, (uint32_t)cols[i], val));
+            else if (fe.code == ST_ENOMEM)
+                vm_throw(vm, v_obj(vm->oom));
+            else
+                snprintf(why, sizeof why, "%s", fe.msg);
         }
         if (why[0]) {
             if (++*bad <= o->max_errors)
