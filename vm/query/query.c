@@ -775,30 +775,18 @@ static void mask_set(uint8_t *m, uint32_t k)
     m[k >> 3] |= (uint8_t)(1u << (k & 7));
 }
 
-_Noreturn static void no_symbol(Binder *b, const QExpr *at, const st_field *fd, const char *s,
-                                size_t n)
-{
-    const char *hint = vm_suggest(s, n, (const char *const *)fd->syms, fd->nsyms);
-    bind_error(b, at, "field '%s' has no symbol '%.*s'%s%s%s", fd->name, (int)n, s,
-               hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-}
-
-/* An enum field compared with a constant string: the symbols that hold. */
+/* An enum field compared with a constant string: the symbols that hold
+ * (none for == with a string that is no symbol: the field's value is a
+ * string, as over rows, not a checked name). */
 static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
 {
     const st_field *fd = &b->vs->s->fields[f->field];
     if (k->type != QT_STR)
         return;
-    if ((e->op == QOP_EQ || e->op == QOP_NE) && st_field_enum_find(fd, k->ks, k->kn) < 0)
-        no_symbol(b, k, fd, k->ks, k->kn);
     e->mask = new_mask(b);
-    for (uint32_t s = 0; s < fd->nsyms; s++) {
-        size_t n = strlen(fd->syms[s]), m = n < k->kn ? n : k->kn;
-        int c = m ? memcmp(fd->syms[s], k->ks, m) : 0;
-        c = c ? (c < 0 ? -1 : 1) : n < k->kn ? -1 : n > k->kn;   /* qx_holds takes -1, 0, 1 */
-        if (qx_holds(e->op, c))
+    for (uint32_t s = 0; s < fd->nsyms; s++)
+        if (qx_holds(e->op, ops_cmp_bytes(fd->syms[s], strlen(fd->syms[s]), k->ks, k->kn)))
             mask_set(e->mask, s);
-    }
 }
 
 /* A field compared with a constant, prepared as a test of its column. */
@@ -935,7 +923,7 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
         if (!IS_NUM(v))
             goto mismatch;
         f = IS_INT(v) ? (double)v.as.i : v.as.f;
-        if (isnan(f) || (IS_INT(v) && v_cmp_int_float(v.as.i, f)))
+        if (isnan(f) || (IS_INT(v) && ops_cmp_int_float(v.as.i, f)))
             return;     /* equals no float (NaN not even itself) */
         f = f == 0 ? 0 : f; /* -0 is 0 */
         p = &f;
@@ -1055,11 +1043,6 @@ static QExpr *bind_in(Binder *b, Value node)
         set_add(b, e->set, vals->items[i], e->a);
     if (e->a->is_enum && e->a->op == QX_FIELD) {
         const st_field *fd = &b->vs->s->fields[e->a->field];
-        for (size_t i = 0; i < vals->len; i++) {   /* a misspelt symbol, as == finds it */
-            VStr *v = IS_STR(vals->items[i]) ? AS_STR(vals->items[i]) : NULL;
-            if (v && st_field_enum_find(fd, v->data, v->len) < 0)
-                no_symbol(b, setx, fd, v->data, v->len);
-        }
         e->mask = new_mask(b);
         for (uint32_t k = 0; k < fd->nsyms; k++)
             if (qset_has(e->set, fd->syms[k], strlen(fd->syms[k])))
