@@ -255,11 +255,13 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 static void filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);
 static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in);
 
-/* An operation of e failed for some row: its message at e's place. Which
- * row's error the scan reports is settled by first_error. */
+/* An operation of e failed for some row: its message at e's place, unless
+ * an operand failed first (a row's first error is its error; which row's
+ * the scan reports is first_error's to settle). */
 static void fail(KCtx *k, const QExpr *e, const char *msg)
 {
-    snprintf(k->err, sizeof k->err, "%d:%d: %s", e->line, e->col, msg);
+    if (!k->err[0])
+        snprintf(k->err, sizeof k->err, "%d:%d: %s", e->line, e->col, msg);
 }
 
 /* One loop per test over a column of C type T, compared as CT with the
