@@ -76,13 +76,12 @@ static inline ArithStatus ops_float(int op, double x, double y, double *r)
     }
 }
 
-/* -x on an int: -INT64_MIN overflows. (-x on a float is IEEE's.) */
+/* -x on an int: -INT64_MIN overflows. (-x on a float is IEEE's.) *r is
+ * written either way, so that a kernel's loop stores without a branch. */
 static inline ArithStatus ops_int_neg(int64_t x, int64_t *r)
 {
-    if (x == INT64_MIN)
-        return AR_OVERFLOW;
-    *r = -x;
-    return AR_OK;
+    *r = (int64_t)(0 - (uint64_t)x);
+    return x == INT64_MIN ? AR_OVERFLOW : AR_OK;
 }
 
 /* Three-way comparisons: -1, 0, 1, or 2 when unordered (a NaN). Ints and
