@@ -275,7 +275,7 @@ static void fail(KCtx *k, const QExpr *e, const char *msg)
         const T *c = (const T *)col;                                                   \
         const uint32_t *ix = in->idx;                                                  \
         uint32_t *ox = out->idx, nin = in->n;                                          \
-        CT l = (lo), h = (hi);                                                         \
+        CT l = (CT)(lo), h = (CT)(hi);                                                 \
         switch (kind) {                                                                \
         case QN_LE: NUM_LOOP((CT)c[r] <= h) break;                                     \
         case QN_GE: NUM_LOOP((CT)c[r] >= l) break;                                     \
