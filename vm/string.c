@@ -96,11 +96,7 @@ bool str_equal(const VStr *a, const VStr *b)
 
 int str_compare(const VStr *a, const VStr *b)
 {
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = n ? memcmp(a->data, b->data, n) : 0;
-    if (c)
-        return c;
-    return a->len < b->len ? -1 : a->len > b->len;
+    return ops_cmp_bytes(a->data, a->len, b->data, b->len);
 }
 
 bool str_eq_cstr(const VStr *s, const char *c)

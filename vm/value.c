@@ -1,42 +1,16 @@
-/* value: what the operators do to values: equality, ordering, arithmetic;
- * and the names of types. */
+/* value: what the operators do to values (equality, ordering, arithmetic:
+ * ops.h's scalar operations chosen by the operands' types); and the names
+ * of types. */
 #include "config.h"
 
 #include <math.h>
 
 #include "vm/vm.h"
 
-int v_cmp_int_float(int64_t i, double f)
-{
-    if (isnan(f))
-        return 2;
-    if (f >= 0x1p63)
-        return -1;
-    if (f < -0x1p63)
-        return 1;
-    double fl = floor(f);
-    int64_t fi = (int64_t)fl;
-    if (i != fi)
-        return i < fi ? -1 : 1;
-    return fl == f ? 0 : -1;
-}
-
 /* a against b for two numbers: -1, 0, 1, or 2 when unordered (NaN). */
 static int cmp_num(Value a, Value b)
 {
-    if (a.type == VT_INT && b.type == VT_INT)
-        return (a.as.i > b.as.i) - (a.as.i < b.as.i);
-    if (a.type == VT_INT)
-        return v_cmp_int_float(a.as.i, b.as.f);
-    if (b.type == VT_INT) {
-        int c = v_cmp_int_float(b.as.i, a.as.f);
-        return c == 2 ? 2 : -c;
-    }
-    if (a.as.f < b.as.f)
-        return -1;
-    if (a.as.f > b.as.f)
-        return 1;
-    return a.as.f == b.as.f ? 0 : 2;
+    return ops_cmp_num(a.type == VT_FLOAT, a.as.i, a.as.f, b.type == VT_FLOAT, b.as.i, b.as.f);
 }
 
 int v_order_num(Value a, Value b)
@@ -96,47 +70,6 @@ ArithStatus vm_less(Value a, Value b, bool or_equal, bool *out)
     return AR_OK;
 }
 
-const char *const vm_arith_sym[] = {"+", "-", "*", "/", "%"};
-
-static ArithStatus int_arith(int op, int64_t x, int64_t y, int64_t *r)
-{
-    switch (op) {
-    case ARITH_ADD:
-        return __builtin_add_overflow(x, y, r) ? AR_OVERFLOW : AR_OK;
-    case ARITH_SUB:
-        return __builtin_sub_overflow(x, y, r) ? AR_OVERFLOW : AR_OK;
-    case ARITH_MUL:
-        return __builtin_mul_overflow(x, y, r) ? AR_OVERFLOW : AR_OK;
-    default:
-        if (y == 0)
-            return AR_DIVZERO;
-        if (y == -1 && x == INT64_MIN)
-            return AR_OVERFLOW;
-        *r = op == ARITH_DIV ? x / y : x % y;
-        return AR_OK;
-    }
-}
-
-static ArithStatus float_arith(int op, double x, double y, double *r)
-{
-    switch (op) {
-    case ARITH_ADD:
-        *r = x + y;
-        return AR_OK;
-    case ARITH_SUB:
-        *r = x - y;
-        return AR_OK;
-    case ARITH_MUL:
-        *r = x * y;
-        return AR_OK;
-    default:
-        if (y == 0)
-            return AR_DIVZERO;
-        *r = op == ARITH_DIV ? x / y : fmod(x, y);
-        return AR_OK;
-    }
-}
-
 static double num_as_float(Value v)
 {
     return v.type == VT_INT ? (double)v.as.i : v.as.f;
@@ -147,13 +80,13 @@ ArithStatus vm_arith(VM *vm, int op, Value a, Value b, Value *out)
     ArithStatus st;
     if (a.type == VT_INT && b.type == VT_INT) {
         int64_t r;
-        if ((st = int_arith(op, a.as.i, b.as.i, &r)) == AR_OK)
+        if ((st = ops_int(op, a.as.i, b.as.i, &r)) == AR_OK)
             *out = v_int(r);
         return st;
     }
     if (IS_NUM(a) && IS_NUM(b)) {
         double r;
-        if ((st = float_arith(op, num_as_float(a), num_as_float(b), &r)) == AR_OK)
+        if ((st = ops_float(op, num_as_float(a), num_as_float(b), &r)) == AR_OK)
             *out = v_float(r);
         return st;
     }
@@ -167,10 +100,11 @@ ArithStatus vm_arith(VM *vm, int op, Value a, Value b, Value *out)
 ArithStatus vm_negate(Value a, Value *out)
 {
     if (a.type == VT_INT) {
-        if (a.as.i == INT64_MIN)
-            return AR_OVERFLOW;
-        *out = v_int(-a.as.i);
-        return AR_OK;
+        int64_t r;
+        ArithStatus st = ops_int_neg(a.as.i, &r);
+        if (st == AR_OK)
+            *out = v_int(r);
+        return st;
     }
     if (a.type == VT_FLOAT) {
         *out = v_float(-a.as.f);

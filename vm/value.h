@@ -99,8 +99,6 @@ static inline bool v_truthy(Value v)
 /* Equality as `==` sees it: numbers by value (1 == 1.0), strings by bytes,
  * everything else by identity; values of different kinds are unequal. */
 bool v_equal(Value a, Value b);
-/* i against f exactly (no rounding of i): -1, 0, 1, or 2 when f is NaN. */
-int v_cmp_int_float(int64_t i, double f);
 /* Two numbers in the total order of sorts, group keys and distinct: by
  * value, NaN after every number and equal to NaN (the scan's key bytes
  * order floats so). -1, 0 or 1. `<` and `==` still find NaN unordered. */

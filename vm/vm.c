@@ -616,23 +616,21 @@ static Value module_get(VM *vm, VModule *m, Value key)
 
 _Noreturn static void type_error2(VM *vm, const char *op, Value a, Value b)
 {
-    vm_error(vm, "cannot apply '%s' to %s and %s", op, v_type_name(a), v_type_name(b));
+    char msg[128];
+    ops_types_message(msg, sizeof msg, op, v_type_name(a), v_type_name(b));
+    vm_error(vm, "%s", msg);
 }
 
 static void arith_slow(VM *vm, int op, Value a, Value b, Value *dst)
 {
     Value r;
-    switch (vm_arith(vm, op, a, b, &r)) {
-    case AR_OK:
+    ArithStatus st = vm_arith(vm, op, a, b, &r);
+    if (st == AR_OK)
         *dst = r;
-        return;
-    case AR_OVERFLOW:
-        vm_error(vm, "integer overflow");
-    case AR_DIVZERO:
-        vm_error(vm, "division by zero");
-    default:
-        type_error2(vm, vm_arith_sym[op], a, b);
-    }
+    else if (st != AR_TYPES)
+        vm_error(vm, "%s", ops_message[st]);
+    else
+        type_error2(vm, ops_arith_sym[op], a, b);
 }
 
 static bool less_slow(VM *vm, Value a, Value b, bool or_equal)
@@ -647,10 +645,13 @@ static Value negate_slow(VM *vm, Value a)
 {
     Value r;
     ArithStatus st = vm_negate(a, &r);
-    if (st == AR_OVERFLOW)
-        vm_error(vm, "integer overflow");
+    char msg[128];
+    if (st == AR_TYPES) {
+        ops_unary_message(msg, sizeof msg, "-", v_type_name(a));
+        vm_error(vm, "%s", msg);
+    }
     if (st != AR_OK)
-        vm_error(vm, "cannot apply unary '-' to %s", v_type_name(a));
+        vm_error(vm, "%s", ops_message[st]);
     return r;
 }
 
@@ -856,17 +857,20 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
         NEXT();                                     \
     } while (0)
 
-/* Binary arithmetic: int and float fast paths, the rest in arith_slow. */
-#define ARITH(name, aop, intop, fltop, rhs)                                         \
+/* Binary arithmetic: ops.h's int and float operations inline (aop is a
+ * constant, so each case keeps only its own), the rest in arith_slow. */
+#define ARITH(name, aop, rhs)                                                       \
     CASE(name)                                                                      \
     {                                                                               \
         const Value *rb = RB, *rc = rhs;                                            \
         int64_t r;                                                                  \
         double f;                                                                   \
-        if (LIKELY(rb->type == VT_INT && rc->type == VT_INT) && intop(rb->as.i, rc->as.i, &r)) { \
+        if (LIKELY(rb->type == VT_INT && rc->type == VT_INT) &&                     \
+            ops_int(aop, rb->as.i, rc->as.i, &r) == AR_OK) {                        \
             RA->type = VT_INT;                                                      \
             RA->as.i = r;                                                           \
-        } else if (rb->type == VT_FLOAT && rc->type == VT_FLOAT && fltop(rb->as.f, rc->as.f, &f)) { \
+        } else if (rb->type == VT_FLOAT && rc->type == VT_FLOAT &&                  \
+                   ops_float(aop, rb->as.f, rc->as.f, &f) == AR_OK) {               \
             *RA = v_float(f);                                                       \
         } else if (aop == ARITH_ADD && rb->type == VT_STR && rc->type == VT_STR) {  \
             PROTECT(*RA = v_obj(vm_str_concat(vm, AS_STR(*rb), AS_STR(*rc))));      \
@@ -890,42 +894,6 @@ static void push_handler(VM *vm, uint32_t frame, int reg, const Instr *target)
             PROTECT(c = less_slow(vm, x, y, or_equal));                             \
         COND(c);                                                                    \
     }
-
-static inline bool add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
-static inline bool sub_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_sub_overflow(a, b, r); }
-static inline bool mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
-/* Division leaves the slow path the zero divisor and INT64_MIN / -1. */
-static inline bool div_ok(int64_t a, int64_t b, int64_t *r)
-{
-    if (b == 0 || b == -1)
-        return false;
-    *r = a / b;
-    return true;
-}
-static inline bool mod_ok(int64_t a, int64_t b, int64_t *r)
-{
-    if (b == 0 || b == -1)
-        return false;
-    *r = a % b;
-    return true;
-}
-static inline bool fadd_ok(double a, double b, double *r) { *r = a + b; return true; }
-static inline bool fsub_ok(double a, double b, double *r) { *r = a - b; return true; }
-static inline bool fmul_ok(double a, double b, double *r) { *r = a * b; return true; }
-static inline bool fdiv_ok(double a, double b, double *r)
-{
-    if (b == 0)
-        return false;
-    *r = a / b;
-    return true;
-}
-static inline bool fmod_ok(double a, double b, double *r)
-{
-    if (b == 0)
-        return false;
-    *r = fmod(a, b);
-    return true;
-}
 
 /* Each instruction ends in its own indirect jump (threaded code) only if
  * GCC does not merge those tails into one: hence no-crossjumping and, as
@@ -1120,21 +1088,21 @@ next:
         GCSTEP();
         NEXT();
     }
-    ARITH(ADD, ARITH_ADD, add_ok, fadd_ok, RC)
-    ARITH(SUB, ARITH_SUB, sub_ok, fsub_ok, RC)
-    ARITH(MUL, ARITH_MUL, mul_ok, fmul_ok, RC)
-    ARITH(DIV, ARITH_DIV, div_ok, fdiv_ok, RC)
-    ARITH(MOD, ARITH_MOD, mod_ok, fmod_ok, RC)
-    ARITH(ADDK, ARITH_ADD, add_ok, fadd_ok, KC)
-    ARITH(SUBK, ARITH_SUB, sub_ok, fsub_ok, KC)
-    ARITH(MULK, ARITH_MUL, mul_ok, fmul_ok, KC)
-    ARITH(DIVK, ARITH_DIV, div_ok, fdiv_ok, KC)
-    ARITH(MODK, ARITH_MOD, mod_ok, fmod_ok, KC)
+    ARITH(ADD, ARITH_ADD, RC)
+    ARITH(SUB, ARITH_SUB, RC)
+    ARITH(MUL, ARITH_MUL, RC)
+    ARITH(DIV, ARITH_DIV, RC)
+    ARITH(MOD, ARITH_MOD, RC)
+    ARITH(ADDK, ARITH_ADD, KC)
+    ARITH(SUBK, ARITH_SUB, KC)
+    ARITH(MULK, ARITH_MUL, KC)
+    ARITH(DIVK, ARITH_DIV, KC)
+    ARITH(MODK, ARITH_MOD, KC)
     CASE(ADDI)
     {
         Value *rb = RB;
         int64_t r;
-        if (LIKELY(rb->type == VT_INT) && !__builtin_add_overflow(rb->as.i, (int64_t)GsC(i), &r)) {
+        if (LIKELY(rb->type == VT_INT) && ops_int(ARITH_ADD, rb->as.i, (int64_t)GsC(i), &r) == AR_OK) {
             RA->type = VT_INT;
             RA->as.i = r;
         } else {
@@ -1145,8 +1113,9 @@ next:
     CASE(UNM)
     {
         Value *rb = RB;
-        if (rb->type == VT_INT && rb->as.i != INT64_MIN)
-            *RA = v_int(-rb->as.i);
+        int64_t r;
+        if (rb->type == VT_INT && ops_int_neg(rb->as.i, &r) == AR_OK)
+            *RA = v_int(r);
         else
             PROTECT(*RA = negate_slow(vm, *rb));
         NEXT();

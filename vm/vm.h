@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "vm/object.h"
+#include "vm/ops.h"
 
 /* One call frame: a comb function (fn) or a native (native). */
 typedef struct VmFrame {
@@ -215,11 +216,9 @@ void vm_mark_obj(VM *vm, Obj *o);
 void vm_gc_free_all(VM *vm);
 void vm_gc_stress(VM *vm, bool on);
 
-/* Arithmetic and comparison as the operators do them, for the loop's slow
- * paths and the compiler's constant folding; they never raise. */
-enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_MOD };
-typedef enum { AR_OK, AR_TYPES, AR_OVERFLOW, AR_DIVZERO } ArithStatus;
-extern const char *const vm_arith_sym[];   /* "+", "-", ... by ARITH_ */
+/* Arithmetic and comparison of values as the operators do them (ops.h's
+ * scalar operations by the operands' types), for the loop's slow paths,
+ * the compiler's constant folding and the row steps; they never raise. */
 ArithStatus vm_arith(VM *vm, int op, Value a, Value b, Value *out);
 ArithStatus vm_negate(Value a, Value *out);
 ArithStatus vm_less(Value a, Value b, bool or_equal, bool *out);

@@ -337,30 +337,18 @@ uint8_t *qb_mask(Binder *b)
     return qp_alloc(b->vm, b->p, 32);
 }
 
-_Noreturn void qb_no_symbol(Binder *b, const QExpr *at, const st_field *fd, const char *s,
-                         size_t n)
-{
-    const char *hint = vm_suggest(s, n, (const char *const *)fd->syms, fd->nsyms);
-    bind_error(b, at, "field '%s' has no symbol '%.*s'%s%s%s", fd->name, (int)n, s,
-               hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-}
-
-/* An enum field compared with a constant string: the symbols that hold. */
+/* An enum field compared with a constant string: the symbols that hold
+ * (none for == with a string that is no symbol: the field's value is a
+ * string, as over rows, not a checked name). */
 static void enum_compare(Binder *b, QExpr *e, QExpr *f, QExpr *k)
 {
     const st_field *fd = &b->vs->s->fields[f->field];
     if (k->type != QT_STR)
         return;
-    if ((e->op == QOP_EQ || e->op == QOP_NE) && st_field_enum_find(fd, k->ks, k->kn) < 0)
-        qb_no_symbol(b, k, fd, k->ks, k->kn);
     e->mask = qb_mask(b);
-    for (uint32_t s = 0; s < fd->nsyms; s++) {
-        size_t n = strlen(fd->syms[s]), m = n < k->kn ? n : k->kn;
-        int c = m ? memcmp(fd->syms[s], k->ks, m) : 0;
-        c = c ? (c < 0 ? -1 : 1) : n < k->kn ? -1 : n > k->kn;   /* qx_holds takes -1, 0, 1 */
-        if (qx_holds(e->op, c))
+    for (uint32_t s = 0; s < fd->nsyms; s++)
+        if (qx_holds(e->op, ops_cmp_bytes(fd->syms[s], strlen(fd->syms[s]), k->ks, k->kn)))
             qb_mask_set(e->mask, s);
-    }
 }
 
 /* A field compared with a constant, prepared as a test of its column. */

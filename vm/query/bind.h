@@ -75,9 +75,6 @@ const char *qb_describe(Binder *b, const QExpr *e, char *buf, size_t n);
 /* Is name a field of the rows in this scope? Its index, -2: yes, in the
  * rows' maps; -1: no. */
 int qb_field_of(Binder *b, VStr *name);
-/* Raises: the enum field fd has no symbol s[0 .. n). */
-_Noreturn void qb_no_symbol(Binder *b, const QExpr *at, const st_field *fd, const char *s,
-                            size_t n);
 /* A bit per enum symbol (256), in the plan. */
 uint8_t *qb_mask(Binder *b);
 

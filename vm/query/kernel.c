@@ -252,7 +252,17 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
 
 /* ---- filters -------------------------------------------------------------- */
 
-#define CMP3(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
+static void filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out);
+static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in);
+
+/* An operation of e failed for some row: its message at e's place, unless
+ * an operand failed first (a row's first error is its error; which row's
+ * the scan reports is first_error's to settle). */
+static void fail(KCtx *k, const QExpr *e, const char *msg)
+{
+    if (!k->err[0])
+        snprintf(k->err, sizeof k->err, "%d:%d: %s", e->line, e->col, msg);
+}
 
 /* One loop per test over a column of C type T, compared as CT with the
  * bounds (qnum.c's tests). The counts and pointers are locals: stores
@@ -265,7 +275,7 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
         const T *c = (const T *)col;                                                   \
         const uint32_t *ix = in->idx;                                                  \
         uint32_t *ox = out->idx, nin = in->n;                                          \
-        CT l = (lo), h = (hi);                                                         \
+        CT l = (CT)(lo), h = (CT)(hi);                                                 \
         switch (kind) {                                                                \
         case QN_LE: NUM_LOOP((CT)c[r] <= h) break;                                     \
         case QN_GE: NUM_LOOP((CT)c[r] >= l) break;                                     \
@@ -366,30 +376,19 @@ static double num_at(const QExpr *e, const KVec *v, uint32_t j)
 }
 
 /* Value j of two number vectors (a big expression's holds ints and floats)
- * as comb compares numbers: exactly. -1, 0, 1, or 2 for unordered (NaN). */
+ * as comb compares numbers (ops.h): -1, 0, 1, or 2 for unordered (NaN). */
 static int compare_num(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
 {
     bool fa = a->type == QT_FLOAT || kvec_float(va, j), fb = b->type == QT_FLOAT || kvec_float(vb, j);
-    if (!fa && !fb)
-        return CMP3(va->i[j], vb->i[j]);
-    if (fa && fb) {
-        double x = va->f[j], y = vb->f[j];
-        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
-    }
-    if (fb)
-        return v_cmp_int_float(va->i[j], vb->f[j]);
-    int c = v_cmp_int_float(vb->i[j], va->f[j]);
-    return c == 2 ? 2 : -c;
+    return ops_cmp_num(fa, fa ? 0 : va->i[j], fa ? va->f[j] : 0, fb, fb ? 0 : vb->i[j],
+                       fb ? vb->f[j] : 0);
 }
 
 /* Compares value j of two vectors: -1, 0, 1, or 2 for unordered (NaN). */
 static int compare_at(const QExpr *a, const KVec *va, const QExpr *b, const KVec *vb, uint32_t j)
 {
-    if (a->type == QT_STR) {
-        uint32_t n = va->sl[j] < vb->sl[j] ? va->sl[j] : vb->sl[j];
-        int c = n ? memcmp(va->sp[j], vb->sp[j], n) : 0;
-        return c ? (c < 0 ? -1 : 1) : CMP3(va->sl[j], vb->sl[j]);
-    }
+    if (a->type == QT_STR)
+        return ops_cmp_bytes(va->sp[j], va->sl[j], vb->sp[j], vb->sl[j]);
     return compare_num(a, va, b, vb, j);
 }
 
@@ -401,7 +400,7 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
     if (e->a->type == QT_NIL || e->b->type == QT_NIL) {
         /* x == nil: x is missing (first/last of no tag) */
         const QExpr *x = e->a->type == QT_NIL ? e->b : e->a;
-        const KVec *v = k_eval(k, x, tag, in);
+        const KVec *v = evaluate(k, x, tag, in);
         bool want_nil = e->op == QOP_EQ;
         for (uint32_t j = 0; j < in->n; j++) {
             out->idx[m] = in->idx[j];
@@ -410,8 +409,8 @@ static void filter_compare(KCtx *k, const QExpr *e, bool tag, const KSel *in, KS
         out->n = m;
         return;
     }
-    const KVec *va = k_eval(k, e->a, tag, in);
-    const KVec *vb = k_eval(k, e->b, tag, in);
+    const KVec *va = evaluate(k, e->a, tag, in);
+    const KVec *vb = evaluate(k, e->b, tag, in);
     for (uint32_t j = 0; j < in->n; j++) {
         out->idx[m] = in->idx[j];
         if (valid_at(va, j) && valid_at(vb, j))     /* a missing value's slot is not set */
@@ -436,7 +435,7 @@ static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
     uint32_t m = 0;
     if (filter_mask(k, e->a, e->mask, tag, in, out))
         return;
-    const KVec *v = k_eval(k, e->a, tag, in);
+    const KVec *v = evaluate(k, e->a, tag, in);
     bool want = e->op != QOP_NOMATCH;
     for (uint32_t j = 0; j < in->n; j++) {
         char buf[24];
@@ -468,7 +467,7 @@ static void filter_set(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *
     uint32_t m = 0;
     if (filter_mask(k, e->a, e->mask, tag, in, out))
         return;
-    const KVec *v = k_eval(k, e->a, tag, in);
+    const KVec *v = evaluate(k, e->a, tag, in);
     const QSet *s = e->set;
     for (uint32_t j = 0; j < in->n; j++) {
         bool hit = false;
@@ -549,6 +548,39 @@ static bool every_tag(const QExpr *e)
     return !e->a || (e->a->op == QOP_CONST && e->a->type == QT_BOOL && e->a->ki);
 }
 
+/* Whether a tag's answer hit decides its tagset's quantifier, so that the
+ * row steps ask no later tag: any's and first's first hit, all's first
+ * miss. */
+static bool decides(const QExpr *e, bool hit)
+{
+    return e->fn == QF_all ? !hit : hit && (e->fn == QF_any || e->fn == QF_first);
+}
+
+/* The hits again after the predicate failed for some tag, asked a tag at a
+ * time in order and up to the deciding tag of each tagset: the error is
+ * the row steps' (the first tag they ask that fails), or none when every
+ * failing tag comes after its tagset's decision. */
+static void quant_in_order(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
+{
+    const uint32_t *st = tag_start(k);
+    uint32_t m = 0;
+    k->err[0] = 0;
+    for (uint32_t j = 0; j < in->n && !k->err[0]; j++) {
+        for (uint32_t i = st[in->idx[j]]; i < st[in->idx[j] + 1]; i++) {
+            uint32_t r = i, o;
+            KSel one = {&r, 1}, hit = {&o, 0};
+            filter(k, e->a, true, &one, &hit);
+            if (k->err[0])
+                break;
+            if (hit.n)
+                hits->idx[m++] = i;
+            if (decides(e, hit.n))
+                break;
+        }
+    }
+    hits->n = m;
+}
+
 /* The tags of in's tagsets that satisfy the quantifier's predicate. */
 static void quant_tags(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
 {
@@ -559,7 +591,10 @@ static void quant_tags(KCtx *k, const QExpr *e, const KSel *in, KSel *hits)
         return;
     }
     tags_of(k, in, &all);
-    k_filter(k, e->a, true, &all, hits);
+    bool clean = !k->err[0];
+    filter(k, e->a, true, &all, hits);
+    if (clean && k->err[0])
+        quant_in_order(k, e, in, hits);
 }
 
 /* For each tagset of in, how many hits it has and its first and last:
@@ -603,7 +638,7 @@ static void filter_quant(KCtx *k, const QExpr *e, const KSel *in, KSel *out)
 /* A bool value used as a filter (a bool field, or a constant). */
 static void filter_value(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
 {
-    const KVec *v = k_eval(k, e, tag, in);
+    const KVec *v = evaluate(k, e, tag, in);
     uint32_t m = 0;
     for (uint32_t j = 0; j < in->n; j++) {
         out->idx[m] = in->idx[j];
@@ -612,7 +647,7 @@ static void filter_value(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
     out->n = m;
 }
 
-void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+static void filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
 {
     KSel t1, t2, t3;
     if (k->err[0]) {
@@ -624,23 +659,23 @@ void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
         t1 = scratch(k, e, 0);
         if (!t1.idx)
             break;
-        k_filter(k, e->a, tag, in, &t1);
-        k_filter(k, e->b, tag, &t1, out);
+        filter(k, e->a, tag, in, &t1);
+        filter(k, e->b, tag, &t1, out);
         return;
     case QOP_OR:
         t1 = scratch(k, e, 0), t2 = scratch(k, e, 1), t3 = scratch(k, e, 2);
         if (!t1.idx || !t2.idx || !t3.idx)
             break;
-        k_filter(k, e->a, tag, in, &t1);
+        filter(k, e->a, tag, in, &t1);
         difference(in, &t1, &t2);
-        k_filter(k, e->b, tag, &t2, &t3);
+        filter(k, e->b, tag, &t2, &t3);
         merge(&t1, &t3, out);
         return;
     case QOP_NOT:
         t1 = scratch(k, e, 0);
         if (!t1.idx)
             break;
-        k_filter(k, e->a, tag, in, &t1);
+        filter(k, e->a, tag, in, &t1);
         difference(in, &t1, out);
         return;
     case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
@@ -709,50 +744,45 @@ static void big_floats(KVec *v, uint32_t n)
     }
 }
 
-static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+/* One operator's loop: op a constant where it is inlined (eval_arith's
+ * switch), so that each loop holds only its own operation. */
+static inline __attribute__((always_inline)) ArithStatus
+arith_loop(int op, const QExpr *e, const KVec *a, const KVec *b, uint32_t n, KVec *v)
 {
-    const KVec *a = k_eval(k, e->a, tag, in);
-    const KVec *b = k_eval(k, e->b, tag, in);
-    /* an int result over a big operand's floats: floats there too */
-    bool mixed = e->big && (a->floats || b->floats);
-    v->floats = mixed;
-    for (uint32_t j = 0; j < in->n; j++) {
-        v->valid[j] = valid_at(a, j) && valid_at(b, j);
-        bool fl = mixed && (kvec_float(a, j) || kvec_float(b, j));
+    ArithStatus bad = AR_OK;
+    bool mixed = v->floats;
+    for (uint32_t j = 0; j < n; j++) {
+        bool ok = valid_at(a, j) && valid_at(b, j), fl = mixed && (kvec_float(a, j) || kvec_float(b, j));
+        ArithStatus st;
+        v->valid[j] = ok;
         if (mixed)
             v->isf[j] = fl;
-        if (e->type == QT_FLOAT || fl) {
-            double x = num_at(e->a, a, j), y = num_at(e->b, b, j);
-            switch (e->op) {
-            case QOP_ADD: v->f[j] = x + y; break;
-            case QOP_SUB: v->f[j] = x - y; break;
-            case QOP_MUL: v->f[j] = x * y; break;
-            case QOP_DIV: v->f[j] = y == 0 ? 0 : x / y; break;
-            default: v->f[j] = y == 0 ? 0 : fmod(x, y); break;
-            }
-            if (y == 0 && (e->op == QOP_DIV || e->op == QOP_MOD) && v->valid[j])
-                snprintf(k->err, sizeof k->err, "%d:%d: division by zero", e->line, e->col);
-            continue;
-        }
-        int64_t x = a->i[j], y = b->i[j], r = 0;
-        bool bad = false;
-        switch (e->op) {
-        case QOP_ADD: bad = __builtin_add_overflow(x, y, &r); break;
-        case QOP_SUB: bad = __builtin_sub_overflow(x, y, &r); break;
-        case QOP_MUL: bad = __builtin_mul_overflow(x, y, &r); break;
-        default:
-            if (y == 0 || (y == -1 && x == INT64_MIN)) {
-                if (v->valid[j])
-                    snprintf(k->err, sizeof k->err, "%d:%d: %s", e->line, e->col,
-                             y == 0 ? "division by zero" : "integer overflow in '/'");
-                break;
-            }
-            r = e->op == QOP_DIV ? x / y : x % y;
-        }
-        if (bad && v->valid[j])
-            snprintf(k->err, sizeof k->err, "%d:%d: integer overflow", e->line, e->col);
-        v->i[j] = r;
+        if (e->type == QT_FLOAT || fl)
+            st = ops_float(op, num_at(e->a, a, j), num_at(e->b, b, j), &v->f[j]);
+        else
+            st = ops_int(op, a->i[j], b->i[j], &v->i[j]);
+        if (st != AR_OK && ok)
+            bad = st;
     }
+    return bad;
+}
+
+static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    const KVec *a = evaluate(k, e->a, tag, in);
+    const KVec *b = evaluate(k, e->b, tag, in);
+    ArithStatus bad;
+    /* an int result over a big operand's floats: floats there too */
+    v->floats = e->big && (a->floats || b->floats);
+    switch (e->op - QOP_ADD) {
+    case ARITH_ADD: bad = arith_loop(ARITH_ADD, e, a, b, in->n, v); break;
+    case ARITH_SUB: bad = arith_loop(ARITH_SUB, e, a, b, in->n, v); break;
+    case ARITH_MUL: bad = arith_loop(ARITH_MUL, e, a, b, in->n, v); break;
+    case ARITH_DIV: bad = arith_loop(ARITH_DIV, e, a, b, in->n, v); break;
+    default: bad = arith_loop(ARITH_MOD, e, a, b, in->n, v); break;
+    }
+    if (bad)
+        fail(k, e, ops_message[bad]);
 }
 
 /* count/first/last(tags, PRED) per tagset: first and last read their
@@ -795,33 +825,40 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
     eval_field(k, &fx, true, &pick, v);
 }
 
-/* day(t), hour(t) */
 /* A comb function of the row (QX_CALL), asked row by row on the VM's thread. */
 static void eval_call(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const KVec *args[QX_MAX_ARGS];
     int n = 0;
     for (const QExpr *x = e->a; x; x = x->b)
-        args[n++] = k_eval(k, x->a, tag, in);
+        args[n++] = evaluate(k, x->a, tag, in);
     for (uint32_t j = 0; j < in->n; j++)
         v->i[j] = qx_call(e, args, j);
     all_valid(v, in->n);
 }
 
+/* day(t), hour(t) */
 static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
-    const KVec *a = k_eval(k, e->a, tag, in);
+    const KVec *a = evaluate(k, e->a, tag, in);
+    bool notime = false, over = false;
     for (uint32_t j = 0; j < in->n; j++) {
-        int64_t t = a->i[j], d = t / 86400 - (t % 86400 < 0);
         v->valid[j] = valid_at(a, j);
-        if (kvec_float(a, j) && v->valid[j])
-            snprintf(k->err, sizeof k->err, "%d:%d: %s() needs a time (an int), not float", e->line,
-                     e->col, vm_query_funcs[e->fn].name);
-        v->i[j] = e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600;
+        if (kvec_float(a, j))
+            notime |= v->valid[j];
+        else if (e->fn == QF_hour)
+            v->i[j] = ops_hour(a->i[j]);
+        else
+            over |= ops_day(a->i[j], &v->i[j]) != AR_OK && v->valid[j];
     }
+    char msg[128];
+    if (notime)
+        ops_notime_message(msg, sizeof msg, vm_query_funcs[e->fn].name, "float");
+    if (notime || over)
+        fail(k, e, notime ? msg : ops_message[AR_OVERFLOW]);
 }
 
-const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
+static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 {
     KVec *v = &slot(k, e)->v;
     if (!alloc_vec(k, e, v) || k->err[0]) {
@@ -847,7 +884,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
         memset(v->valid, e->type != QT_NIL, in->n);
         break;
     case QOP_NEG: {
-        const KVec *a = k_eval(k, e->a, tag, in);
+        const KVec *a = evaluate(k, e->a, tag, in);
+        bool over = false;
         v->floats = a->floats;
         for (uint32_t j = 0; j < in->n; j++) {
             v->valid[j] = valid_at(a, j);
@@ -855,11 +893,11 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
                 v->isf[j] = kvec_float(a, j);
             if (e->type == QT_FLOAT || kvec_float(a, j))
                 v->f[j] = -a->f[j];
-            else if (a->i[j] == INT64_MIN && v->valid[j])
-                snprintf(k->err, sizeof k->err, "%d:%d: integer overflow in unary '-'", e->line, e->col);
-            else
-                v->i[j] = -a->i[j];
+            else if (ops_int_neg(a->i[j], &v->i[j]) != AR_OK && v->valid[j])
+                over = true;
         }
+        if (over)
+            fail(k, e, ops_message[AR_OVERFLOW]);
         break;
     }
     case QOP_ADD: case QOP_SUB: case QOP_MUL: case QOP_DIV: case QOP_MOD:
@@ -888,7 +926,7 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
             KSel hit = scratch(k, e, NSEL - 1);
             if (!hit.idx)
                 break;
-            k_filter(k, e, tag, in, &hit);
+            filter(k, e, tag, in, &hit);
             uint32_t h = 0;
             for (uint32_t j = 0; j < in->n; j++) {
                 bool yes = h < hit.n && hit.idx[h] == in->idx[j];
@@ -899,6 +937,49 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
         }
         break;
     }
+    return v;
+}
+
+/* ---- the scan's entry points ---------------------------------------------- */
+
+/* After a batch failed: its rows one at a time, in order, until one fails,
+ * so that the error is the first row's, as the VM and the row steps, which
+ * go a row at a time, meet it (a batch evaluates node by node, and a later
+ * row may fail at an earlier node). The batch's own error stands when no
+ * row fails alone (out of memory). Results are left undefined: the scan
+ * stops. */
+static void first_error(KCtx *k, const QExpr *e, bool tag, const KSel *in, bool cond)
+{
+    char batch_err[sizeof k->err];
+    memcpy(batch_err, k->err, sizeof batch_err);
+    for (uint32_t j = 0; j < in->n; j++) {
+        uint32_t r = in->idx[j], o;
+        KSel one = {&r, 1}, out = {&o, 0};
+        k->err[0] = 0;
+        if (cond)
+            filter(k, e, tag, &one, &out);
+        else
+            evaluate(k, e, tag, &one);
+        if (k->err[0])
+            return;
+    }
+    memcpy(k->err, batch_err, sizeof batch_err);
+}
+
+void k_filter(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel *out)
+{
+    bool clean = !k->err[0];
+    filter(k, e, tag, in, out);
+    if (clean && k->err[0] && in->n > 1)
+        first_error(k, e, tag, in, true);
+}
+
+const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
+{
+    bool clean = !k->err[0];
+    const KVec *v = evaluate(k, e, tag, in);
+    if (clean && k->err[0] && in->n > 1)
+        first_error(k, e, tag, in, false);
     return v;
 }
 

@@ -23,6 +23,14 @@ static Value eval(Ctx *c, const QExpr *e);
 
 #define err_at(c, e, ...) qx_error((c)->vm, e, __VA_ARGS__)
 
+/* An operator's operands of types it does not take, in the VM's words. */
+_Noreturn static void types_error(Ctx *c, const QExpr *e, const char *sym, Value a, Value b)
+{
+    char msg[128];
+    ops_types_message(msg, sizeof msg, sym, v_type_name(a), v_type_name(b));
+    err_at(c, e, "%s", msg);
+}
+
 static Value map_get(Ctx *c, Value m, VStr *key)
 {
     Value v;
@@ -82,14 +90,13 @@ static bool compare(Ctx *c, const QExpr *e, Value a, Value b)
         return false;
     if (e->op == QOP_EQ || e->op == QOP_NE)
         return v_equal(a, b) == (e->op == QOP_EQ);
-    bool swap = e->op == QOP_GT || e->op == QOP_GE;   /* a > b is b < a */
+    bool swap = e->op == QOP_GT || e->op == QOP_GE;   /* a > b is b < a, as in the VM */
+    bool or_equal = e->op == QOP_LE || e->op == QOP_GE;
     Value x = swap ? b : a, y = swap ? a : b;
-    if (vm_less(x, y, e->op == QOP_LE || e->op == QOP_GE, &r) != AR_OK)
-        err_at(c, e, "cannot compare %s with %s", v_type_name(a), v_type_name(b));
+    if (vm_less(x, y, or_equal, &r) != AR_OK)
+        types_error(c, e, or_equal ? "<=" : "<", x, y);
     return r;
 }
-
-static const char *const arith_name[] = {"+", "-", "*", "/", "%"};
 
 static Value arith(Ctx *c, const QExpr *e, Value a, Value b)
 {
@@ -97,12 +104,45 @@ static Value arith(Ctx *c, const QExpr *e, Value a, Value b)
     Value r;
     if (IS_NIL(a) || IS_NIL(b))
         return v_nil();
-    switch (vm_arith(c->vm, op, a, b, &r)) {
-    case AR_OK: return r;
-    case AR_OVERFLOW: err_at(c, e, "integer overflow in '%s'", arith_name[op]);
-    case AR_DIVZERO: err_at(c, e, "division by zero");
-    default: err_at(c, e, "cannot apply '%s' to %s and %s", arith_name[op], v_type_name(a), v_type_name(b));
+    ArithStatus st = vm_arith(c->vm, op, a, b, &r);
+    if (st == AR_TYPES)
+        types_error(c, e, ops_arith_sym[op], a, b);
+    if (st != AR_OK)
+        err_at(c, e, "%s", ops_message[st]);
+    return r;
+}
+
+/* -a, as the VM negates. */
+static Value negate(Ctx *c, const QExpr *e, Value a)
+{
+    Value r;
+    char msg[128];
+    ArithStatus st = IS_NIL(a) ? AR_OK : vm_negate(a, &r);
+    if (st == AR_TYPES) {
+        ops_unary_message(msg, sizeof msg, "-", v_type_name(a));
+        err_at(c, e, "%s", msg);
     }
+    if (st != AR_OK)
+        err_at(c, e, "%s", ops_message[st]);
+    return IS_NIL(a) ? a : r;
+}
+
+/* day(t), hour(t) (ops.h), nil for nil. */
+static Value time_func(Ctx *c, const QExpr *e, Value a)
+{
+    char msg[128];
+    int64_t r;
+    if (IS_NIL(a))
+        return a;
+    if (!IS_INT(a)) {
+        ops_notime_message(msg, sizeof msg, vm_query_funcs[e->fn].name, v_type_name(a));
+        err_at(c, e, "%s", msg);
+    }
+    if (e->fn == QF_hour)
+        return v_int(ops_hour(a.as.i));
+    if (ops_day(a.as.i, &r) != AR_OK)
+        err_at(c, e, "%s", ops_message[AR_OVERFLOW]);
+    return v_int(r);
 }
 
 static Value quant(Ctx *c, const QExpr *e)
@@ -165,12 +205,7 @@ static Value eval(Ctx *c, const QExpr *e)
     case QX_FIELD:
         return get_name(c, e);
     case QOP_NEG:
-        a = eval(c, e->a);
-        if (IS_NIL(a))
-            return a;
-        if (vm_negate(a, &b) != AR_OK)
-            err_at(c, e, "cannot negate %s", v_type_name(a));
-        return b;
+        return negate(c, e, eval(c, e->a));
     case QOP_NOT:
         return v_bool(!v_truthy(eval(c, e->a)));
     case QOP_ADD: case QOP_SUB: case QOP_MUL: case QOP_DIV: case QOP_MOD:
@@ -206,15 +241,8 @@ static Value eval(Ctx *c, const QExpr *e)
     }
     case QX_AGG:
         return c->aggs ? c->aggs[e->agg] : v_nil();
-    case QX_FUNC: {
-        a = eval(c, e->a);
-        if (IS_NIL(a))
-            return a;
-        if (!IS_INT(a))
-            err_at(c, e, "%s() needs a time (an int), not %s", vm_query_funcs[e->fn].name, v_type_name(a));
-        int64_t t = a.as.i, d = t / 86400 - (t % 86400 < 0);
-        return v_int(e->fn == QF_day ? d * 86400 : (t - d * 86400) / 3600);
-    }
+    case QX_FUNC:
+        return time_func(c, e, eval(c, e->a));
     case QOP_INDEX:
         a = eval(c, e->a);
         b = eval(c, e->b);
@@ -242,27 +270,6 @@ Value rows_eval_aggs(VM *vm, const QExpr *e, const Value *aggs)
 
 /* ---- steps ---------------------------------------------------------------- */
 
-static VArray *where(VM *vm, const QStep *s, VArray *in)
-{
-    VArray *out = vm_array_new(vm, in->len);
-    Value ov = v_obj(out);
-    vm_push_root(vm, ov);
-    for (size_t i = 0; i < in->len; i++)
-        if (v_truthy(rows_eval(vm, s->e[0], in->items[i], v_nil())))
-            vm_array_push(vm, out, in->items[i]);
-    vm_pop_root(vm, 1);
-    return out;
-}
-
-static VArray *take(VM *vm, const QStep *s, VArray *in)
-{
-    size_t n = (size_t)s->e[0]->ki < in->len ? (size_t)s->e[0]->ki : in->len;
-    VArray *out = vm_array_new(vm, n);
-    for (size_t i = 0; i < n; i++)
-        vm_array_push(vm, out, in->items[i]);
-    return out;
-}
-
 /* The map a select makes of row, into *out (rooted by the caller; it may
  * be where row was). */
 static void select_row(VM *vm, const QStep *s, Value row, Value *out)
@@ -273,19 +280,6 @@ static void select_row(VM *vm, const QStep *s, Value row, Value *out)
     for (int j = 0; j < s->n; j++)
         vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], row, v_nil()));
     vm_pop_root(vm, 1);
-}
-
-static VArray *select_(VM *vm, const QStep *s, VArray *in)
-{
-    VArray *out = vm_array_new(vm, in->len);
-    Value ov = v_obj(out);
-    vm_push_root(vm, ov);
-    for (size_t i = 0; i < in->len; i++) {
-        vm_array_push(vm, out, v_nil());
-        select_row(vm, s, in->items[i], &out->items[i]);
-    }
-    vm_pop_root(vm, 1);
-    return out;
 }
 
 int rows_streams_to(const QPlan *p, int from)
@@ -317,6 +311,29 @@ int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *
         }
     }
     return last ? 2 : 1;
+}
+
+/* The take counts of a run of steps, where the collector frees them. */
+static const VHandleType taken_type = {.name = "taken"};
+
+/* Steps [from, to) (where, select, take) over the rows a row at a time, as
+ * the scan and `for` take them: once the takes have their rows, the rest
+ * are never evaluated (and cannot fail). */
+static VArray *stream(VM *vm, const QPlan *p, int from, int to, VArray *in)
+{
+    VArray *out = vm_array_new(vm, in->len);
+    vm_push_root(vm, v_obj(out));
+    VHandle *h = vm_handle_new(vm, &taken_type, (size_t)to * sizeof(uint64_t));
+    vm_push_root(vm, v_obj(h));
+    int k = 1;
+    for (size_t i = 0; i < in->len && k != 2 && k != -1; i++) {
+        vm_array_push(vm, out, in->items[i]);   /* rooted there while the steps make it */
+        k = rows_step(vm, p, from, to, handle_data(h), &out->items[out->len - 1]);
+        if (k < 1)
+            out->len--;
+    }
+    vm_pop_root(vm, 2);
+    return out;
 }
 
 /* `| tags`: a row per tag, the tagset's fields and the tag's. */
@@ -685,10 +702,12 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
             vm_error(vm, "'%s' needs rows, not %s", vm_verbs[s->verb].name, v_type_name(rows));
         VArray *in = AS_ARRAY(rows);
         vm_push_root(vm, rows);
-        switch (s->verb) {
-        case QV_where: rows = v_obj(where(vm, s, in)); break;
-        case QV_take: rows = v_obj(take(vm, s, in)); break;
-        case QV_select: rows = v_obj(select_(vm, s, in)); break;
+        int to = rows_streams_to(p, i);
+        switch (to > i ? QV_where : s->verb) {
+        case QV_where:  /* where, select, take */
+            rows = v_obj(stream(vm, p, i, to, in));
+            i = to - 1;
+            break;
         case QV_sort: rows = v_obj(sort(vm, s, in)); break;
         case QV_group: rows = v_obj(group(vm, s, in)); break;
         case QV_tags: rows = v_obj(tags(vm, in)); break;

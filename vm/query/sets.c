@@ -90,7 +90,7 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
         if (!IS_NUM(v))
             goto mismatch;
         f = IS_INT(v) ? (double)v.as.i : v.as.f;
-        if (isnan(f) || (IS_INT(v) && v_cmp_int_float(v.as.i, f)))
+        if (isnan(f) || (IS_INT(v) && ops_cmp_int_float(v.as.i, f)))
             return;     /* equals no float (NaN not even itself) */
         f = f == 0 ? 0 : f; /* -0 is 0 */
         p = &f;
@@ -211,11 +211,6 @@ QExpr *qb_in(Binder *b, Value node)
         set_add(b, e->set, vals->items[i], e->a);
     if (e->a->is_enum && e->a->op == QX_FIELD) {
         const st_field *fd = &b->vs->s->fields[e->a->field];
-        for (size_t i = 0; i < vals->len; i++) {   /* a misspelt symbol, as == finds it */
-            VStr *v = IS_STR(vals->items[i]) ? AS_STR(vals->items[i]) : NULL;
-            if (v && st_field_enum_find(fd, v->data, v->len) < 0)
-                qb_no_symbol(b, setx, fd, v->data, v->len);
-        }
         e->mask = qb_mask(b);
         for (uint32_t k = 0; k < fd->nsyms; k++)
             if (qset_has(e->set, fd->syms[k], strlen(fd->syms[k])))

@@ -9,7 +9,6 @@ run() { printf '%s\n' "$1" > q.comb; "$COMB" q.comb 2>&1 | head -1; }
 run 'let ds = open("calls")
 ds | where bsdi == 34 | count'
 run 'open("calls") | where (onum == "7325551212") && (bsid == 34) | count'
-run 'open("calls") | where state == "biled" | count'
 run 'open("calls") | where sys == "RICS" && status > dur | count'
 run 'open("calls") | group by sys { n: count() }'
 run 'open("calls") | where any(tags, sys == 5) | count'
@@ -48,5 +47,3 @@ run 'open("calls") | select onum, d: status + 1'
 # `tags` after a step that made rows without tags
 run 'open("calls") | group by state | tags | count'
 run 'open("calls") | select onum | tags | count'
-# a misspelt symbol in a set, as with ==
-run 'open("calls") | where state in ["open", "biled"] | count'
