@@ -372,7 +372,12 @@ static NameKind resolve(Compiler *c, const Name *n, int *index)
         *index = i;
         return N_NATIVE;
     }
-    error(c, n->line, n->col, "undefined name '%s'", n->s);
+    const char *member = vm_native_member(n->s, n->n);
+    if (member)
+        error(c, n->line, n->col, "undefined name '%s' (did you mean '%s'? import \"%.*s\" first)",
+              n->s, member, (int)(strchr(member, '.') - member), member);
+    else
+        error(c, n->line, n->col, "undefined name '%s'", n->s);
     return N_NONE;
 }
 
