@@ -372,7 +372,12 @@ static NameKind resolve(Compiler *c, const Name *n, int *index)
         *index = i;
         return N_NATIVE;
     }
-    error(c, n->line, n->col, "undefined name '%s'", n->s);
+    const char *member = vm_native_member(n->s, n->n);
+    if (member)
+        error(c, n->line, n->col, "undefined name '%s' (did you mean '%s'? import \"%.*s\" first)",
+              n->s, member, (int)(strchr(member, '.') - member), member);
+    else
+        error(c, n->line, n->col, "undefined name '%s'", n->s);
     return N_NONE;
 }
 
@@ -1382,9 +1387,13 @@ static void try_stmt(Compiler *c, Stmt *s)
     patch(c, end, here(c));
 }
 
-/* The name `import "a/b.comb"` binds when it has no `as`: b. */
+/* The name an import binds: its `as`, else b for `import "a/b.comb"`.
+ * False if it has none (reported when the import is compiled). */
 static bool import_name(Compiler *c, Stmt *s, Name *n)
 {
+    *n = s->u.import.as;
+    if (n->s)
+        return true;
     const char *p = s->u.import.path, *e = p + s->u.import.n, *b = p;
     for (const char *q = p; q < e; q++)
         if (*q == '/')
@@ -1394,20 +1403,19 @@ static bool import_name(Compiler *c, Stmt *s, Name *n)
     bool ok = b < e && !(*b >= '0' && *b <= '9');
     for (const char *q = b; q < e; q++)
         ok &= (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_';
-    if (!ok) {
-        error(c, s->line, s->col, "cannot name the module \"%s\": write import \"...\" as NAME",
-              arena_strndup(c->a, p, s->u.import.n));
-        return false;
-    }
-    *n = (Name){arena_strndup(c->a, b, (size_t)(e - b)), (size_t)(e - b), s->line, s->col};
-    return true;
+    if (ok)
+        *n = (Name){arena_strndup(c->a, b, (size_t)(e - b)), (size_t)(e - b), s->line, s->col};
+    return ok;
 }
 
 static void import_stmt(Compiler *c, Stmt *s)
 {
-    Name n = s->u.import.as;
-    if (!n.s && !import_name(c, s, &n))
+    Name n;
+    if (!import_name(c, s, &n)) {
+        error(c, s->line, s->col, "cannot name the module \"%s\": write import \"...\" as NAME",
+              arena_strndup(c->a, s->u.import.path, s->u.import.n));
         return;
+    }
     int k = add_const(c, str_const(c, s->u.import.path, s->u.import.n), s->line, s->col);
     if (at_module_level(c)) {
         int slot = module_slot(c, &n, false);
@@ -1552,17 +1560,21 @@ static VProto *function(Compiler *c, FnLit *fn)
     return p;
 }
 
-/* Module-level names are known before any code, so functions may use the
- * ones defined after them; and top-level functions are made first (they
- * capture no locals), so code may call one defined further down. */
+/* Module-level names (imports too) are known before any code, so functions
+ * may use the ones defined after them; and top-level functions are made
+ * first (they capture no locals), so code may call one defined further
+ * down. */
 static void declare_top_level(Compiler *c, Block *prog)
 {
+    Name n;
     for (int i = 0; i < prog->n; i++) {
         Stmt *s = prog->items[i];
         if (s->kind == S_LET)
             module_slot(c, &s->u.let.name, true);
         else if (s->kind == S_FN)
             module_slot(c, &s->u.fn->name, true);
+        else if (s->kind == S_IMPORT && import_name(c, s, &n))
+            module_slot(c, &n, false);
     }
     for (int i = 0; i < prog->n; i++)
         if (prog->items[i]->kind == S_FN)

@@ -24,7 +24,7 @@ const size_t help_ntopics = sizeof help_topics / sizeof help_topics[0];
 
 /* The lists that are topics too. */
 static const HelpEntry lists[] = {
-    {"natives", "the built-in functions", NULL},
+    {"natives", "the built-in functions and modules", NULL},
     {"verbs", "the pipeline verbs", NULL},
     {"commands", "the prompt's dot commands", NULL},
 };
@@ -43,11 +43,27 @@ static const char *native_text(const VmNativeDef *d)
     return sep ? sep + 3 : "";
 }
 
-static void list_natives(FILE *out)
+static void list_members(FILE *out, const char *mod)
 {
     for (size_t i = 0; i < vm_nnatives; i++)
-        fprintf(out, "  %-22.*s %s\n", (int)usage_len(&vm_natives[i]), vm_natives[i].help,
-                native_text(&vm_natives[i]));
+        if (vm_native_in(&vm_natives[i], mod))
+            fprintf(out, "  %-22.*s %s\n", (int)usage_len(&vm_natives[i]), vm_natives[i].help,
+                    native_text(&vm_natives[i]));
+}
+
+static void show_module(FILE *out, const VmNativeModule *m)
+{
+    fprintf(out, "module %s (import \"%s\"): %s\n", m->name, m->name, m->help);
+    list_members(out, m->name);
+}
+
+static void list_natives(FILE *out)
+{
+    list_members(out, NULL);
+    for (size_t k = 0; k < vm_nnative_modules; k++) {
+        fputc('\n', out);
+        show_module(out, &vm_native_modules[k]);
+    }
 }
 
 static void list_verbs(FILE *out)
@@ -73,12 +89,19 @@ static void overview(FILE *out)
         fprintf(out, "  %-10s %s\n", help_topics[i].name, help_topics[i].usage);
     for (size_t i = 0; i < NLISTS; i++)
         fprintf(out, "  %-10s %s\n", lists[i].name, lists[i].usage);
-    fputs(".help NAME also explains one native, verb or command, e.g. .help len\n", out);
+    fputs(".help NAME also explains one native, module, verb or command, e.g. .help len\n", out);
 }
 
 static bool named(const char *a, const char *b)
 {
     return !strcmp(a, b);
+}
+
+/* A native by its name, or a module's member by its name alone too. */
+static bool names_native(const char *topic, const VmNativeDef *d)
+{
+    const char *dot = strchr(d->name, '.');
+    return named(topic, d->name) || (dot && named(topic, dot + 1));
 }
 
 bool help_show(FILE *out, const char *topic)
@@ -98,10 +121,15 @@ bool help_show(FILE *out, const char *topic)
             fputs(help_topics[i].text, out);
             return true;
         }
+    for (size_t k = 0; k < vm_nnative_modules; k++)
+        if (named(topic, vm_native_modules[k].name)) {
+            show_module(out, &vm_native_modules[k]);
+            return true;
+        }
     /* A name can be both a native and a pipeline verb (sort): show each. */
     bool found = false;
     for (size_t i = 0; i < vm_nnatives; i++)
-        if (named(topic, vm_natives[i].name)) {
+        if (names_native(topic, &vm_natives[i])) {
             fprintf(out, "%s\n", vm_natives[i].help);
             found = true;
         }
@@ -131,6 +159,8 @@ void help_names(void (*add)(void *acc, const char *name, size_t len), void *acc)
             add(acc, tables[t][i].name, strlen(tables[t][i].name));
     for (size_t i = 0; i < vm_nnatives; i++)
         add(acc, vm_natives[i].name, strlen(vm_natives[i].name));
+    for (size_t k = 0; k < vm_nnative_modules; k++)
+        add(acc, vm_native_modules[k].name, strlen(vm_native_modules[k].name));
     for (size_t i = 0; i < meta_ncommands; i++)
         add(acc, meta_commands[i].name, strlen(meta_commands[i].name));
 }
@@ -157,11 +187,25 @@ static void row(FILE *out, const char *prefix, const char *code, size_t n, const
     fputs(" |\n", out);
 }
 
+/* The natives of module mod (NULL: the globals) as table rows. */
+static void native_rows(FILE *out, const char *mod)
+{
+    fputs("| native | what it does |\n|--------|--------------|\n", out);
+    for (size_t i = 0; i < vm_nnatives; i++)
+        if (vm_native_in(&vm_natives[i], mod))
+            row(out, "", vm_natives[i].help, usage_len(&vm_natives[i]),
+                native_text(&vm_natives[i]));
+}
+
 void help_reference(FILE *out)
 {
-    fputs("### Natives\n\n| native | what it does |\n|--------|--------------|\n", out);
-    for (size_t i = 0; i < vm_nnatives; i++)
-        row(out, "", vm_natives[i].help, usage_len(&vm_natives[i]), native_text(&vm_natives[i]));
+    fputs("### Natives\n\n", out);
+    native_rows(out, NULL);
+    for (size_t k = 0; k < vm_nnative_modules; k++) {
+        const VmNativeModule *m = &vm_native_modules[k];
+        fprintf(out, "\n### Module %s\n\n`import \"%s\"`: %s.\n\n", m->name, m->name, m->help);
+        native_rows(out, m->name);
+    }
     fputs("\n### Pipeline verbs\n\n| verb | what it does |\n|------|--------------|\n", out);
     for (size_t i = 0; i < help_nverbs; i++)
         row(out, "", help_verbs[i].usage, strlen(help_verbs[i].usage), help_verbs[i].text);

@@ -12,6 +12,7 @@
 #include "lang/parser.h"
 #include "lang/paths.h"
 #include "store/mem.h"
+#include "vm/natives.h"
 
 typedef struct CompileJob {
     VModule *mod;
@@ -264,6 +265,9 @@ static VModule *import_module(VM *vm, VStr *name, VModule *from)
     if (strlen(n) != name->len || !name->len)
         vm_error(vm, "bad module name");
     bool pathlike = strchr(n, '/') || (name->len > 5 && !strcmp(n + name->len - 5, ".comb"));
+    VModule *builtin = pathlike ? NULL : vm_native_module(vm, n, name->len);
+    if (builtin)
+        return builtin;
     beside(from->path->data, n, !pathlike, rel, sizeof rel);
     snprintf(std, sizeof std, "%s/%s.comb", paths_stdlib(), n);
     const char *found = is_file(rel) ? rel : !pathlike && is_file(std) ? std : NULL;

@@ -38,9 +38,10 @@ VModule *lc_load_eval(VM *vm, const char *src, size_t len, const char *path, FIL
 /* The same from a file; a file that cannot be read is reported too. */
 VModule *lc_load_file(VM *vm, const char *path, FILE *errout);
 
-/* Let `import` load modules: "name" is NAME.comb beside the importing file,
- * else stdlib/NAME.comb (lang/paths.h); a name ending in .comb or holding a
- * '/' is a path relative to the importing file. */
+/* Let `import` load modules: "name" is a built-in module of natives if
+ * there is one (search; vm/natives.def), else NAME.comb beside the importing
+ * file, else stdlib/NAME.comb (lang/paths.h); a name ending in .comb or
+ * holding a '/' is a path relative to the importing file. */
 void lc_install_import(VM *vm);
 
 #endif

@@ -1,11 +1,13 @@
-/* lib_search: skip loops for string searches written in comb: skip, sieve,
- * gram, grams, anyat.
+/* lib_search: the built-in module search, gre's engine room: the inner
+ * loops of the searches in stdlib/gre.comb (search.skip, search.sieve,
+ * search.anyat, search.grams, search.gram), reached by `import "search"`.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
  * window, look up how far the window may move, move it. Interpreted, that
  * loop costs a dozen instructions a step; here it is one call. What the
- * table holds, and what to do where it says 0, stays in the comb program.
+ * table holds, and what to do where it says 0, stays in the comb program:
+ * gre chooses the algorithm, builds the tables and reports the matches.
  *
  * A gram is the q bytes (1 to 7) of a string that end at an index, read as
  * a big-endian int. A table of 2^k entries is indexed by the gram itself when
@@ -227,7 +229,7 @@ static size_t skip_two(const unsigned char *p, size_t j, size_t end, int q,
 
 #define TWO_CHAINS 1024     /* spans shorter than this run as one chain */
 
-Value nat_skip(VM *vm, int argc, Value *argv)
+Value nat_search_skip(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t i = vm_arg_int(vm, argv, 1);
@@ -259,7 +261,7 @@ Value nat_skip(VM *vm, int argc, Value *argv)
     return j < (size_t)end ? v_int((int64_t)j) : v_nil();
 }
 
-Value nat_gram(VM *vm, int argc, Value *argv)
+Value nat_search_gram(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t j = vm_arg_int(vm, argv, 1);
@@ -278,7 +280,7 @@ Value nat_gram(VM *vm, int argc, Value *argv)
  * of text, for choosing the grams a search should stop at least. Counted in
  * 32 bits first: a quarter of the memory the array's values take, so that
  * more of it stays in cache. */
-Value nat_grams(VM *vm, int argc, Value *argv)
+Value nat_search_grams(VM *vm, int argc, Value *argv)
 {
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -310,7 +312,7 @@ Value nat_grams(VM *vm, int argc, Value *argv)
  * of a power-of-two size), at its entry for the q-gram of s ending at j (nil:
  * no run). Returns the index k of the first pair whose w occurs where
  * expected and inside s[lo..hi), or nil. */
-Value nat_anyat(VM *vm, int argc, Value *argv)
+Value nat_search_anyat(VM *vm, int argc, Value *argv)
 {
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -401,7 +403,7 @@ static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const F
  * the filter has the bit of the q-gram ending at j. No shifts: where a
  * shift table would move only a few bytes a step, testing every index is
  * faster, as no lookup waits for the one before it. */
-Value nat_sieve(VM *vm, int argc, Value *argv)
+Value nat_search_sieve(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t i = vm_arg_int(vm, argv, 1);

@@ -1,6 +1,6 @@
-/* natives: the natives table, argument helpers, and the core natives
- * (print, len, type, str, int, float, error, push, pop, has); keys is with
- * values in vm/lib_map.c. */
+/* natives: the natives table and the built-in modules made from it,
+ * argument helpers, and the core natives (print, len, type, str, int,
+ * float, error, push, pop, has); keys is with values in vm/lib_map.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -12,17 +12,85 @@
 
 const VmNativeDef vm_natives[] = {
 #define X(name, min, max, help) {#name, min, max, nat_##name, help},
+#define M(module, name, min, max, help) {#module "." #name, min, max, nat_##module##_##name, help},
+#define MODULE(name, help)
 #include "vm/natives.def"
 #undef X
+#undef M
+#undef MODULE
 };
 const size_t vm_nnatives = sizeof vm_natives / sizeof vm_natives[0];
 
+const VmNativeModule vm_native_modules[] = {
+#define X(name, min, max, help)
+#define M(module, name, min, max, help)
+#define MODULE(name, help) {#name, help},
+#include "vm/natives.def"
+#undef X
+#undef M
+#undef MODULE
+};
+const size_t vm_nnative_modules = sizeof vm_native_modules / sizeof vm_native_modules[0];
+
+/* A member's name never matches: "search.skip" is not "skip". */
 int vm_native_find(const char *name, size_t len)
 {
     for (size_t i = 0; i < vm_nnatives; i++)
         if (strlen(vm_natives[i].name) == len && !memcmp(vm_natives[i].name, name, len))
             return (int)i;
     return -1;
+}
+
+bool vm_native_in(const VmNativeDef *d, const char *module)
+{
+    const char *dot = strchr(d->name, '.');
+    if (!module)
+        return !dot;
+    size_t len = strlen(module);
+    return dot && (size_t)(dot - d->name) == len && !strncmp(d->name, module, len);
+}
+
+const char *vm_native_member(const char *name, size_t len)
+{
+    for (size_t i = 0; i < vm_nnatives; i++) {
+        const char *dot = strchr(vm_natives[i].name, '.');
+        if (dot && strlen(dot + 1) == len && !memcmp(dot + 1, name, len))
+            return vm_natives[i].name;
+    }
+    return NULL;
+}
+
+/* A built-in module's object, its members exported and nothing left to run. */
+static VModule *make_module(VM *vm, const char *name, const char *path)
+{
+    VModule *m = vm_module_new(vm, name, path);
+    for (size_t i = 0; i < vm_nnatives; i++)
+        if (vm_native_in(&vm_natives[i], name)) {
+            const char *member = vm_natives[i].name + strlen(name) + 1;
+            size_t slot = vm_module_slot(vm, m, vm_str_cstr(vm, member), true);
+            m->vars[slot] = v_obj(vm->natives[i]);
+        }
+    m->state = MOD_LOADED;
+    return m;
+}
+
+/* Made once, then found in vm->modules under a key no file's path can be. */
+VModule *vm_native_module(VM *vm, const char *name, size_t len)
+{
+    for (size_t k = 0; k < vm_nnative_modules; k++) {
+        const char *mn = vm_native_modules[k].name;
+        if (strlen(mn) != len || memcmp(mn, name, len))
+            continue;
+        char key[64];
+        snprintf(key, sizeof key, "<built-in %s>", mn);
+        Value hit, kv = v_obj(vm_str_cstr(vm, key));
+        if (!vm_map_get(vm, vm->modules, kv, &hit)) {
+            hit = v_obj(make_module(vm, mn, key));
+            vm_map_set(vm, vm->modules, kv, hit);
+        }
+        return AS_MODULE(hit);
+    }
+    return NULL;
 }
 
 void vm_natives_init(VM *vm)

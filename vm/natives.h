@@ -2,7 +2,9 @@
  * natives (vm/natives.def) with the core ones.
  *
  * Writing a native:
- *   1. Add a line to vm/natives.def: X(name, min, max, "name(args): help").
+ *   1. Add a line to vm/natives.def: X(name, min, max, "name(args): help"),
+ *      or M(module, name, ...) under a MODULE line for a member of a built-in
+ *      module, defined as nat_<module>_<name>.
  *   2. Define it in your vm/lib_<area>.c:
  *          Value nat_name(VM *vm, int argc, Value *argv)
  *      argc is already checked against min and max; argv[0..argc) are the
@@ -37,21 +39,43 @@
 typedef Value (*vm_native_fn)(VM *vm, int argc, Value *argv);
 
 typedef struct VmNativeDef {
-    const char *name;
+    const char *name;           /* a member of a built-in module: "module.name" */
     int min_args, max_args;     /* max -1: any number */
     vm_native_fn fn;
     const char *help;           /* one line: "name(args): what it does" */
 } VmNativeDef;
 
+/* A built-in module: natives reached only through `import "name"`. */
+typedef struct VmNativeModule {
+    const char *name;
+    const char *help;           /* one line: what it is for */
+} VmNativeModule;
+
 #define X(name, min, max, help) Value nat_##name(VM *vm, int argc, Value *argv);
+#define M(module, name, min, max, help) Value nat_##module##_##name(VM *vm, int argc, Value *argv);
+#define MODULE(name, help)
 #include "vm/natives.def"
 #undef X
+#undef M
+#undef MODULE
 
+/* Every native, the built-in modules' members (named "module.name") too. */
 extern const VmNativeDef vm_natives[];
 extern const size_t vm_nnatives;
+extern const VmNativeModule vm_native_modules[];
+extern const size_t vm_nnative_modules;
 
-/* The index in vm_natives of the native called name, or -1. */
+/* The index in vm_natives of the global native called name, or -1. */
 int vm_native_find(const char *name, size_t len);
+/* Whether d is a member of the built-in module called module, or (module
+ * NULL) a global. */
+bool vm_native_in(const VmNativeDef *d, const char *module);
+/* The member of a built-in module called name ("skip" finds "search.skip"),
+ * for an error's hint; NULL if none. */
+const char *vm_native_member(const char *name, size_t len);
+/* The built-in module called name, made at its first import; NULL if there
+ * is none. */
+VModule *vm_native_module(VM *vm, const char *name, size_t len);
 /* Make the native function objects; vm_new calls it. */
 void vm_natives_init(VM *vm);
 
@@ -61,8 +85,8 @@ VArray *vm_arg_array(VM *vm, Value *argv, int i);
 VMap *vm_arg_map(VM *vm, Value *argv, int i);
 void *vm_arg_handle(VM *vm, Value *argv, int i, const VHandleType *type);
 
-/* Inline: the natives of inner loops (skip, sieve, anyat, find) read
- * several a call. */
+/* Inline: the natives of inner loops (search.skip, search.sieve,
+ * search.anyat, find) read several a call. */
 static inline int64_t vm_arg_int(VM *vm, Value *argv, int i)
 {
     if (!IS_INT(argv[i]))

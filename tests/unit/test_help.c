@@ -71,6 +71,27 @@ static void each_kind_by_name(void **state)
     assert_false(ok);
 }
 
+/* A built-in module: by its name, its members listed; a member by its name
+ * alone too; the list of natives and the reference show it apart. */
+static void modules_by_name(void **state)
+{
+    (void)state;
+    bool ok;
+    const char *t = shown("search", &ok);
+    assert_true(ok);
+    assert_non_null(strstr(t, "module search (import \"search\"): gre's engine room"));
+    assert_non_null(strstr(t, "search.sieve(s, i, filter, q, end) "));
+    assert_non_null(strstr(shown("skip", &ok), "search.skip(s, i, table"));
+    assert_true(ok);
+    assert_non_null(strstr(shown("natives", &ok), "\nmodule search "));
+    test_capture_begin();
+    help_reference(stdout);
+    t = test_capture_end();
+    const char *natives = strstr(t, "### Natives"), *mod = strstr(t, "### Module search");
+    assert_non_null(mod);
+    assert_true(strstr(natives, "| `search.") > mod);
+}
+
 static void reference_lists_every_entry(void **state)
 {
     (void)state;
@@ -115,6 +136,7 @@ int main(void)
         cmocka_unit_test(overview_lists_the_topics),
         cmocka_unit_test(every_name_has_help),
         cmocka_unit_test(each_kind_by_name),
+        cmocka_unit_test(modules_by_name),
         cmocka_unit_test(reference_lists_every_entry),
         cmocka_unit_test(names_for_completion),
     };
