@@ -161,6 +161,8 @@ static void mark_roots(VM *vm)
     vm_mark_obj(vm, &vm->modules->hdr);
     vm_mark_obj(vm, &vm->re_cache->hdr);
     vm_mark_obj(vm, &vm->kept_queries->hdr);
+    if (vm->reading)
+        vm_mark_obj(vm, &vm->reading->hdr);
     if (vm->args)
         vm_mark_obj(vm, &vm->args->hdr);
 }

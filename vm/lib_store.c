@@ -5,24 +5,19 @@
 #include "vm/lib_store.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "store/cache.h"
 #include "store/fieldtext.h"
 #include "store/mem.h"
-#include "store/watch.h"
 #include "vm/lib.h"
 #include "vm/natives.h"
 #include "vm/query/query.h"
+#include "vm/query/reading.h"
 
 /* ---- schemas ---------------------------------------------------------- */
 
@@ -339,23 +334,6 @@ Value nat_commit(VM *vm, int argc, Value *argv)
 
 /* ---- reading: tagset files and stores ------------------------------------ */
 
-/* Idle readers hold descriptors: at most a quarter of the process's limit
- * (a session may open many stores), and no more than a key query needs to
- * find its file open. */
-static atomic_int nidle;
-
-static int idle_bound(void)
-{
-    static atomic_int bound;
-    int b = atomic_load(&bound);
-    if (!b) {
-        struct rlimit rl;
-        rlim_t n = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 16;
-        atomic_store(&bound, b = n > 256 ? 256 : (int)n);
-    }
-    return b;
-}
-
 /* r (a new reader of file i, or NULL), unless its size is not the one its
  * commit recorded: a valid file, but not that one (copied over it). */
 static st_reader *checked(const VFiles *f, uint32_t i, st_reader *r, st_err *err)
@@ -377,7 +355,7 @@ st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
 {
     st_reader *r = f->idle ? atomic_exchange(&f->idle[i], NULL) : NULL;
     if (r) {
-        atomic_fetch_sub(&nidle, 1);
+        st_reading_idle_sub(f->sess);
         st_reader_set_cache(r, io && io->cache);
         return r;
     }
@@ -386,14 +364,12 @@ st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
 
 void vm_files_release(const VFiles *f, uint32_t i, st_reader *r)
 {
-    if (r && f->idle) {
-        if (atomic_fetch_add(&nidle, 1) < idle_bound()) {
-            st_reader_rewind(r);
-            st_reader *none = NULL;
-            if (atomic_compare_exchange_strong(&f->idle[i], &none, r))
-                return;
-        }
-        atomic_fetch_sub(&nidle, 1);
+    if (r && f->idle && st_reading_idle_add(f->sess)) {
+        st_reader_rewind(r);
+        st_reader *none = NULL;
+        if (atomic_compare_exchange_strong(&f->idle[i], &none, r))
+            return;
+        st_reading_idle_sub(f->sess);
     }
     st_reader_close(r);
 }
@@ -413,7 +389,7 @@ void vm_files_unref(VFiles *f)
     for (uint32_t i = 0; f->idle && i < f->n; i++) {
         st_reader *r = atomic_exchange(&f->idle[i], NULL);
         if (r) {
-            atomic_fetch_sub(&nidle, 1);
+            st_reading_idle_sub(f->sess);
             st_reader_close(r);
         }
     }
@@ -424,13 +400,15 @@ void vm_files_unref(VFiles *f)
     mem_free(f->parts, f->parts ? (f->n + 1) * sizeof *f->parts : 0);
     mem_free(f->sizes, f->sizes ? (f->n + 1) * sizeof *f->sizes : 0);
     mem_free(f->idle, f->idle ? (f->n + 1) * sizeof *f->idle : 0);
+    st_reading_unref(f->sess);
     st_store_close(f->st);
     mem_free(f, sizeof *f);
 }
 
 /* A list of n files, not yet named (one reference): a store's (st) with
- * its partitions and idle readers. NULL when out of memory. */
-static VFiles *files_new(st_store *st, uint32_t n)
+ * its partitions and idle readers, within sess's budget. NULL when out of
+ * memory. */
+static VFiles *files_new(st_store *st, st_reading *sess, uint32_t n)
 {
     VFiles *f = mem_calloc(1, sizeof *f);
     if (!f)
@@ -438,6 +416,7 @@ static VFiles *files_new(st_store *st, uint32_t n)
     f->refs = 1;
     f->n = n;
     f->st = st ? st_store_ref(st) : NULL;
+    f->sess = st ? st_reading_ref(sess) : NULL;
     if (!(f->paths = mem_calloc(n + 1, sizeof *f->paths)) ||
         (st && (!(f->parts = mem_calloc(n + 1, sizeof *f->parts)) ||
                 !(f->sizes = mem_calloc(n + 1, sizeof *f->sizes)) ||
@@ -491,48 +470,9 @@ static bool iter_step(VM *vm, const VSource *src, VIter *it, const st_batch **b,
     return true;
 }
 
-/* The store a session opened last, to open again cheaply: queries open
- * their store each time they run. A weak reference (source_free forgets
- * it), with its MANIFEST's identity when opened: a commit replaces that
- * file, so an unchanged one means the snapshot is still the current one.
- * And its commit counter (store/watch.h), mapped, with the value read
- * before that MANIFEST: while it reads the same, not even a stat is needed.
- * But a store removed and made again under its name leaves the old counter
- * mapped, never to move: so MANIFEST is checked all the same when the last
- * check is RECHECK_NS old, and after the session ran a command (which may
- * have done that: vm_store_recheck). An odd counter is a commit under way,
- * or one whose second add failed: it proves nothing. */
-#define RECHECK_NS 100000000ull
-
-static struct {
-    VM *vm;
-    VSource *src;
-    st_file_id manifest;
-    st_watch watch;
-    uint64_t seen;
-    uint64_t checked;   /* when MANIFEST was last found the same, 0: never */
-} last_store;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-#ifdef CLOCK_MONOTONIC_COARSE
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* no system call */
-#else
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-#endif
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void vm_store_recheck(void)
 {
-    last_store.checked = 0;
-}
-
-static void forget_last_store(void)
-{
-    last_store.src = NULL;
-    st_watch_close(&last_store.watch);
+    st_reading_recheck_all();
 }
 
 /* A store's handle holds descriptors (its pin, its idle readers) until the
@@ -554,8 +494,7 @@ static void source_free(VM *vm, void *data)
 {
     VSource *src = data;
     nstores -= src->st != NULL;
-    if (last_store.src == src)
-        forget_last_store();
+    vm_reading_gone(vm, src);
     iter_reset(&src->it);
     vm_files_unref(src->files);
     vm_rowbuf_free(vm, &src->rows);
@@ -666,7 +605,7 @@ static Value open_file(VM *vm, VStr *path)
     if (!sh)
         store_error(vm, &err);
     src->schema = sh;
-    if (!(src->files = files_new(NULL, 1)) || !(src->files->paths[0] = mem_strdup(src->path)))
+    if (!(src->files = files_new(NULL, NULL, 1)) || !(src->files->paths[0] = mem_strdup(src->path)))
         vm_throw(vm, v_obj(vm->oom));
     return hv;
 }
@@ -701,7 +640,7 @@ static VFiles *list_files(VM *vm, VSource *src)
     st_store_info(src->st, &info);
     Listing l = {NULL, 0, info.partitions};
     st_store_files(src->st, list_file, &l);
-    l.f = files_new(src->st, l.n);
+    l.f = files_new(src->st, vm_reading(vm), l.n);
     l.n = 0;
     if (!l.f || st_store_files(src->st, list_file, &l) < 0) {
         vm_files_unref(l.f);
@@ -710,51 +649,28 @@ static VFiles *list_files(VM *vm, VSource *src)
     return l.f;
 }
 
-static bool manifest_id(const char *dir, st_file_id *id)
-{
-    char path[PATH_MAX];
-    struct stat st;
-    if (snprintf(path, sizeof path, "%s/MANIFEST", dir) >= (int)sizeof path || stat(path, &st) < 0)
-        return false;
-    st_file_id_of(&st, id);
-    return true;
-}
-
-/* A new handle on the last store's snapshot (its store, schema and file
- * list shared or copied), if dir is that store and unchanged since: its
- * counter reads the same, or else its MANIFEST is the same file. */
+/* A new handle on the session's last snapshot (its store, schema and file
+ * list shared), if dir is that store and unchanged since (store/reading.h):
+ * queries open their store each time they run. */
 static bool reopen_store(VM *vm, VStr *dir, Value *hv)
 {
-    VSource *old = last_store.src;
-    if (last_store.vm != vm || !old || strcmp(old->path, dir->data))
+    VSource *old = vm_reading_reopen(vm, dir->data);
+    if (!old)
         return false;
-    uint64_t count = last_store.watch.map ? st_watch_read(&last_store.watch) : 0, t = now_ns();
-    if (!last_store.watch.map || count != last_store.seen || (count & 1) ||
-        t - last_store.checked >= RECHECK_NS) {
-        st_file_id manifest;
-        if (!manifest_id(dir->data, &manifest) || !st_file_id_eq(&manifest, &last_store.manifest))
-            return false;
-        last_store.seen = count;  /* a commit began but has not replaced MANIFEST */
-        last_store.checked = t;
-    }
     VSource *src = new_source(vm, &vm_store_type, dir, hv);
     src->schema = old->schema;
     src->partkey = old->partkey;
     src->st = st_store_ref(old->st);
     nstores++;
     src->files = vm_files_ref(old->files);
-    last_store.src = src;   /* the newest handle: likely the last one collected */
+    vm_reading_reopened(vm, src);
     return true;
 }
 
 static Value open_store(VM *vm, VStr *dir)
 {
     Value hv;
-    st_file_id manifest;
-    uint64_t seen;
-    vm_query_forget(vm, dir->data);
-    bool counted = st_watch_peek(dir->data, &seen) == 0;   /* before MANIFEST */
-    bool known = manifest_id(dir->data, &manifest);
+    vm_reading_opening(vm, dir->data);
     VSource *src = new_source(vm, &vm_store_type, dir, &hv);
     st_err err;
     if (!(src->st = st_store_open(src->path, &err)))
@@ -772,43 +688,13 @@ static Value open_store(VM *vm, VStr *dir)
                  info.partkey);
     src->partkey = (uint32_t)pk;
     src->files = list_files(vm, src);
-    st_file_id now;   /* the snapshot is current only if no commit came between */
-    if (known && manifest_id(dir->data, &now) && st_file_id_eq(&now, &manifest)) {
-        forget_last_store();
-        last_store.vm = vm;
-        last_store.src = src;
-        last_store.manifest = manifest;
-        last_store.checked = now_ns();
-        /* A counter that moved since it was read makes the next open stat. */
-        if (counted && st_watch_open(&last_store.watch, dir->data) == 0)
-            last_store.seen = seen;
-    }
+    vm_reading_opened(vm, src);
     return hv;
-}
-
-/* Queries keep what they decode in the process's cache (store/cache.h):
- * COMB_CACHE_MB megabytes (default 256; 0 turns it off), set at the first
- * open. And a session runs query after query, each allocating and freeing
- * its scratch vectors: glibc would hand the top of the heap back to the
- * kernel after each (above 128 KiB) and fault it in again for the next. */
-static void cache_on(void)
-{
-    static bool done;
-    if (done)
-        return;
-    done = true;
-    long long mb = lib_env_megabytes("COMB_CACHE_MB", 256);
-    st_cache_set_limit(mb > 0 ? (size_t)mb << 20 : 0);
-#ifdef __GLIBC__
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    mallopt(M_TOP_PAD, 16 << 20);
-#endif
 }
 
 bool vm_store_open(VM *vm, VStr *path, Value *out)
 {
     struct stat st;
-    cache_on();
     if (reopen_store(vm, path, out))
         return true;
     if (stat(path->data, &st) < 0)
@@ -909,8 +795,7 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
             st_store_close(s->st);
             s->st = own;
         }
-        if (last_store.src == s)
-            forget_last_store();        /* its snapshot moves with the commit */
+        vm_reading_gone(vm, s);         /* its snapshot moves with the commit */
         l->target = s;
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {

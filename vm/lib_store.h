@@ -13,6 +13,7 @@
 #include "store/load.h"
 #include "store/fileload.h"
 #include "store/schema.h"
+#include "store/reading.h"
 #include "store/tagfile.h"
 #include "vm/vm.h"
 
@@ -47,6 +48,7 @@ typedef struct VFiles {
     uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
     uint64_t *sizes;    /* a store's: each file's size as its commit recorded it */
     _Atomic(st_reader *) *idle; /* a store's: each path's reader kept between scans */
+    st_reading *sess;   /* a store's: whose budget its idle readers count in (a reference) */
     st_store *st;       /* a store's snapshot (a reference of its own) */
 } VFiles;
 
@@ -81,8 +83,8 @@ typedef struct VSource {
 st_reader *vm_files_reader(const VFiles *f, uint32_t i, const st_nbuf_opts *io,
                            const st_known_schema *known, st_err *err);
 /* The scan is done with it: a store's is kept idle for the next scan (the
- * files of a snapshot never change), within a process-wide bound on the
- * descriptors so kept; others are closed. Any thread. */
+ * files of a snapshot never change), within its session's bound on the
+ * descriptors so kept (store/reading.h); others are closed. Any thread. */
 void vm_files_release(const VFiles *f, uint32_t i, st_reader *r);
 
 /* The session ran a command, which may have changed stores in any way: the

@@ -135,8 +135,9 @@ struct VM {
     void *re_gctx, *re_cctx, *re_mctx, *re_match;
     VMap *re_cache;         /* pattern string -> regex, for `~` with a string */
 
-    /* queries (vm/query/query.c) */
-    VArray *kept_queries;   /* bound queries kept for their next run */
+    /* the reading session (vm/query/reading.c): made at the first open */
+    VHandle *reading;
+    VArray *kept_queries;   /* its bound queries kept for their next run (keep.c) */
 };
 
 VM *vm_new(const VmOptions *opt);

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/datastore.h"
+
 #include "store/mem.h"
 
 uint64_t gen_u64(gen *g)
@@ -155,6 +157,26 @@ const char *gen_tmpdir(const char *name)
     snprintf(dir, sizeof dir, "tests/tmp/%s-XXXXXX", name);
     assert_non_null(mkdtemp(dir));
     return dir;
+}
+
+void gen_store_tiny(const char *path)
+{
+    static const char schema[] = "key onum: u64\ntagset dur: u32\n";
+    st_store_meta m = {.name = "tiny", .partkey = "onum", .volumes = 1, .partitions = 1,
+                       .schema = schema, .schema_len = sizeof schema - 1};
+    st_err err;
+    assert_int_equal(st_store_create(path, &m, &err), 0);
+}
+
+void gen_store_commit(const char *path)
+{
+    st_err err;
+    st_store *s = st_store_open(path, &err);
+    assert_non_null(s);
+    st_txn *t = st_store_begin(s, ST_ALL_VOLUMES, &err);
+    assert_non_null(t);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    st_store_close(s);
 }
 
 void gen_rmdir(const char *dir)

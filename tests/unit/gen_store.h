@@ -57,6 +57,10 @@ uint32_t gen_check_batch(const st_schema *s, const gen_tagsets *t, uint32_t i0, 
  * and the files in it. gen_count_temps counts writer temp files
  * ("*.tmp-*") left in it. Paths are static buffers. */
 const char *gen_tmpdir(const char *name);
+/* A store made in path (1 x 1 partitions; key onum: u64, tagset dur: u32),
+ * and a commit of nothing to a store: a new generation, its counter moved. */
+void gen_store_tiny(const char *path);
+void gen_store_commit(const char *path);
 void gen_rmdir(const char *dir);
 int gen_count_temps(const char *dir);
 /* A file's bytes (free with mem_free(p, *len + 1)), or NULL if it does not exist. */

@@ -41,40 +41,19 @@ static int teardown(void **state)
     return nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static const char schema[] = "key onum: u64\ntagset dur: u32\n";
-
-static void make_store(void)
-{
-    st_store_meta m = {.name = "w", .partkey = "onum", .volumes = 1, .partitions = 1,
-                       .schema = schema, .schema_len = sizeof schema - 1};
-    st_err err;
-    assert_int_equal(st_store_create(store, &m, &err), 0);
-}
-
-static void commit_one(void)
-{
-    st_err err;
-    st_store *s = st_store_open(store, &err);
-    assert_non_null(s);
-    st_txn *t = st_store_begin(s, ST_ALL_VOLUMES, &err);
-    assert_non_null(t);
-    assert_int_equal(st_store_commit(t, &err), 0);
-    st_store_close(s);
-}
-
 static void commits_add_two_and_maps_see_them(void **state)
 {
     (void)state;
-    make_store();
+    gen_store_tiny(store);
     uint64_t v = 99;
     assert_int_equal(st_watch_peek(store, &v), 0);
     assert_int_equal(v, 0);     /* a new store starts at 0 */
     st_watch w;
     assert_int_equal(st_watch_open(&w, store), 0);
     assert_int_equal(st_watch_read(&w), 0);
-    commit_one();
+    gen_store_commit(store);
     assert_int_equal(st_watch_read(&w), 2);     /* before MANIFEST and after */
-    commit_one();
+    gen_store_commit(store);
     assert_int_equal(st_watch_read(&w), 4);
     assert_int_equal(st_watch_peek(store, &v), 0);
     assert_int_equal(v, 4);
@@ -85,7 +64,7 @@ static void commits_add_two_and_maps_see_them(void **state)
 static void stores_without_one_get_it_at_their_next_commit(void **state)
 {
     (void)state;
-    make_store();
+    gen_store_tiny(store);
     char path[400];
     snprintf(path, sizeof path, "%s/COMMITS", store);
     assert_int_equal(unlink(path), 0);
@@ -95,7 +74,7 @@ static void stores_without_one_get_it_at_their_next_commit(void **state)
     assert_int_equal(st_watch_open(&w, store), -1);
     assert_null(w.map);
     st_watch_close(&w); /* harmless */
-    commit_one();
+    gen_store_commit(store);
     assert_int_equal(st_watch_peek(store, &v), 0);
     assert_int_equal(v, 2);
     /* A file too short to hold the counter is not mapped (a read through
@@ -114,7 +93,7 @@ static void stores_without_one_get_it_at_their_next_commit(void **state)
 static void a_commit_that_cannot_count_does_not_happen(void **state)
 {
     (void)state;
-    make_store();
+    gen_store_tiny(store);
     bool named = false, clean = false;
     for (unsigned long nth = 1; nth <= 12; nth++) {
         st_err err;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "vm/natives.h"
+#include "vm/query/reading.h"
 
 /* ---- a bound expression as text ---------------------------------------- */
 
@@ -110,8 +111,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     PartList pl;
     qprune_parts(vm, sc, &pl);
     uint64_t blocks = 0, kept = 0, cached = 0;
-    bool cache = scan_will_cache();    /* the scan, were it run now */
-    st_nbuf_opts io = scan_read_opts();
+    bool cache = st_reading_caches(vm_reading(vm), 1);    /* the scan, were it run now */
+    st_nbuf_opts io = scan_read_opts(vm);
     st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
     st_err err;
     int rc = 0;

@@ -1,5 +1,6 @@
 /* keep: bound queries kept for their next run, so that a loop or the
- * prompt running the same count or stat again skips binding it. */
+ * prompt running the same count or stat again skips binding it; the VM's
+ * reading session (vm/query/reading.c) lets them go. */
 #include "config.h"
 #include "vm/query/bind.h"
 
@@ -41,7 +42,7 @@ static bool same_source(Value a, Value b)
     return x == y || (x->st && x->st == y->st);
 }
 
-void vm_query_forget(VM *vm, const char *dir)
+void qkeep_forget(VM *vm, const char *dir)
 {
     VArray *k = vm->kept_queries;
     for (size_t i = 0; i < k->len; i++) {

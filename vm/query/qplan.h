@@ -357,6 +357,9 @@ bool qkeep_able(VArray *plan, int ncaps, const Value *caps, Value src);
 /* The query kept for plan, if it was bound from the same things; else nil. */
 Value qkeep_find(VM *vm, VArray *plan, int ncaps, const Value *caps, Value mod, Value src);
 void qkeep_put(VM *vm, VArray *plan, Value q);
+/* Lets go of the kept bindings that read a snapshot of the store in dir,
+ * and so of their pins (vm/query/reading.c: a newer one is being opened). */
+void qkeep_forget(VM *vm, const char *dir);
 
 /* ---- vm/query/call.c: comb calls from the kernels and row steps ----------- */
 

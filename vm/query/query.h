@@ -94,9 +94,6 @@ extern const VHandleType vm_matcher_type;
 /* Runs a query (a "query" handle) to its result: an array of maps, or the
  * value of its last verb. */
 Value vm_query_run(VM *vm, Value q);
-/* A new snapshot of the store in dir was opened: bindings kept for a run
- * again (vm/query/keep.c) that read an older one are let go, with its pin. */
-void vm_query_forget(VM *vm, const char *dir);
 /* The names of the result's columns that hold times (ints of seconds), so
  * that a table can show them as ISO-8601. */
 VArray *vm_query_time_columns(VM *vm, Value q);

@@ -143,9 +143,7 @@ void scan_fail(Shared *sh, const char *msg);
 /* Raises a scan's error on the VM's thread. */
 _Noreturn void scan_raise(VM *vm, const char *msg);
 /* The options a scan's readers get now. */
-st_nbuf_opts scan_read_opts(void);
-/* Whether the next scan would read through the process's cache. */
-bool scan_will_cache(void);
+st_nbuf_opts scan_read_opts(VM *vm);
 /* The threads a scan of nparts partitions runs. */
 int scan_threads(const QScan *sc, uint32_t nparts);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "vm/progress.h"
+#include "vm/query/reading.h"
 
 void scan_fail(Shared *sh, const char *msg)
 {
@@ -45,25 +46,12 @@ _Noreturn void scan_raise(VM *vm, const char *msg)
  * fresh pages to fault in for every file. */
 static const st_nbuf_opts scan_io = {.nbufs = 3, .bufsize = 256 << 10};
 
-/* Scans use the process's cache (store/cache.h) from its second scan on: a
- * one-shot `comb -e` reads nothing twice and would only pay for filling it. */
-static unsigned long nscans; /* touched by the VM's thread only */
-
-static bool uses_cache(unsigned long scan_number)
-{
-    return scan_number > 1;
-}
-
-st_nbuf_opts scan_read_opts(void)
+/* Through the process's read cache as the session decides (store/reading.h). */
+st_nbuf_opts scan_read_opts(VM *vm)
 {
     st_nbuf_opts o = scan_io;
-    o.cache = uses_cache(nscans);
+    o.cache = st_reading_caches(vm_reading(vm), 0);
     return o;
-}
-
-bool scan_will_cache(void)
-{
-    return uses_cache(nscans + 1);
 }
 
 /* Opens partition pi's file for w; false (the scan has failed) when it
@@ -251,7 +239,7 @@ static void worker_free(Worker *w)
 static uint64_t footer_count(VM *vm, const QScan *sc, const PartList *pl)
 {
     uint64_t n = 0;
-    st_nbuf_opts io = scan_read_opts();
+    st_nbuf_opts io = scan_read_opts(vm);
     st_known_schema known = {sc->vs->s, sc->vs->text, sc->vs->text_len};
     for (uint32_t i = 0; i < pl->n; i++) {
         st_err err;
@@ -354,8 +342,8 @@ static Run *run_new(VM *vm, QPlan *p, VHandle **hp)
     *(Run **)handle_data(h) = run;
     Shared *sh = &run->sh;
     pthread_mutex_init(&sh->mu, NULL);
-    nscans++;
-    sh->ropts = scan_read_opts();
+    st_reading_scan(vm_reading(vm));
+    sh->ropts = scan_read_opts(vm);
     sh->known = (st_known_schema){sc->vs->s, sc->vs->text, sc->vs->text_len};
     sh->vm = vm;
     sh->p = p;
