@@ -160,7 +160,6 @@ static void mark_roots(VM *vm)
     vm_mark_obj(vm, &vm->oom->hdr);
     vm_mark_obj(vm, &vm->modules->hdr);
     vm_mark_obj(vm, &vm->re_cache->hdr);
-    vm_mark_obj(vm, &vm->kept_queries->hdr);
     if (vm->reading)
         vm_mark_obj(vm, &vm->reading->hdr);
     if (vm->args)

@@ -27,7 +27,6 @@ static void init_objects(VM *vm)
 {
     vm->modules = vm_map_new(vm, 0);
     vm->re_cache = vm_map_new(vm, 0);
-    vm->kept_queries = vm_array_new(vm, 0);
     vm_natives_init(vm);
 }
 

@@ -137,7 +137,6 @@ struct VM {
 
     /* the reading session (vm/query/reading.c): made at the first open */
     VHandle *reading;
-    VArray *kept_queries;   /* its bound queries kept for their next run (keep.c) */
 };
 
 VM *vm_new(const VmOptions *opt);

@@ -100,6 +100,16 @@ static Value where_text(VM *vm, const QExpr *e, const st_schema *s)
     return v_obj(vm_sb_done(vm, &sb));
 }
 
+/* m's "then": the verbs that follow, by name. */
+static void then_steps(VM *vm, VMap *m, const QPlan *p)
+{
+    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
+    map_setc(vm, m, "then", v_obj(steps));
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].verb != QV_explain)
+            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
+}
+
 Value qexplain_scan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -164,11 +174,19 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
     map_setc(vm, m, "threads", v_int(scan_threads(sc, nread)));
-    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
-    map_setc(vm, m, "then", v_obj(steps));
-    for (int i = 0; i < p->nsteps; i++)
-        if (p->steps[i].verb != QV_explain)
-            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
+    then_steps(vm, m, p);
+    vm_pop_root(vm, 1);
+    return mv;
+}
+
+Value qexplain_array(VM *vm, const QPlan *p)
+{
+    VMap *m = vm_map_new(vm, 4);
+    Value mv = v_obj(m);
+    vm_push_root(vm, mv);
+    map_setc(vm, m, "source", v_obj(vm_str_cstr(vm, "array")));
+    map_setc(vm, m, "rows", v_int((int64_t)AS_ARRAY(p->array)->len));
+    then_steps(vm, m, p);
     vm_pop_root(vm, 1);
     return mv;
 }

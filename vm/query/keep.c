@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "vm/query/reading.h"
+
 /* A loop or the prompt runs the same query again and again. A count or stat
  * (ending the pipeline, so the query value is never seen) reuses the last
  * binding made at that place in the program when it reads the same store
@@ -30,7 +32,7 @@ bool qkeep_able(VArray *plan, int ncaps, const Value *caps, Value src)
 
 static Value *kept_slot(VM *vm, VArray *plan)
 {
-    VArray *k = vm->kept_queries;
+    VArray *k = vm_reading_kept(vm);
     while (k->len < KEPT_QUERIES)
         vm_array_push(vm, k, v_nil());
     return &k->items[((uintptr_t)plan >> 4) % KEPT_QUERIES];
@@ -44,7 +46,7 @@ static bool same_source(Value a, Value b)
 
 void qkeep_forget(VM *vm, const char *dir)
 {
-    VArray *k = vm->kept_queries;
+    VArray *k = vm_reading_kept(vm);
     for (size_t i = 0; i < k->len; i++) {
         if (!IS_HANDLE(k->items[i]))
             continue;

@@ -339,6 +339,8 @@ void scan_close(VM *vm, Value cursor);
 
 /* explain: what the scan would read, as a map. */
 Value qexplain_scan(VM *vm, QPlan *p);
+/* explain over an array source: its length and the verbs that follow. */
+Value qexplain_array(VM *vm, const QPlan *p);
 
 /* ---- vm/query/cursor.c: a query's rows one at a time ---------------------- */
 

@@ -12,7 +12,15 @@
 typedef struct VReading {
     st_reading *st;
     VSource *last;      /* the last snapshot's handle: weak (vm_reading_gone) */
+    VArray *kept;       /* bound queries kept for their next run (keep.c) */
 } VReading;
+
+static void reading_mark(VM *vm, void *data)
+{
+    VReading *s = data;
+    if (s->kept)
+        vm_mark_obj(vm, &s->kept->hdr);
+}
 
 static void reading_free(VM *vm, void *data)
 {
@@ -21,7 +29,8 @@ static void reading_free(VM *vm, void *data)
         vm->reading = NULL;     /* (not a handle whose making ran out of memory) */
 }
 
-static const VHandleType reading_type = {.name = "reading session", .free = reading_free};
+static const VHandleType reading_type = {
+    .name = "reading session", .free = reading_free, .mark = reading_mark};
 
 /* Queries keep what they decode in the process's cache (store/cache.h):
  * COMB_CACHE_MB megabytes (default 256; 0 turns it off), set at the first
@@ -53,6 +62,14 @@ static VReading *reading_of(VM *vm)
         cache_on();
     }
     return handle_data(vm->reading);
+}
+
+VArray *vm_reading_kept(VM *vm)
+{
+    VReading *s = reading_of(vm);
+    if (!s->kept)
+        s->kept = vm_array_new(vm, 0);  /* the session is rooted (gc.c) */
+    return s->kept;
 }
 
 st_reading *vm_reading(VM *vm)

@@ -16,6 +16,9 @@
  * read cache on: COMB_CACHE_MB); raises out of memory. */
 st_reading *vm_reading(VM *vm);
 
+/* The session's kept bindings (keep.c's table). */
+VArray *vm_reading_kept(VM *vm);
+
 /* dir's snapshot is being opened anew: the session lets go of what it kept
  * of older ones (the bindings that read dir, with their pins; dir's last
  * snapshot) and notes what identifies the current one. */

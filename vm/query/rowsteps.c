@@ -677,23 +677,6 @@ Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
     return v_int(n);
 }
 
-static Value explain(VM *vm, const QPlan *p, VArray *in)
-{
-    VMap *m = vm_map_new(vm, 4);
-    Value mv = v_obj(m);
-    vm_push_root(vm, mv);
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "source")), v_obj(vm_str_cstr(vm, "array")));
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "rows")), v_int((int64_t)AS_ARRAY(p->array)->len));
-    (void)in;
-    VArray *steps = vm_array_new(vm, (size_t)p->nsteps);
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "then")), v_obj(steps));
-    for (int i = 0; i < p->nsteps; i++)
-        if (p->steps[i].verb != QV_explain)
-            vm_array_push(vm, steps, v_obj(vm_str_cstr(vm, vm_verbs[p->steps[i].verb].name)));
-    vm_pop_root(vm, 1);
-    return mv;
-}
-
 Value rows_run(VM *vm, QPlan *p, int from, Value rows)
 {
     for (int i = from; i < p->nsteps; i++) {
@@ -714,7 +697,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
         case QV_write: rows = rows_write(vm, p, s, rows); break;
-        case QV_explain: rows = explain(vm, p, in); break;
+        case QV_explain: rows = qexplain_array(vm, p); break;
         default: break;
         }
         vm_pop_root(vm, 1);
