@@ -245,10 +245,23 @@ static int parse_char(const st_field *f, const char *s, size_t n, void *out, st_
     return 0;
 }
 
+/* Spaces and tabs around a number, bool or time are not part of it (both
+ * readers took "1, 2" before they were one); a symbol or char text is taken
+ * exactly. */
+static void trim(const char **text, size_t *len)
+{
+    while (*len && (**text == ' ' || **text == '\t'))
+        (*text)++, (*len)--;
+    while (*len && ((*text)[*len - 1] == ' ' || (*text)[*len - 1] == '\t'))
+        (*len)--;
+}
+
 int st_fieldtext_parse(const st_field *f, const char *text, size_t len, void *out,
                        st_suggest_fn *suggest, st_err *err)
 {
     memset(out, 0, f->width);
+    if (f->type != ST_ENUM && f->type != ST_CHAR)
+        trim(&text, &len);
     if (len == 0 && f->role == ST_KEY)
         return st_err_set(err, ST_EINPUT, "field '%s': a key field cannot be empty", f->name);
     if (len == 0)

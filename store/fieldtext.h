@@ -2,7 +2,8 @@
  * as text. read_text, `comb store load` and the language's time literals all
  * go through it, so a value means the same wherever it is written.
  *
- * The text is exactly the value: no blanks around it, no quotes (the reader
+ * Spaces and tabs around a number, bool or time are skipped; otherwise the
+ * text is exactly the value, with no quotes (the reader
  * of the file strips those). By type:
  *
  *   u8 .. u64, i8 .. i64   decimal with an optional sign (+7, -0), in the

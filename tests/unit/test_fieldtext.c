@@ -83,6 +83,7 @@ static void integers_in_their_whole_range(void **state)
     ok("u8", "0", "0");
     ok("u8", "255", "255");
     ok("u8", "+7", "7");
+    ok("i32", " -3\t", "-3");      /* blanks around a number are not part of it */
     ok("u8", "007", "7");
     ok("u8", "-0", "0");
     ok("u16", "65535", "65535");
@@ -114,11 +115,11 @@ static void integers_refused(void **state)
     bad("i64", "-9223372036854775809", "'-9223372036854775809' is beyond the range of i64");
     bad("i64", "123456789012345678901234567890",
         "'123456789012345678901234567890' is beyond the range of i64");
-    static const char *const not_ints[] = {" 5", "5 ", "0x10", "1.0", "1e3", "+", "-", "--1", "+-1",
-                                           "1_000", "five", "\t5"};
+    static const char *const not_ints[] = {"5 5", "0x10", "1.0", "1e3", "+", "-", "--1", "+-1",
+                                           "1_000", "five", "5\t5"};
     char want[64];
     for (size_t i = 0; i < sizeof not_ints / sizeof not_ints[0]; i++) {
-        snprintf(want, sizeof want, "'%s' is not an integer", not_ints[i][0] == '\t' ? "\\t5" : not_ints[i]);
+        snprintf(want, sizeof want, "'%s' is not an integer", not_ints[i][1] == '\t' ? "5\\t5" : not_ints[i]);
         bad("i32", not_ints[i], want);
     }
     bad_n("u8", "1\0002", 3, "'1\\x002' is not an integer");
@@ -159,7 +160,9 @@ static void floats_refused(void **state)
     bad("f32", "-1e39", "'-1e39' is beyond the range of f32");
     bad("f64", "1e309", "'1e309' is beyond the range of f64");
     bad("f64", "-1e999", "'-1e999' is beyond the range of f64");
-    static const char *const not_numbers[] = {" 1", "1 ", "1,5", "abc", "1.5.", "e5", "--1", "0x"};
+    ok("f64", " 1", "1");
+    ok("f64", "1.5\t ", "1.5");
+    static const char *const not_numbers[] = {"1 5", "1,5", "abc", "1.5.", "e5", "--1", "0x"};
     char want[64];
     for (size_t i = 0; i < sizeof not_numbers / sizeof not_numbers[0]; i++) {
         snprintf(want, sizeof want, "'%s' is not a number", not_numbers[i]);
@@ -189,7 +192,8 @@ static void bools(void **state)
     ok("b", "1", "true");
     ok("b", "false", "false");
     ok("b", "0", "false");
-    static const char *const no[] = {"TRUE", "True", "yes", "2", " true", "t", "01"};
+    ok("b", " true ", "true");
+    static const char *const no[] = {"TRUE", "True", "yes", "2", "tr ue", "t", "01"};
     char want[64];
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         snprintf(want, sizeof want, "'%s' is not true, false, 1 or 0", no[i]);
@@ -229,8 +233,8 @@ static void times_refused(void **state)
         "2026-12-02T13:05:00.5",       /* fractional seconds: a time holds whole ones */
         "2026-12-02T13:05:00+01:00",   /* zones: UTC only */
         "2026-12-02T13:05:00ZZ", "2026-12-02t13:05", "2026-12-02T13:05z", "26-12-02", "12026-12-02",
-        "2026-12-2", "2026-12-02T", "2026-12-02T13", "2026-12-02T13:5", "2026-12-02 ",
-        " 2026-12-02", "2026-12-02  13:05", "2026/12/02", "+292277026596-12-04T15:30:08Z",
+        "2026-12-2", "2026-12-02T", "2026-12-02T13", "2026-12-02T13:5", "2026-12-02 T13:05",
+        "2026- 12-02", "2026-12-02  13:05", "2026/12/02", "+292277026596-12-04T15:30:08Z",
         "-292277022657-01-27T08:29:51Z", "1.5", "noon", "0x10",
     };
     char want[128];
