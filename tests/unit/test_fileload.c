@@ -59,7 +59,7 @@ static void add_random(st_fileload *l, uint32_t n, uint32_t base)
     st_err err;
     for (uint32_t i = 0; i < n; i++) {
         unsigned char row[9], tag[4];
-        uint32_t k = xorshift(&rng) % NKEYS, s = base + i, v = base + i;
+        uint32_t k = (uint32_t)(xorshift(&rng) % NKEYS), s = base + i, v = base + i;
         bool has_tag = xorshift(&rng) % 10 != 0;
         memcpy(row, &k, 4);
         memcpy(row + 4, &s, 4);
@@ -201,7 +201,7 @@ static void without_tag_fields_each_record_is_a_tagset(void **state)
     assert_int_equal(st.records, 5);
     assert_int_equal(st.tagsets, 5);
     assert_int_equal(st.tags, 0);
-    const uint32_t want[][2] = {{1, 4}, {4, 1}, {4, 3}, {9, 0}, {9, 2}};
+    const uint32_t expected[][2] = {{1, 4}, {4, 1}, {4, 3}, {9, 0}, {9, 2}};
     st_reader *r = st_reader_open(path, NULL, &err);
     assert_non_null(r);
     const st_batch *b;
@@ -209,8 +209,8 @@ static void without_tag_fields_each_record_is_a_tagset(void **state)
     while (st_reader_next(r, &b, &err) == 1)
         for (uint32_t t = 0; t < b->ntagsets; t++, n++) {
             assert_true(n < 5);
-            assert_memory_equal((char *)b->cols[0] + 4 * t, &want[n][0], 4);
-            assert_memory_equal((char *)b->cols[1] + 4 * t, &want[n][1], 4);
+            assert_memory_equal((char *)b->cols[0] + 4 * t, &expected[n][0], 4);
+            assert_memory_equal((char *)b->cols[1] + 4 * t, &expected[n][1], 4);
         }
     assert_int_equal(n, 5);
     st_reader_close(r);

@@ -69,10 +69,10 @@ static int add_records(st_recsort *r, uint32_t n, uint32_t nparts, uint32_t skip
         unsigned char row[9], tag[4];
         uint32_t p;
         do
-            p = xorshift(&rng) % nparts;
+            p = (uint32_t)(xorshift(&rng) % nparts);
         while (p == skip);
         part_of[i] = p;
-        key_of[i] = (xorshift(&rng) % 500) * 8000011u;
+        key_of[i] = (uint32_t)(xorshift(&rng) % 500) * 8000011u;
         tagged[i] = xorshift(&rng) % 10 != 0;
         make_row(row, key_of[i], i, 1);
         memcpy(tag, &i, 4);

@@ -103,7 +103,7 @@ static void a_commit_that_cannot_count_does_not_happen(void **state)
         assert_non_null(t);
         st_storeinfo info;
         st_store_info(s, &info);
-        uint64_t gen = info.generation, before, after;
+        uint64_t generation = info.generation, before, after;
         assert_int_equal(st_watch_peek(store, &before), 0);
         st_sys_fail_after(ST_SYS_OPEN, nth, EIO);
         int rc = st_store_commit(t, &err);
@@ -115,12 +115,12 @@ static void a_commit_that_cannot_count_does_not_happen(void **state)
         st_store_close(s);
         assert_int_equal(st_watch_peek(store, &after), 0);
         if (rc == -1) {
-            assert_int_equal(info.generation, gen);
+            assert_int_equal(info.generation, generation);
             named |= strstr(err.msg, "COMMITS") != NULL;
         } else {
             /* -2: committed, only the directory's fsync failed */
             assert_true(rc == 0 || rc == -2);
-            assert_int_equal(info.generation, gen + 1);
+            assert_int_equal(info.generation, generation + 1);
             assert_true(after == before + 2 || (rc == 0 && after == before + 1));
             clean |= rc == 0 && after == before + 2;
         }
