@@ -130,6 +130,12 @@ void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi)
 static void put_int(VM *vm, const st_field *f, Value v, void *dst, const char *what)
 {
     int64_t lo, hi, x;
+    if (f->type == ST_U64 && IS_FLOAT(v) && v.as.f == trunc(v.as.f) && v.as.f >= 0x1p63 &&
+        v.as.f < 0x1p64) {  /* a u64 above comb's ints reads as such a float: it goes back */
+        uint64_t u = (uint64_t)v.as.f;
+        memcpy(dst, &u, 8);
+        return;
+    }
     if (IS_FLOAT(v) && v.as.f == trunc(v.as.f) && fabs(v.as.f) < 9.2e18)
         v = v_int((int64_t)v.as.f);
     if (!IS_INT(v))
