@@ -20,8 +20,8 @@
  *          else open.
  * The numbers come from splitmix64 and integer arithmetic only, so a seed
  * gives the same calls on every host. */
-#ifndef COMB_STORE_GEN_H
-#define COMB_STORE_GEN_H
+#ifndef COMB_CLI_DEMOGEN_H
+#define COMB_CLI_DEMOGEN_H
 
 #include <stdint.h>
 

@@ -8,8 +8,8 @@
  * (store/fieldtext.h); a char[N] value cannot hold a tab (there are no
  * escapes). Deliberately minimal: the language's read_text is the general
  * reader. docs/STORE.md has examples. */
-#ifndef COMB_LANG_STORE_TEXT_H
-#define COMB_LANG_STORE_TEXT_H
+#ifndef COMB_CLI_STORE_TEXT_H
+#define COMB_CLI_STORE_TEXT_H
 
 #include "store/err.h"
 #include "store/load.h"

@@ -21,8 +21,8 @@
  *
  * The wrapper runs only async-signal-safe calls between fork and exit, since
  * the embedding comb process may have other threads. */
-#ifndef COMB_JOBEXEC_H
-#define COMB_JOBEXEC_H
+#ifndef COMB_JOBS_EXEC_H
+#define COMB_JOBS_EXEC_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -19,8 +19,8 @@
  * call, from every generation. A line that fails its checksum (a torn write
  * at a machine crash) is skipped and counted: its run then counts as lost
  * (rerun or held, as the journal's durability rules say). */
-#ifndef COMB_EXITLOG_H
-#define COMB_EXITLOG_H
+#ifndef COMB_JOBS_EXITLOG_H
+#define COMB_JOBS_EXITLOG_H
 
 #include <stddef.h>
 

@@ -12,8 +12,8 @@
  * and stops the open with an error naming the file and offset. Compaction
  * writes the whole state to PATH.tmp, fsyncs it, renames it over PATH and
  * fsyncs the directory, so a crash leaves either journal, never half of one. */
-#ifndef COMB_JOURNAL_H
-#define COMB_JOURNAL_H
+#ifndef COMB_JOBS_JOURNAL_H
+#define COMB_JOBS_JOURNAL_H
 
 #include <stddef.h>
 

@@ -24,8 +24,8 @@
  * meant to work out the state afresh each time through the client
  * (`comb jobs status`) and set limits through it; its output goes to
  * RUNDIR/log/monitor.log. */
-#ifndef COMB_JOBSERVER_H
-#define COMB_JOBSERVER_H
+#ifndef COMB_JOBS_SERVER_H
+#define COMB_JOBS_SERVER_H
 
 #include <stddef.h>
 

@@ -20,8 +20,8 @@
  * when the dispatcher's end of the socket closes; the wrappers go on, as
  * they do when a dispatcher dies. A dispatcher that loses its spawner treats
  * the runs it started as adopted after a restart: their locks tell. */
-#ifndef COMB_JOBSPAWN_H
-#define COMB_JOBSPAWN_H
+#ifndef COMB_JOBS_SPAWN_H
+#define COMB_JOBS_SPAWN_H
 
 #include <stddef.h>
 #include <sys/types.h>

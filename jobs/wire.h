@@ -4,8 +4,8 @@
  * Journal records and control-protocol requests are both such lines, so a
  * field (a shell command, a directory) never carries a raw space, newline or
  * NUL into either, and one decoder serves both. An empty field is written "%". */
-#ifndef COMB_JOBWIRE_H
-#define COMB_JOBWIRE_H
+#ifndef COMB_JOBS_WIRE_H
+#define COMB_JOBS_WIRE_H
 
 #include <stddef.h>
 

@@ -11,8 +11,8 @@
  * Keys: a value encodes into a fixed number of bytes (qx_keywidth) whose
  * memcmp order is the value order, nil first: group keys, sort keys and
  * distinct counts use that form. */
-#ifndef COMB_QPLAN_H
-#define COMB_QPLAN_H
+#ifndef COMB_QUERY_QPLAN_H
+#define COMB_QUERY_QPLAN_H
 
 #include <pthread.h>
 #include <stdint.h>
