@@ -313,9 +313,9 @@ static void c_format(const Spec *sp, const char *len, char out[32])
 static int64_t int_for(VM *vm, Value *argv, int i)
 {
     Value v = argv[i];
-    if (IS_FLOAT(v) && AS_FLOAT(v) >= -0x1p63 && AS_FLOAT(v) < 0x1p63 &&
-        AS_FLOAT(v) == trunc(AS_FLOAT(v)))
-        return (int64_t)AS_FLOAT(v);
+    int64_t n;
+    if (IS_FLOAT(v) && ops_float_int(AS_FLOAT(v), &n))
+        return n;
     return vm_arg_int(vm, argv, i);
 }
 

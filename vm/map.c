@@ -37,8 +37,9 @@ bool vm_map_norm_key(Value *k)
         double f = k->as.f;
         if (isnan(f))
             return false;
-        if (f == floor(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0)
-            *k = v_int((int64_t)f);
+        int64_t i;
+        if (ops_float_int(f, &i))
+            *k = v_int(i);
         return true;
     }
     return k->type != VT_NIL && k->type != VT_UNDEF;

@@ -1,8 +1,7 @@
-/* ops: the words of the operators' errors, one table for the VM, the
- * kernels and the row steps (the operations themselves are ops.h's). */
+/* ops: the operators' symbols and the words of their failed statuses, one
+ * table for the VM, the kernels and the row steps (the operations, and the
+ * formats of the messages that name operands, are ops.h's). */
 #include "config.h"
-
-#include <stdio.h>
 
 #include "vm/ops.h"
 
@@ -12,18 +11,3 @@ const char *const ops_message[] = {
     [AR_OVERFLOW] = "integer overflow",
     [AR_DIVZERO] = "division by zero",
 };
-
-void ops_types_message(char *buf, size_t n, const char *sym, const char *ta, const char *tb)
-{
-    snprintf(buf, n, "cannot apply '%s' to %s and %s", sym, ta, tb);
-}
-
-void ops_unary_message(char *buf, size_t n, const char *sym, const char *ta)
-{
-    snprintf(buf, n, "cannot apply unary '%s' to %s", sym, ta);
-}
-
-void ops_notime_message(char *buf, size_t n, const char *fn, const char *ta)
-{
-    snprintf(buf, n, "%s() needs a time (an int), not %s", fn, ta);
-}

@@ -5,7 +5,7 @@
  * (vm/query/rowsteps.c). Int and float arithmetic with the overflow and
  * division rules, numbers compared exactly (NaN unordered), strings
  * compared bytewise, the time functions day() and hour(), and the words of
- * every error they raise (ops.c). Static inline, so that a kernel's typed
+ * every error they raise (here and in ops.c). Static inline, so that a kernel's typed
  * loop calls them per element and stays a tight loop. */
 #ifndef COMB_OPS_H
 #define COMB_OPS_H
@@ -27,11 +27,12 @@ extern const char *const ops_arith_sym[];     /* "+", "-", ... by ARITH_ */
 /* The message of a failed status other than AR_TYPES and AR_NOTIME:
  * "integer overflow", "division by zero". */
 extern const char *const ops_message[];
-/* The messages that name their operands: into buf (n bytes), as the VM,
- * the kernels and the row steps all raise them. */
-void ops_types_message(char *buf, size_t n, const char *sym, const char *ta, const char *tb);
-void ops_unary_message(char *buf, size_t n, const char *sym, const char *ta);
-void ops_notime_message(char *buf, size_t n, const char *fn, const char *ta);
+/* The messages that name their operands, as printf formats for each
+ * evaluator's own error function: the operator's symbol (or function's
+ * name), then the operands' type names. */
+#define OPS_TYPES_FMT "cannot apply '%s' to %s and %s"
+#define OPS_UNARY_FMT "cannot apply unary '%s' to %s"
+#define OPS_NOTIME_FMT "%s() needs a time (an int), not %s"
 
 /* x op y on ints: C's truncating / and %, every overflow an error
  * (INT64_MIN / -1 and INT64_MIN % -1 too), a zero divisor an error. */
@@ -74,6 +75,16 @@ static inline ArithStatus ops_float(int op, double x, double y, double *r)
         *r = op == ARITH_DIV ? x / y : fmod(x, y);
         return AR_OK;
     }
+}
+
+/* The int a float equals, if there is one (in -2^63 .. 2^63-1 and
+ * integral): how a float meets ints in keys, sets and arguments. */
+static inline bool ops_float_int(double d, int64_t *i)
+{
+    if (!(d >= -0x1p63 && d < 0x1p63) || d != (double)(int64_t)d)
+        return false;
+    *i = (int64_t)d;
+    return true;
 }
 
 /* -x on an int: -INT64_MIN overflows. (-x on a float is IEEE's.) *r is

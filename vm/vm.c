@@ -615,9 +615,7 @@ static Value module_get(VM *vm, VModule *m, Value key)
 
 _Noreturn static void type_error2(VM *vm, const char *op, Value a, Value b)
 {
-    char msg[128];
-    ops_types_message(msg, sizeof msg, op, v_type_name(a), v_type_name(b));
-    vm_error(vm, "%s", msg);
+    vm_error(vm, OPS_TYPES_FMT, op, v_type_name(a), v_type_name(b));
 }
 
 static void arith_slow(VM *vm, int op, Value a, Value b, Value *dst)
@@ -644,11 +642,8 @@ static Value negate_slow(VM *vm, Value a)
 {
     Value r;
     ArithStatus st = vm_negate(a, &r);
-    char msg[128];
-    if (st == AR_TYPES) {
-        ops_unary_message(msg, sizeof msg, "-", v_type_name(a));
-        vm_error(vm, "%s", msg);
-    }
+    if (st == AR_TYPES)
+        vm_error(vm, OPS_UNARY_FMT, "-", v_type_name(a));
     if (st != AR_OK)
         vm_error(vm, "%s", ops_message[st]);
     return r;

@@ -455,10 +455,9 @@ static void filter_match(KCtx *k, const QExpr *e, bool tag, const KSel *in, KSel
  * among the set's other floats. */
 static bool float_in_set(const QSet *s, double d)
 {
-    if (d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d) {
-        int64_t i = (int64_t)d;
+    int64_t i;
+    if (ops_float_int(d, &i))
         return qset_has(s, &i, 8);
-    }
     return s->big && qset_has(s->big, &d, 8);
 }
 
@@ -853,7 +852,7 @@ static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v
     }
     char msg[128];
     if (notime)
-        ops_notime_message(msg, sizeof msg, vm_query_funcs[e->fn].name, "float");
+        snprintf(msg, sizeof msg, OPS_NOTIME_FMT, vm_query_funcs[e->fn].name, "float");
     if (notime || over)
         fail(k, e, notime ? msg : ops_message[AR_OVERFLOW]);
 }
@@ -1044,9 +1043,10 @@ static void big_key(const KVec *v, uint32_t j, unsigned char *out)
     uint64_t t = (uint64_t)v->i[j] ^ UINT64_C(1) << 63;
     bool kind = false;
     if (kvec_float(v, j)) {
-        bool integral = d >= -0x1p63 && d < 0x1p63 && d == (double)(int64_t)d;
+        int64_t i;
+        bool integral = ops_float_int(d, &i);
         kind = !integral;
-        t = integral ? (uint64_t)(int64_t)d ^ UINT64_C(1) << 63 : d >= 0x1p63 ? UINT64_MAX : 0;
+        t = integral ? (uint64_t)i ^ UINT64_C(1) << 63 : d >= 0x1p63 ? UINT64_MAX : 0;
     }
     put_be(out, float_bits(d));
     put_be(out + 8, t);

@@ -26,9 +26,7 @@ static Value eval(Ctx *c, const QExpr *e);
 /* An operator's operands of types it does not take, in the VM's words. */
 _Noreturn static void types_error(Ctx *c, const QExpr *e, const char *sym, Value a, Value b)
 {
-    char msg[128];
-    ops_types_message(msg, sizeof msg, sym, v_type_name(a), v_type_name(b));
-    err_at(c, e, "%s", msg);
+    err_at(c, e, OPS_TYPES_FMT, sym, v_type_name(a), v_type_name(b));
 }
 
 static Value map_get(Ctx *c, Value m, VStr *key)
@@ -116,12 +114,9 @@ static Value arith(Ctx *c, const QExpr *e, Value a, Value b)
 static Value negate(Ctx *c, const QExpr *e, Value a)
 {
     Value r;
-    char msg[128];
     ArithStatus st = IS_NIL(a) ? AR_OK : vm_negate(a, &r);
-    if (st == AR_TYPES) {
-        ops_unary_message(msg, sizeof msg, "-", v_type_name(a));
-        err_at(c, e, "%s", msg);
-    }
+    if (st == AR_TYPES)
+        err_at(c, e, OPS_UNARY_FMT, "-", v_type_name(a));
     if (st != AR_OK)
         err_at(c, e, "%s", ops_message[st]);
     return IS_NIL(a) ? a : r;
@@ -130,14 +125,11 @@ static Value negate(Ctx *c, const QExpr *e, Value a)
 /* day(t), hour(t) (ops.h), nil for nil. */
 static Value time_func(Ctx *c, const QExpr *e, Value a)
 {
-    char msg[128];
     int64_t r;
     if (IS_NIL(a))
         return a;
-    if (!IS_INT(a)) {
-        ops_notime_message(msg, sizeof msg, vm_query_funcs[e->fn].name, v_type_name(a));
-        err_at(c, e, "%s", msg);
-    }
+    if (!IS_INT(a))
+        err_at(c, e, OPS_NOTIME_FMT, vm_query_funcs[e->fn].name, v_type_name(a));
     if (e->fn == QF_hour)
         return v_int(ops_hour(a.as.i));
     if (ops_day(a.as.i, &r) != AR_OK)

@@ -97,12 +97,11 @@ static void set_add(Binder *b, QSet *s, Value v, const QExpr *at)
     } else if (IS_INT(v) || (s->type == QT_BOOL && IS_BOOL(v))) {
         i = IS_BOOL(v) ? v.as.b : v.as.i;
     } else if (IS_FLOAT(v) && s->type == QT_INT) {
-        if (!(v.as.f >= -0x1p63 && v.as.f < 0x1p63) || v.as.f != (double)(int64_t)v.as.f) {
+        if (!ops_float_int(v.as.f, &i)) {
             if (s->big)     /* no int equals it, a big value may */
                 set_add(b, s->big, v, at);
             return;
         }
-        i = (int64_t)v.as.f;
     } else {
         goto mismatch;
     }
