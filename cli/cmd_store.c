@@ -22,6 +22,7 @@
 #include "store/update.h"
 
 #define UNSET UINT64_MAX
+#define FLAG (UINT64_MAX - 2)
 #define PARCEL_MB_DEFAULT 256 /* the sort's memory: far below its 1 GiB default, for shared hosts */
 
 enum { C_CREATE = 1, C_INFO = 2, C_VERIFY = 4, C_LOAD = 8, C_GEN = 16 };
@@ -30,7 +31,7 @@ typedef struct args {
     unsigned cmd;
     const char *dir;
     const char *schema, *partkey, *name, *label;
-    uint64_t volumes, partitions, tagsets, seed, parcel;
+    uint64_t volumes, partitions, tagsets, seed, parcel, header, replace;
     char **files;
     int nfiles;
 } args;
@@ -40,7 +41,7 @@ typedef struct optdef {
     const char *name;
     unsigned cmds;
     size_t off;
-    uint64_t max; /* 0: a string; else a number 0..max (1..max for sizes) */
+    uint64_t max; /* 0: a string; FLAG: no value (sets 1); else a number 0..max (1..max for sizes) */
 } optdef;
 
 static const optdef optdefs[] = {
@@ -51,6 +52,8 @@ static const optdef optdefs[] = {
     {"--volumes", C_CREATE | C_GEN, offsetof(args, volumes), ST_MAX_VOLUMES},
     {"--partitions", C_CREATE | C_GEN, offsetof(args, partitions), ST_MAX_PARTITIONS},
     {"--parcel", C_LOAD | C_GEN, offsetof(args, parcel), 1u << 20},
+    {"--header", C_LOAD, offsetof(args, header), FLAG},
+    {"--replace", C_LOAD, offsetof(args, replace), FLAG},
     {"--tagsets", C_GEN, offsetof(args, tagsets), UNSET - 1},
     {"--seed", C_GEN, offsetof(args, seed), UNSET - 1},
 };
@@ -69,7 +72,7 @@ static void usage(FILE *out)
           "                         [--volumes V] [--partitions P] [--name NAME]\n"
           "       comb store info DIR\n"
           "       comb store verify DIR\n"
-          "       comb store load DIR [--label L] [--parcel MB] FILE...\n"
+          "       comb store load DIR [--label L] [--parcel MB] [--header] [--replace] FILE...\n"
           "       comb store gen DIR --tagsets N [--seed S] [--volumes V] [--partitions P]\n"
           "                      [--name NAME] [--label L] [--parcel MB]\n"
           "\n"
@@ -130,6 +133,10 @@ static int take_option(args *a, int argc, char **argv, int *i)
             continue;
         if (!(d->cmds & a->cmd))
             return usage_error("option %s does not apply to this command", d->name);
+        if (d->max == FLAG && eq)
+            return usage_error("option %s takes no value", d->name);
+        if (d->max == FLAG)
+            return *(uint64_t *)((char *)a + d->off) = 1, 0;
         if (!eq && *i + 1 >= argc)
             return usage_error("option %s needs a value", d->name);
         return set_option(a, d, eq ? eq + 1 : argv[++*i]);
@@ -382,6 +389,7 @@ static void load_opts(const args *a, const char *label, st_load_opts *o)
     st_load_opts_default(o);
     o->update.write.label = label;
     o->sort.parcel_bytes = (size_t)a->parcel << 20;
+    o->update.mode = a->replace ? ST_UPDATE_REPLACE : ST_UPDATE_COMBINE;
 }
 
 static int finish_load(const args *a, st_store *s, st_load *l, st_err *err)
@@ -409,7 +417,7 @@ static int do_load(const args *a)
     st_load *l = st_load_new(s, &o, &err);
     int rc = -1;
     for (int i = 0; l && i < a->nfiles; i++)
-        if (store_text_load(l, a->files[i], &err) < 0)
+        if (store_text_load(l, a->files[i], a->header != 0, &err) < 0)
             goto done;
     rc = l ? finish_load(a, s, l, &err) : -1;
     l = NULL; /* the commit ended it */

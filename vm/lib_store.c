@@ -198,7 +198,7 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
 {
     static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
                                         "tmpdir", "schema", "partkey", "volumes",
-                                        "partitions", "name", NULL};
+                                        "partitions", "name", "mode", NULL};
     lib_check_opts(vm, m, known);
     st_fileload_opts_default(o);
     o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
@@ -214,7 +214,9 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
         vm_error(vm, "option codec must be \"lz4\", \"lz4hc\" or \"none\", got \"%s\"", codec);
     o->write.level = (int)opt_int(vm, m, "level", 0, 0, 65535);
     o->write.label = opt_str(vm, m, "label", NULL);
-    o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", 0, 1 << 16, INT64_MAX);
+    /* 256 MiB by default, as `comb store load`'s: a load from the language
+     * costs what the command's does, on a host shared with others */
+    o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", (int64_t)256 << 20, 1 << 16, INT64_MAX);
     o->sort.tmpdir = opt_str(vm, m, "tmpdir", NULL);
 }
 
@@ -787,6 +789,10 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         lo.update.write = o.write;
         lo.sort = o.sort;
         lo.cancelled = load_interrupted;
+        const char *mode = opt_str(vm, opts, "mode", "combine");
+        if (strcmp(mode, "combine") && strcmp(mode, "replace"))
+            vm_error(vm, "option mode must be \"combine\" or \"replace\", got \"%s\"", mode);
+        lo.update.mode = *mode == 'r' ? ST_UPDATE_REPLACE : ST_UPDATE_COMBINE;
         l->schema = s->schema;
         if (st_store_shared(s->st)) {   /* write through a store of its own */
             st_store *own = st_store_open(s->path, &err);
@@ -801,6 +807,8 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
     } else if (IS_STR(target)) {
         if (!schema)
             vm_error(vm, "writing a file needs a schema (option schema)");
+        if (!IS_NIL(opt(vm, opts, "mode")))
+            vm_error(vm, "option mode applies to a store, not a new file");
         l->schema = schema;
         l->l = st_fileload_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
     } else {
@@ -911,8 +919,10 @@ Value nat_load(VM *vm, int argc, Value *argv)
     uint64_t n = 0;
     if (IS_ARRAY(argv[1])) {
         VArray *a = AS_ARRAY(argv[1]);
-        for (size_t i = 0; i < a->len; i++)
+        for (size_t i = 0; i < a->len; i++) {
             vm_loader_add(vm, l, a->items[i], ++n);
+            vm_gc_step(vm);     /* the maps a flat row is split into are garbage */
+        }
     } else if (IS_HANDLE(argv[1]) && (AS_HANDLE(argv[1])->type->next || AS_HANDLE(argv[1])->type->iter)) {
         VHandle *h = AS_HANDLE(argv[1]);
         if (h->type->iter) {    /* a query: its rows as they come, closed after */
@@ -923,6 +933,15 @@ Value nat_load(VM *vm, int argc, Value *argv)
         }
         int64_t cursor = 0;
         Value a, b;
+        const unsigned char *row, *tag;
+        st_err err;
+        if (vm_text_raw(vm, h, vschema(l->schema))) {   /* text of the target's schema: no maps */
+            while (vm_text_next_raw(vm, h, &row, &tag))
+                if (vm_loader_add_raw(l, row, tag, &err) < 0)
+                    vm_error(vm, "row %llu: %s", (unsigned long long)n + 1, err.msg);
+                else
+                    n++;
+        }
         while (h->type->next(vm, h->data, &cursor, &a, &b)) {
             vm_loader_add(vm, l, a, ++n);
             vm_gc_step(vm);     /* the rows loaded are garbage */

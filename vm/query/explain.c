@@ -184,8 +184,9 @@ Value qexplain_array(VM *vm, const QPlan *p)
     VMap *m = vm_map_new(vm, 4);
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
-    map_setc(vm, m, "source", v_obj(vm_str_cstr(vm, "array")));
-    map_setc(vm, m, "rows", v_int((int64_t)AS_ARRAY(p->array)->len));
+    map_setc(vm, m, "source", v_obj(vm_str_cstr(vm, IS_ARRAY(p->array) ? "array" : "text rows")));
+    map_setc(vm, m, "rows", IS_ARRAY(p->array) ? v_int((int64_t)AS_ARRAY(p->array)->len)
+                                                : v_obj(vm_str_cstr(vm, "as read")));
     then_steps(vm, m, p);
     vm_pop_root(vm, 1);
     return mv;
