@@ -31,7 +31,7 @@ typedef struct args {
     unsigned cmd;
     const char *dir;
     const char *schema, *partkey, *name, *label;
-    uint64_t volumes, partitions, tagsets, seed, parcel, header, replace;
+    uint64_t volumes, partitions, tagsets, seed, parcel, header, replace, bucket;
     char **files;
     int nfiles;
 } args;
@@ -47,6 +47,7 @@ typedef struct optdef {
 static const optdef optdefs[] = {
     {"--schema", C_CREATE, offsetof(args, schema), 0},
     {"--partition-key", C_CREATE, offsetof(args, partkey), 0},
+    {"--partition-bucket", C_CREATE, offsetof(args, bucket), INT64_MAX},
     {"--name", C_CREATE | C_GEN, offsetof(args, name), 0},
     {"--label", C_LOAD | C_GEN, offsetof(args, label), 0},
     {"--volumes", C_CREATE | C_GEN, offsetof(args, volumes), ST_MAX_VOLUMES},
@@ -70,6 +71,7 @@ static void usage(FILE *out)
 {
     fputs("usage: comb store create DIR --schema FILE --partition-key FIELD\n"
           "                         [--volumes V] [--partitions P] [--name NAME]\n"
+          "                         [--partition-bucket SECONDS]\n"
           "       comb store info DIR\n"
           "       comb store verify DIR\n"
           "       comb store load DIR [--label L] [--parcel MB] [--header] [--replace] FILE...\n"
@@ -194,12 +196,18 @@ static void base_name(const char *dir, char *out, size_t n)
 
 /* ---- create ---------------------------------------------------------------- */
 
-/* The partition key must be a key field, so a tagset has one partition. */
-static int check_partkey(const st_schema *s, const char *partkey, const char *where, st_err *err)
+/* The partition key must be a key field, so a tagset has one partition
+ * (and a time or i64 one to place by time windows). */
+static int check_partkey(const st_schema *s, const char *partkey, uint64_t bucket,
+                         const char *where, st_err *err)
 {
     int i = st_schema_find(s, partkey, strlen(partkey));
-    if (i >= 0 && (uint32_t)i < s->nkeys)
-        return 0;
+    if (i >= 0 && (uint32_t)i < s->nkeys) {
+        int rc = st_partition_check_bucket(&s->fields[i], bucket, err);
+        if (rc < 0)
+            st_err_prefix(err, "%s: ", where);
+        return rc;
+    }
     char keys[512] = "";
     for (uint32_t k = 0; k < s->nkeys; k++)
         snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", k ? ", " : "",
@@ -220,6 +228,7 @@ static int create_store(const args *a, const st_schema *s, const char *partkey, 
     st_store_meta meta = {.name = a->name ? a->name : name, .partkey = partkey,
                           .volumes = a->volumes == UNSET ? 1 : (uint32_t)a->volumes,
                           .partitions = a->partitions == UNSET ? 8 : (uint32_t)a->partitions,
+                          .bucket = a->bucket,
                           .schema = text, .schema_len = len};
     int rc = st_store_create(a->dir, &meta, err);
     mem_free(text, len + 1);
@@ -242,7 +251,7 @@ static int do_create(const args *a)
     mem_free(text, n + 1);
     if (!s)
         st_err_prefix(&err, "%s:", a->schema);
-    int rc = !s || check_partkey(s, a->partkey, a->schema, &err) < 0 ||
+    int rc = !s || check_partkey(s, a->partkey, a->bucket, a->schema, &err) < 0 ||
              create_store(a, s, a->partkey, &err) < 0;
     st_schema_free(s);
     return rc ? fail(&err) : 0;
@@ -284,9 +293,11 @@ static int do_info(const args *a)
     st_store_info(s, &in);
     totals t = {0};
     st_store_files(s, add_file, &t);
-    printf("name: %s\nlayout: %u volumes x %u partitions\npartition key: %s\n"
-           "generation: %" PRIu64 "\nlabel: %s\n",
-           in.name, in.volumes, in.partitions, in.partkey, in.generation, in.label);
+    printf("name: %s\nlayout: %u volumes x %u partitions\npartition key: %s\n", in.name,
+           in.volumes, in.partitions, in.partkey);
+    if (in.bucket)
+        printf("partition bucket: %" PRIu64 " seconds (placed by time windows)\n", in.bucket);
+    printf("generation: %" PRIu64 "\nlabel: %s\n", in.generation, in.label);
     for (int k = 0; k < ST_NKINDS; k++)
         printf("%s: %" PRIu64 " files, %" PRIu64 " tagsets, %" PRIu64 " tags, %" PRIu64
                " bytes\n", st_kind_names[k], in.files[k], t.tagsets[k], t.tags[k], t.bytes[k]);

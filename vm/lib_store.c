@@ -719,7 +719,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     VStr *dir = vm_arg_str(vm, argv, 0);
     VSchema *vs = vschema(arg_schema(vm, argv, 1));
     VMap *m = opt_map(vm, argc, argv, 2);
-    static const char *const known[] = {"partkey", "volumes", "partitions", "name", NULL};
+    static const char *const known[] = {"partkey", "volumes", "partitions", "name", "bucket", NULL};
     lib_check_opts(vm, m, known);
     const char *name = opt_str(vm, m, "name", NULL);
     const char *base = strrchr(dir->data, '/');
@@ -727,6 +727,10 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     int pk = st_schema_find(vs->s, partkey, strlen(partkey));
     if (pk < 0 || (uint32_t)pk >= vs->s->nkeys)
         vm_error(vm, "partkey '%s' must be a key field of the schema", partkey);
+    st_err err;
+    uint64_t bucket = (uint64_t)opt_int(vm, m, "bucket", 0, 0, INT64_MAX);
+    if (st_partition_check_bucket(&vs->s->fields[pk], bucket, &err) < 0)
+        store_error(vm, &err);
     size_t len;
     char *text = st_schema_format(vs->s, &len);
     if (!text)
@@ -736,10 +740,10 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
         .partkey = partkey,
         .volumes = (uint32_t)opt_int(vm, m, "volumes", 1, 1, ST_MAX_VOLUMES),
         .partitions = (uint32_t)opt_int(vm, m, "partitions", 1, 1, ST_MAX_PARTITIONS),
+        .bucket = bucket,
         .schema = text,
         .schema_len = len,
     };
-    st_err err;
     int rc = st_store_create(dir->data, &meta, &err);
     mem_free(text, len + 1);
     if (rc < 0)
@@ -991,6 +995,8 @@ Value nat_info(VM *vm, int argc, Value *argv)
     set(vm, m, "partkey", v_obj(vm_str_cstr(vm, i.partkey)));
     set(vm, m, "volumes", v_int(i.volumes));
     set(vm, m, "partitions", v_int(i.partitions));
+    if (i.bucket)
+        set(vm, m, "bucket", v_int((int64_t)i.bucket));
     set(vm, m, "generation", v_int((int64_t)i.generation));
     set(vm, m, "label", v_obj(vm_str_cstr(vm, i.label ? i.label : "")));
     set(vm, m, "files", v_int((int64_t)i.files[ST_TAGS]));
