@@ -1058,15 +1058,23 @@ Value nat_rows(VM *vm, int argc, Value *argv)
     (void)argc;
     if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_query_type)
         return vm_query_run(vm, argv[0]);
-    if (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next)
-        vm_arg_error(vm, 0, "a tagset file, a store or a query", argv[0]);
-    VHandle *h = AS_HANDLE(argv[0]);
+    bool stream = IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_text_rows_type;
+    if (!stream && (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next))
+        vm_arg_error(vm, 0, "a tagset file, a store, a query or text rows", argv[0]);
+    Value it = stream ? AS_HANDLE(argv[0])->type->iter(vm, argv[0]) : argv[0];
+    if (stream)
+        vm_iter_push(vm, argv, it);     /* its files closed as a raise leaves */
+    VHandle *h = AS_HANDLE(it);
     VArray *a = vm_array_new(vm, 0);
     Value av = v_obj(a);
+    vm_push_root(vm, av);
     int64_t cursor = 0;
     Value x, y;
     while (h->type->next(vm, h->data, &cursor, &x, &y))
         vm_array_push(vm, a, x);
+    if (stream)
+        vm_iter_close(vm, argv);
+    vm_pop_root(vm, 1);
     return av;
 }
 

@@ -1,5 +1,8 @@
 /* lib_text: read_text, delimited text (CSV, TSV, |-separated, quoted
- * fields) read with a schema into rows of tags; rows that do not parse are
+ * fields) read with a schema into rows of tags, all at once or as a stream
+ * (for loops, load and queries: a row at a time, and load's rows as bytes
+ * when the schema is the store's), and text_schema, the schema guessed from
+ * a header and a sample when none is given; rows that do not parse are
  * counted and reported by file and line, never dropped silently. */
 #include "config.h"
 

@@ -24,6 +24,7 @@ print("for:", n)
 print("count:", r | count)
 print("where:", rows(r | where dur >= 60 | select onum, dur))
 print("take:", rows(r | take 1))
+print("rows:", len(rows(r)), rows(r)[3].onum)
 print("group:", rows(r | group by sys { n: count(), d: sum(dur) }))
 let e = r | explain where dur > 1
 print(e.source, e.rows)
