@@ -22,6 +22,7 @@
 #include "store/update.h"
 
 #define UNSET UINT64_MAX
+#define FLAG (UINT64_MAX - 2)
 #define PARCEL_MB_DEFAULT 256 /* the sort's memory: far below its 1 GiB default, for shared hosts */
 
 enum { C_CREATE = 1, C_INFO = 2, C_VERIFY = 4, C_LOAD = 8, C_GEN = 16 };
@@ -30,7 +31,7 @@ typedef struct args {
     unsigned cmd;
     const char *dir;
     const char *schema, *partkey, *name, *label;
-    uint64_t volumes, partitions, tagsets, seed, parcel;
+    uint64_t volumes, partitions, tagsets, seed, parcel, header, replace, bucket;
     char **files;
     int nfiles;
 } args;
@@ -40,17 +41,20 @@ typedef struct optdef {
     const char *name;
     unsigned cmds;
     size_t off;
-    uint64_t max; /* 0: a string; else a number 0..max (1..max for sizes) */
+    uint64_t max; /* 0: a string; FLAG: no value (sets 1); else a number 0..max (1..max for sizes) */
 } optdef;
 
 static const optdef optdefs[] = {
     {"--schema", C_CREATE, offsetof(args, schema), 0},
     {"--partition-key", C_CREATE, offsetof(args, partkey), 0},
+    {"--partition-bucket", C_CREATE, offsetof(args, bucket), INT64_MAX},
     {"--name", C_CREATE | C_GEN, offsetof(args, name), 0},
     {"--label", C_LOAD | C_GEN, offsetof(args, label), 0},
     {"--volumes", C_CREATE | C_GEN, offsetof(args, volumes), ST_MAX_VOLUMES},
     {"--partitions", C_CREATE | C_GEN, offsetof(args, partitions), ST_MAX_PARTITIONS},
     {"--parcel", C_LOAD | C_GEN, offsetof(args, parcel), 1u << 20},
+    {"--header", C_LOAD, offsetof(args, header), FLAG},
+    {"--replace", C_LOAD, offsetof(args, replace), FLAG},
     {"--tagsets", C_GEN, offsetof(args, tagsets), UNSET - 1},
     {"--seed", C_GEN, offsetof(args, seed), UNSET - 1},
 };
@@ -67,9 +71,10 @@ static void usage(FILE *out)
 {
     fputs("usage: comb store create DIR --schema FILE --partition-key FIELD\n"
           "                         [--volumes V] [--partitions P] [--name NAME]\n"
+          "                         [--partition-bucket SECONDS]\n"
           "       comb store info DIR\n"
           "       comb store verify DIR\n"
-          "       comb store load DIR [--label L] [--parcel MB] FILE...\n"
+          "       comb store load DIR [--label L] [--parcel MB] [--header] [--replace] FILE...\n"
           "       comb store gen DIR --tagsets N [--seed S] [--volumes V] [--partitions P]\n"
           "                      [--name NAME] [--label L] [--parcel MB]\n"
           "\n"
@@ -130,6 +135,10 @@ static int take_option(args *a, int argc, char **argv, int *i)
             continue;
         if (!(d->cmds & a->cmd))
             return usage_error("option %s does not apply to this command", d->name);
+        if (d->max == FLAG && eq)
+            return usage_error("option %s takes no value", d->name);
+        if (d->max == FLAG)
+            return *(uint64_t *)((char *)a + d->off) = 1, 0;
         if (!eq && *i + 1 >= argc)
             return usage_error("option %s needs a value", d->name);
         return set_option(a, d, eq ? eq + 1 : argv[++*i]);
@@ -187,12 +196,18 @@ static void base_name(const char *dir, char *out, size_t n)
 
 /* ---- create ---------------------------------------------------------------- */
 
-/* The partition key must be a key field, so a tagset has one partition. */
-static int check_partkey(const st_schema *s, const char *partkey, const char *where, st_err *err)
+/* The partition key must be a key field, so a tagset has one partition
+ * (and a time or i64 one to place by time windows). */
+static int check_partkey(const st_schema *s, const char *partkey, uint64_t bucket,
+                         const char *where, st_err *err)
 {
     int i = st_schema_find(s, partkey, strlen(partkey));
-    if (i >= 0 && (uint32_t)i < s->nkeys)
-        return 0;
+    if (i >= 0 && (uint32_t)i < s->nkeys) {
+        int rc = st_partition_check_bucket(&s->fields[i], bucket, err);
+        if (rc < 0)
+            st_err_prefix(err, "%s: ", where);
+        return rc;
+    }
     char keys[512] = "";
     for (uint32_t k = 0; k < s->nkeys; k++)
         snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", k ? ", " : "",
@@ -213,6 +228,7 @@ static int create_store(const args *a, const st_schema *s, const char *partkey, 
     st_store_meta meta = {.name = a->name ? a->name : name, .partkey = partkey,
                           .volumes = a->volumes == UNSET ? 1 : (uint32_t)a->volumes,
                           .partitions = a->partitions == UNSET ? 8 : (uint32_t)a->partitions,
+                          .bucket = a->bucket,
                           .schema = text, .schema_len = len};
     int rc = st_store_create(a->dir, &meta, err);
     mem_free(text, len + 1);
@@ -235,7 +251,7 @@ static int do_create(const args *a)
     mem_free(text, n + 1);
     if (!s)
         st_err_prefix(&err, "%s:", a->schema);
-    int rc = !s || check_partkey(s, a->partkey, a->schema, &err) < 0 ||
+    int rc = !s || check_partkey(s, a->partkey, a->bucket, a->schema, &err) < 0 ||
              create_store(a, s, a->partkey, &err) < 0;
     st_schema_free(s);
     return rc ? fail(&err) : 0;
@@ -277,9 +293,11 @@ static int do_info(const args *a)
     st_store_info(s, &in);
     totals t = {0};
     st_store_files(s, add_file, &t);
-    printf("name: %s\nlayout: %u volumes x %u partitions\npartition key: %s\n"
-           "generation: %" PRIu64 "\nlabel: %s\n",
-           in.name, in.volumes, in.partitions, in.partkey, in.generation, in.label);
+    printf("name: %s\nlayout: %u volumes x %u partitions\npartition key: %s\n", in.name,
+           in.volumes, in.partitions, in.partkey);
+    if (in.bucket)
+        printf("partition bucket: %" PRIu64 " seconds (placed by time windows)\n", in.bucket);
+    printf("generation: %" PRIu64 "\nlabel: %s\n", in.generation, in.label);
     for (int k = 0; k < ST_NKINDS; k++)
         printf("%s: %" PRIu64 " files, %" PRIu64 " tagsets, %" PRIu64 " tags, %" PRIu64
                " bytes\n", st_kind_names[k], in.files[k], t.tagsets[k], t.tags[k], t.bytes[k]);
@@ -382,6 +400,7 @@ static void load_opts(const args *a, const char *label, st_load_opts *o)
     st_load_opts_default(o);
     o->update.write.label = label;
     o->sort.parcel_bytes = (size_t)a->parcel << 20;
+    o->update.mode = a->replace ? ST_UPDATE_REPLACE : ST_UPDATE_COMBINE;
 }
 
 static int finish_load(const args *a, st_store *s, st_load *l, st_err *err)
@@ -409,7 +428,7 @@ static int do_load(const args *a)
     st_load *l = st_load_new(s, &o, &err);
     int rc = -1;
     for (int i = 0; l && i < a->nfiles; i++)
-        if (store_text_load(l, a->files[i], &err) < 0)
+        if (store_text_load(l, a->files[i], a->header != 0, &err) < 0)
             goto done;
     rc = l ? finish_load(a, s, l, &err) : -1;
     l = NULL; /* the commit ended it */

@@ -132,10 +132,35 @@ void st_partition_split(uint32_t global, uint32_t partitions, uint32_t *vol, uin
     *part = global % partitions;
 }
 
+uint32_t st_partition_of_time(int64_t value, uint64_t bucket, uint32_t nparts_total)
+{
+    int64_t b = (int64_t)bucket, w = value / b - (value % b < 0);    /* floor */
+    int64_t g = w % (int64_t)nparts_total;
+    return (uint32_t)(g < 0 ? g + nparts_total : g);
+}
+
+int st_partition_check_bucket(const st_field *f, uint64_t bucket, st_err *err)
+{
+    if (bucket > INT64_MAX)
+        return st_err_set(err, ST_EINPUT, "the partition bucket %llu is too large",
+                          (unsigned long long)bucket);
+    if (bucket && f->type != ST_TIME && f->type != ST_I64)
+        return st_err_set(err, ST_EINPUT, "a partition bucket needs a time or i64 partition "
+                          "key; '%s' is not one", f->name);
+    return 0;
+}
+
 void st_store_place(const st_store *s, const void *bytes, size_t len, uint32_t *vol,
                     uint32_t *part)
 {
-    uint32_t g = st_partition_of(bytes, len, s->meta.volumes * s->meta.partitions);
+    uint32_t n = s->meta.volumes * s->meta.partitions, g;
+    int64_t v;
+    if (s->meta.bucket && len == sizeof v) {
+        memcpy(&v, bytes, sizeof v);
+        g = st_partition_of_time(v, s->meta.bucket, n);
+    } else {
+        g = st_partition_of(bytes, len, n);
+    }
     st_partition_split(g, s->meta.partitions, vol, part);
 }
 
@@ -160,6 +185,8 @@ static int check_meta(const char *dir, const st_store_meta *meta, st_err *err)
         return st_err_set(err, ST_EINPUT,
                           "%s: %u volumes x %u partitions: each must be 1 to %u", dir,
                           meta->volumes, meta->partitions, ST_MAX_VOLUMES);
+    if (meta->bucket > INT64_MAX)
+        return st_err_set(err, ST_EINPUT, "%s: the partition bucket is too large", dir);
     if (meta->schema_len > ST_SCHEMA_MAX)
         return st_err_set(err, ST_EINPUT, "%s: the schema is larger than %u bytes", dir,
                           ST_SCHEMA_MAX);
@@ -185,7 +212,8 @@ static int fill_new(const char *tmp, const st_store_meta *meta, st_err *err)
                 return -1;
     }
     st_meta m = {.volumes = meta->volumes, .partitions = meta->partitions,
-                 .schema = (char *)meta->schema, .schema_len = meta->schema_len};
+                 .bucket = meta->bucket, .schema = (char *)meta->schema,
+                 .schema_len = meta->schema_len};
     snprintf(m.name, sizeof m.name, "%s", meta->name);
     snprintf(m.partkey, sizeof m.partkey, "%s", meta->partkey);
     st_manifest man;
@@ -362,6 +390,7 @@ void st_store_info(const st_store *s, st_storeinfo *info)
     info->schema_len = s->meta.schema_len;
     info->volumes = s->meta.volumes;
     info->partitions = s->meta.partitions;
+    info->bucket = s->meta.bucket;
     info->generation = s->m.generation;
     size_t nf = (size_t)s->m.volumes * s->m.partitions * ST_NKINDS;
     for (size_t i = 0; i < nf; i++) {

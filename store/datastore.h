@@ -45,6 +45,7 @@
 
 #include "store/err.h"
 #include "store/manifest.h"
+#include "store/schema.h"
 
 #define ST_ALL_VOLUMES UINT32_MAX
 
@@ -52,6 +53,7 @@
 typedef struct st_store_meta {
     const char *name;       /* printable, 1..200 bytes */
     const char *partkey;    /* the partition-key field's name, no spaces */
+    uint64_t bucket;        /* 0: placed by hash; else by time windows (st_partition_of_time) */
     uint32_t volumes;       /* 1..1000 (Gecko: 93) */
     uint32_t partitions;    /* per volume, 1..1000 (Gecko: 52) */
     const char *schema;     /* opaque schema text, kept verbatim */
@@ -78,6 +80,7 @@ typedef struct st_storeinfo {
     const char *dir, *name, *partkey, *label, *schema;
     size_t schema_len;
     uint32_t volumes, partitions;
+    uint64_t bucket;        /* the placement's time window in seconds, 0: by hash */
     uint64_t generation;
     uint64_t files[ST_NKINDS], bytes[ST_NKINDS]; /* per kind, from the manifest */
 } st_storeinfo;
@@ -89,8 +92,18 @@ void st_store_info(const st_store *s, st_storeinfo *info);
  * number of partitions in the store; global partition g lives in volume
  * g / partitions, partition g % partitions. Part of the format: never change. */
 uint32_t st_partition_of(const void *bytes, size_t len, uint32_t nparts_total);
+/* A store made with a bucket (a layout for tag-time pruning) places by time
+ * instead: its partition key is a time (or i64) field, and the window
+ * floor(value / bucket) goes to global partition window mod nparts_total, so
+ * consecutive windows fill consecutive partitions and a partition's file
+ * holds few of them: zone maps on times near the key's then skip the other
+ * partitions' blocks. Part of the format: never change. */
+uint32_t st_partition_of_time(int64_t value, uint64_t bucket, uint32_t nparts_total);
+/* Whether field f can place a store by windows of bucket seconds (a time or
+ * i64 key field); -1 with err set if not. */
+int st_partition_check_bucket(const st_field *f, uint64_t bucket, st_err *err);
 void st_partition_split(uint32_t global, uint32_t partitions, uint32_t *vol, uint32_t *part);
-/* Both at once, for this store. */
+/* Both at once, for this store (by hash or by time, as it was made). */
 void st_store_place(const st_store *s, const void *bytes, size_t len, uint32_t *vol,
                     uint32_t *part);
 

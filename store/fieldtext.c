@@ -264,6 +264,10 @@ int st_fieldtext_parse(const st_field *f, const char *text, size_t len, void *ou
         trim(&text, &len);
     if (len == 0 && f->role == ST_KEY)
         return st_err_set(err, ST_EINPUT, "field '%s': a key field cannot be empty", f->name);
+    /* an empty enum is a missing value, not its first symbol: a blank
+     * state read as "open" would be wrong data that looks right */
+    if (len == 0 && f->type == ST_ENUM)
+        return st_err_set(err, ST_EINPUT, "field '%s': empty, not one of its symbols", f->name);
     if (len == 0)
         return 0;
     switch (f->type) {

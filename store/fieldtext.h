@@ -18,8 +18,8 @@
  *   enum                   one of the field's symbols, by name
  *   char[N]                up to N bytes taken literally, no NUL byte
  *
- * Empty text is the field's zero (0, false, "", 1970-01-01, the first symbol),
- * except for a key field, where it is an error. Every error reads
+ * Empty text is the field's zero (0, false, "", 1970-01-01), except for a
+ * key field and an enum (no symbol is a zero), where it is an error. Every error reads
  * "field 'NAME': 'TEXT' is not ..." with the text cut and its control
  * characters escaped. */
 #ifndef COMB_STORE_FIELDTEXT_H

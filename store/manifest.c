@@ -17,6 +17,7 @@ const char *const st_kind_names[ST_NKINDS] = {ST_KINDS(ST_KIND_NAME)};
 #define MANIFEST_MAGIC "comb-manifest"
 #define META_MAGIC "comb-store"
 #define FORMAT_VERSION 1
+#define STORE_VERSION_BUCKET 2 /* STORE with a partbucket line (time placement) */
 #define SUM_LINE 22 /* "xxh3 " + 16 hex + "\n" */
 
 /* ---- building text ------------------------------------------------------ */
@@ -172,20 +173,20 @@ static int field_text(struct cur *c, const char *key, char *dst, int allow_empty
 /* Checks the magic line and the checksum; on success c covers the body
  * between them. */
 static int open_text(struct cur *c, const char *buf, size_t n, const char *path,
-                     const char *magic, const char *what, st_err *err)
+                     const char *magic, const char *what, uint64_t newest, uint64_t *version,
+                     st_err *err)
 {
     *c = (struct cur){buf, buf + n, path, 0, err};
     const char *val;
     size_t vlen;
-    uint64_t version;
     if (field(c, magic, &val, &vlen) < 0)
         return st_err_set(err, ST_ECORRUPT, "%s: not a comb %s file", path, what);
-    if (number(c, &val, val + vlen, UINT32_MAX, &version) < 0)
+    if (number(c, &val, val + vlen, UINT32_MAX, version) < 0)
         return -1;
-    if (version != FORMAT_VERSION)
+    if (*version < FORMAT_VERSION || *version > newest)
         return st_err_set(err, ST_EVERSION,
-                          "%s: format version %llu; this comb reads version %d", path,
-                          (unsigned long long)version, FORMAT_VERSION);
+                          "%s: format version %llu; this comb reads up to version %llu", path,
+                          (unsigned long long)*version, (unsigned long long)newest);
     if (n < SUM_LINE || buf[n - 1] != '\n' || memcmp(buf + n - SUM_LINE, "xxh3 ", 5) != 0 ||
         (n > SUM_LINE && buf[n - SUM_LINE - 1] != '\n'))
         return st_err_set(err, ST_ECORRUPT, "%s: the checksum line is missing (truncated?)",
@@ -315,8 +316,8 @@ static int parse_manifest(st_manifest *m, const char *buf, size_t n, const char 
                           st_err *err)
 {
     struct cur c;
-    uint64_t gen, vols, parts;
-    if (open_text(&c, buf, n, path, MANIFEST_MAGIC, "MANIFEST", err) < 0 ||
+    uint64_t gen, vols, parts, version;
+    if (open_text(&c, buf, n, path, MANIFEST_MAGIC, "MANIFEST", FORMAT_VERSION, &version, err) < 0 ||
         field_number(&c, "generation", 0, UINT64_MAX - 1, &gen) < 0 ||
         field_number(&c, "volumes", 1, ST_MAX_VOLUMES, &vols) < 0 ||
         field_number(&c, "partitions", 1, ST_MAX_PARTITIONS, &parts) < 0)
@@ -383,9 +384,13 @@ int st_meta_check_text(const char *what, const char *s, int allow_empty, int all
 int st_meta_format(const st_meta *meta, char **buf, size_t *n, st_err *err)
 {
     struct text t = {0};
-    putf(&t, "%s %d\nname %s\nvolumes %u\npartitions %u\npartkey %s\nschema %zu\n", META_MAGIC,
-         FORMAT_VERSION, meta->name, meta->volumes, meta->partitions, meta->partkey,
-         meta->schema_len);
+    /* a store placed by hash stays version 1, which every comb reads */
+    putf(&t, "%s %d\nname %s\nvolumes %u\npartitions %u\npartkey %s\n", META_MAGIC,
+         meta->bucket ? STORE_VERSION_BUCKET : FORMAT_VERSION, meta->name, meta->volumes,
+         meta->partitions, meta->partkey);
+    if (meta->bucket)
+        putf(&t, "partbucket %llu\n", (unsigned long long)meta->bucket);
+    putf(&t, "schema %zu\n", meta->schema_len);
     put(&t, meta->schema, meta->schema_len);
     put(&t, "\n", 1);
     return seal(&t, "STORE file", buf, n, err);
@@ -394,13 +399,15 @@ int st_meta_format(const st_meta *meta, char **buf, size_t *n, st_err *err)
 static int parse_meta(st_meta *meta, const char *buf, size_t n, const char *path, st_err *err)
 {
     struct cur c;
-    uint64_t vols, parts, len;
+    uint64_t vols, parts, len, version;
     memset(meta, 0, sizeof *meta);
-    if (open_text(&c, buf, n, path, META_MAGIC, "STORE", err) < 0 ||
+    if (open_text(&c, buf, n, path, META_MAGIC, "STORE", STORE_VERSION_BUCKET, &version, err) < 0 ||
         field_text(&c, "name", meta->name, 0, 1) < 0 ||
         field_number(&c, "volumes", 1, ST_MAX_VOLUMES, &vols) < 0 ||
         field_number(&c, "partitions", 1, ST_MAX_PARTITIONS, &parts) < 0 ||
         field_text(&c, "partkey", meta->partkey, 0, 0) < 0 ||
+        (version == STORE_VERSION_BUCKET &&
+         field_number(&c, "partbucket", 1, INT64_MAX, &meta->bucket) < 0) ||
         field_number(&c, "schema", 0, ST_SCHEMA_MAX, &len) < 0)
         return -1;
     if ((uint64_t)(c.end - c.p) != len + 1 || c.end[-1] != '\n')

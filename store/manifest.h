@@ -46,6 +46,7 @@ typedef struct st_manifest {
 typedef struct st_meta {
     char name[ST_TEXT_MAX + 1];
     char partkey[ST_TEXT_MAX + 1]; /* the field whose bytes place tagsets */
+    uint64_t bucket;               /* 0, or time windows place them (format version 2) */
     uint32_t volumes, partitions;
     char *schema; /* opaque text (part A's schema), schema_len bytes + NUL */
     size_t schema_len;

@@ -198,7 +198,7 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
 {
     static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
                                         "tmpdir", "schema", "partkey", "volumes",
-                                        "partitions", "name", NULL};
+                                        "partitions", "name", "mode", NULL};
     lib_check_opts(vm, m, known);
     st_fileload_opts_default(o);
     o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
@@ -214,7 +214,9 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
         vm_error(vm, "option codec must be \"lz4\", \"lz4hc\" or \"none\", got \"%s\"", codec);
     o->write.level = (int)opt_int(vm, m, "level", 0, 0, 65535);
     o->write.label = opt_str(vm, m, "label", NULL);
-    o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", 0, 1 << 16, INT64_MAX);
+    /* 256 MiB by default, as `comb store load`'s: a load from the language
+     * costs what the command's does, on a host shared with others */
+    o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", (int64_t)256 << 20, 1 << 16, INT64_MAX);
     o->sort.tmpdir = opt_str(vm, m, "tmpdir", NULL);
 }
 
@@ -717,7 +719,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     VStr *dir = vm_arg_str(vm, argv, 0);
     VSchema *vs = vschema(arg_schema(vm, argv, 1));
     VMap *m = opt_map(vm, argc, argv, 2);
-    static const char *const known[] = {"partkey", "volumes", "partitions", "name", NULL};
+    static const char *const known[] = {"partkey", "volumes", "partitions", "name", "bucket", NULL};
     lib_check_opts(vm, m, known);
     const char *name = opt_str(vm, m, "name", NULL);
     const char *base = strrchr(dir->data, '/');
@@ -725,6 +727,10 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
     int pk = st_schema_find(vs->s, partkey, strlen(partkey));
     if (pk < 0 || (uint32_t)pk >= vs->s->nkeys)
         vm_error(vm, "partkey '%s' must be a key field of the schema", partkey);
+    st_err err;
+    uint64_t bucket = (uint64_t)opt_int(vm, m, "bucket", 0, 0, INT64_MAX);
+    if (st_partition_check_bucket(&vs->s->fields[pk], bucket, &err) < 0)
+        store_error(vm, &err);
     size_t len;
     char *text = st_schema_format(vs->s, &len);
     if (!text)
@@ -734,10 +740,10 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
         .partkey = partkey,
         .volumes = (uint32_t)opt_int(vm, m, "volumes", 1, 1, ST_MAX_VOLUMES),
         .partitions = (uint32_t)opt_int(vm, m, "partitions", 1, 1, ST_MAX_PARTITIONS),
+        .bucket = bucket,
         .schema = text,
         .schema_len = len,
     };
-    st_err err;
     int rc = st_store_create(dir->data, &meta, &err);
     mem_free(text, len + 1);
     if (rc < 0)
@@ -787,6 +793,10 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         lo.update.write = o.write;
         lo.sort = o.sort;
         lo.cancelled = load_interrupted;
+        const char *mode = opt_str(vm, opts, "mode", "combine");
+        if (strcmp(mode, "combine") && strcmp(mode, "replace"))
+            vm_error(vm, "option mode must be \"combine\" or \"replace\", got \"%s\"", mode);
+        lo.update.mode = *mode == 'r' ? ST_UPDATE_REPLACE : ST_UPDATE_COMBINE;
         l->schema = s->schema;
         if (st_store_shared(s->st)) {   /* write through a store of its own */
             st_store *own = st_store_open(s->path, &err);
@@ -801,6 +811,8 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
     } else if (IS_STR(target)) {
         if (!schema)
             vm_error(vm, "writing a file needs a schema (option schema)");
+        if (!IS_NIL(opt(vm, opts, "mode")))
+            vm_error(vm, "option mode applies to a store, not a new file");
         l->schema = schema;
         l->l = st_fileload_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
     } else {
@@ -911,8 +923,10 @@ Value nat_load(VM *vm, int argc, Value *argv)
     uint64_t n = 0;
     if (IS_ARRAY(argv[1])) {
         VArray *a = AS_ARRAY(argv[1]);
-        for (size_t i = 0; i < a->len; i++)
+        for (size_t i = 0; i < a->len; i++) {
             vm_loader_add(vm, l, a->items[i], ++n);
+            vm_gc_step(vm);     /* the maps a flat row is split into are garbage */
+        }
     } else if (IS_HANDLE(argv[1]) && (AS_HANDLE(argv[1])->type->next || AS_HANDLE(argv[1])->type->iter)) {
         VHandle *h = AS_HANDLE(argv[1]);
         if (h->type->iter) {    /* a query: its rows as they come, closed after */
@@ -923,6 +937,15 @@ Value nat_load(VM *vm, int argc, Value *argv)
         }
         int64_t cursor = 0;
         Value a, b;
+        const unsigned char *row, *tag;
+        st_err err;
+        if (vm_text_raw(vm, h, vschema(l->schema))) {   /* text of the target's schema: no maps */
+            while (vm_text_next_raw(vm, h, &row, &tag))
+                if (vm_loader_add_raw(l, row, tag, &err) < 0)
+                    vm_error(vm, "row %llu: %s", (unsigned long long)n + 1, err.msg);
+                else
+                    n++;
+        }
         while (h->type->next(vm, h->data, &cursor, &a, &b)) {
             vm_loader_add(vm, l, a, ++n);
             vm_gc_step(vm);     /* the rows loaded are garbage */
@@ -972,6 +995,8 @@ Value nat_info(VM *vm, int argc, Value *argv)
     set(vm, m, "partkey", v_obj(vm_str_cstr(vm, i.partkey)));
     set(vm, m, "volumes", v_int(i.volumes));
     set(vm, m, "partitions", v_int(i.partitions));
+    if (i.bucket)
+        set(vm, m, "bucket", v_int((int64_t)i.bucket));
     set(vm, m, "generation", v_int((int64_t)i.generation));
     set(vm, m, "label", v_obj(vm_str_cstr(vm, i.label ? i.label : "")));
     set(vm, m, "files", v_int((int64_t)i.files[ST_TAGS]));
@@ -1033,15 +1058,23 @@ Value nat_rows(VM *vm, int argc, Value *argv)
     (void)argc;
     if (IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_query_type)
         return vm_query_run(vm, argv[0]);
-    if (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next)
-        vm_arg_error(vm, 0, "a tagset file, a store or a query", argv[0]);
-    VHandle *h = AS_HANDLE(argv[0]);
+    bool stream = IS_HANDLE(argv[0]) && AS_HANDLE(argv[0])->type == &vm_text_rows_type;
+    if (!stream && (!IS_HANDLE(argv[0]) || !AS_HANDLE(argv[0])->type->next))
+        vm_arg_error(vm, 0, "a tagset file, a store, a query or text rows", argv[0]);
+    Value it = stream ? AS_HANDLE(argv[0])->type->iter(vm, argv[0]) : argv[0];
+    if (stream)
+        vm_iter_push(vm, argv, it);     /* its files closed as a raise leaves */
+    VHandle *h = AS_HANDLE(it);
     VArray *a = vm_array_new(vm, 0);
     Value av = v_obj(a);
+    vm_push_root(vm, av);
     int64_t cursor = 0;
     Value x, y;
     while (h->type->next(vm, h->data, &cursor, &x, &y))
         vm_array_push(vm, a, x);
+    if (stream)
+        vm_iter_close(vm, argv);
+    vm_pop_root(vm, 1);
     return av;
 }
 

@@ -162,4 +162,19 @@ int vm_loader_add_raw(VLoader *l, const void *row, const void *tag, st_err *err)
 /* Sorts, writes and commits; the number of records loaded. */
 int64_t vm_loader_finish(VM *vm, VLoader *l);
 
+/* ---- read_text's streams (vm/lib_text.c) ----------------------------------- */
+
+/* read_text(..., {stream: true}) is a "text rows" value; each loop, load or
+ * query over it reads the files anew through a cursor (vm_text_cursor_type,
+ * iterable, closed with its loop). */
+extern const VHandleType vm_text_rows_type, vm_text_cursor_type;
+/* Whether a cursor can give its records as bytes of target's layout (the
+ * same schema text); if so it does from now on, and every file it opens
+ * must name all the key fields. */
+bool vm_text_raw(VM *vm, VHandle *cursor, const VSchema *target);
+/* The next record as a tagset row and a tag row (NULL when no column names
+ * a tag field), valid until the next call; false at the end. */
+bool vm_text_next_raw(VM *vm, VHandle *cursor, const unsigned char **row,
+                      const unsigned char **tag);
+
 #endif

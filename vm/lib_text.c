@@ -1,5 +1,8 @@
 /* lib_text: read_text, delimited text (CSV, TSV, |-separated, quoted
- * fields) read with a schema into rows of tags; rows that do not parse are
+ * fields) read with a schema into rows of tags, all at once or as a stream
+ * (for loops, load and queries: a row at a time, and load's rows as bytes
+ * when the schema is the store's), and text_schema, the schema guessed from
+ * a header and a sample when none is given; rows that do not parse are
  * counted and reported by file and line, never dropped silently. */
 #include "config.h"
 
@@ -17,7 +20,19 @@
 #include "vm/natives.h"
 #include "vm/suggest.h"
 
-/* What is open while reading, owned by a handle so a raise closes it. */
+/* One pass over the files of a glob: what is open while reading, owned by
+ * a handle (a cursor) so a raise closes it. read_text makes one and reads
+ * it to the end into an array; a stream's `for`, `load` and queries each
+ * make their own and take its rows as they are read. */
+typedef struct Opts {
+    int delim, quote;
+    bool header;
+    bool nocase;        /* header names match fields whatever their case */
+    bool extra;         /* columns that name no field are skipped */
+    VArray *columns;    /* names, when there is no header */
+    int64_t max_errors; /* report at most this many lines */
+} Opts;
+
 typedef struct TextRead {
     FILE *f;
     char *rec;          /* the record being read, its fields NUL-separated */
@@ -29,21 +44,64 @@ typedef struct TextRead {
     bool at_start;      /* the next record is the file's first */
     glob_t g;
     bool globbed;
+    VHandle *schema;    /* the rows' */
+    VMap *opts;         /* the caller's options */
+    bool inferred;      /* the schema was made from the header: names as text_name makes them */
+    size_t next_file;   /* the glob's next path to open */
+    const char *path;   /* the file being read */
+    long line;
+    Opts o;
+    int *cols;          /* column -> field, -1 for a column skipped */
+    size_t ncols, colcap;
+    bool has_tag;       /* some column is a tag field */
+    const VSchema *raw; /* rows go out as bytes of this layout (load's fast path): every key needs a column */
+    unsigned char *row, *tag;   /* the last record read */
+    size_t row_cap, tag_cap;
+    int64_t bad, good;
+    bool done;
 } TextRead;
+
+static void text_close(VM *vm, void *data)
+{
+    (void)vm;
+    TextRead *t = data;
+    if (t->f)
+        fclose(t->f);
+    t->f = NULL;
+    if (t->globbed)
+        globfree(&t->g);
+    t->globbed = false;
+    t->done = true;
+}
 
 static void text_free(VM *vm, void *data)
 {
     TextRead *t = data;
-    if (t->f)
-        fclose(t->f);
+    text_close(vm, t);
     vm_free_mem(vm, t->rec, t->cap);
     vm_free_mem(vm, t->start, t->capf * sizeof(size_t));
     vm_free_mem(vm, t->len, t->capf * sizeof(size_t));
-    if (t->globbed)
-        globfree(&t->g);
+    vm_free_mem(vm, t->cols, t->colcap * sizeof(int));
+    vm_free_mem(vm, t->row, t->row_cap);
+    vm_free_mem(vm, t->tag, t->tag_cap);
 }
 
-static const VHandleType text_type = {.name = "text reader", .free = text_free};
+static void text_mark(VM *vm, void *data)
+{
+    TextRead *t = data;
+    if (t->schema)
+        vm_mark_obj(vm, &t->schema->hdr);
+    if (t->opts)
+        vm_mark_obj(vm, &t->opts->hdr);
+    if (t->o.columns)
+        vm_mark_obj(vm, &t->o.columns->hdr);
+}
+
+static bool text_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b);
+
+const VHandleType vm_text_cursor_type = {.name = "text reader", .free = text_free,
+                                         .mark = text_mark, .next = text_next,
+                                         .close = text_close};
 
 static void put_char(VM *vm, TextRead *t, size_t *n, int c)
 {
@@ -79,11 +137,11 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     int c;
     t->nf = 0;
     t->unclosed = false;
-    while ((c = getc(t->f)) != EOF) {
+    while ((c = getc_unlocked(t->f)) != EOF) {    /* (the VM's thread alone reads it) */
         any = true;
         if (quoted) {
             if (c == quote) {
-                int d = getc(t->f);
+                int d = getc_unlocked(t->f);
                 if (d == quote) {
                     put_char(vm, t, &n, c);
                     continue;
@@ -125,13 +183,6 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     return true;
 }
 
-typedef struct Opts {
-    int delim, quote;
-    bool header;
-    VArray *columns;    /* names, when there is no header */
-    int64_t max_errors; /* report at most this many lines */
-} Opts;
-
 static int one_char(VM *vm, Value v, const char *what, int dflt)
 {
     if (IS_NIL(v))
@@ -157,150 +208,506 @@ static void read_opts(VM *vm, VMap *m, const char *path, Opts *o)
     o->quote = one_char(vm, get(vm, m, "quote"), "quote", '"');
     Value h = get(vm, m, "header");
     o->header = IS_NIL(h) ? true : v_truthy(h);
+    o->nocase = v_truthy(get(vm, m, "ignore_case"));
+    Value x = get(vm, m, "extra");
+    if (!IS_NIL(x) && !(IS_STR(x) && (!strcmp(AS_STR(x)->data, "ignore") ||
+                                     !strcmp(AS_STR(x)->data, "error"))))
+        vm_error(vm, "option extra must be \"ignore\" or \"error\"");
+    o->extra = !IS_NIL(x) && !strcmp(AS_STR(x)->data, "ignore");
     Value c = get(vm, m, "columns");
     o->columns = IS_ARRAY(c) ? AS_ARRAY(c) : NULL;
     Value e = get(vm, m, "max_errors");
     o->max_errors = IS_INT(e) ? e.as.i : 10;
 }
 
-/* Field indices of the columns, from the header or the option, or the
- * schema's order. */
-static int *column_fields(VM *vm, const st_schema *s, TextRead *t, const Opts *o, const char *path,
-                          size_t *ncols, Value *keep)
+/* A column's name as a field name of an inferred schema: letters, digits
+ * and '_', the rest made '_', a '_' before a leading digit; at most 64 bytes. */
+static size_t text_name(const char *name, size_t len, char *out)
 {
-    size_t n = o->header ? t->nf : o->columns ? o->columns->len : s->nfields;
-    VStr *buf = vm_str_alloc(vm, (n + 1) * sizeof(int));
-    *keep = v_obj(buf);
-    int *cols = (int *)(void *)str_wbuf(buf);
-    const char *names[ST_MAX_FIELDS];
-    for (uint32_t f = 0; f < s->nfields && f < ST_MAX_FIELDS; f++)
-        names[f] = s->fields[f].name;
-    for (size_t i = 0; i < n; i++) {
-        const char *name;
-        size_t len;
-        if (o->header) {
-            name = t->rec + t->start[i];
-            len = t->len[i];
-        } else if (o->columns) {
-            if (!IS_STR(o->columns->items[i]))
-                vm_error(vm, "option columns must be an array of field names");
-            name = AS_STR(o->columns->items[i])->data;
-            len = AS_STR(o->columns->items[i])->len;
-        } else {
-            cols[i] = (int)i;
-            continue;
-        }
-        cols[i] = st_schema_find(s, name, len);
-        if (cols[i] < 0) {
-            const char *hint = vm_suggest(name, len, names, s->nfields);
-            vm_error(vm, "%s: column '%.*s' is not a field of the schema%s%s%s", path, (int)len, name,
-                     hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-        }
-        for (size_t j = 0; j < i; j++)
-            if (cols[j] == cols[i])
-                vm_error(vm, "%s: column '%.*s' is named twice", path, (int)len, name);
+    size_t n = 0;
+    if (!len || (name[0] >= '0' && name[0] <= '9'))
+        out[n++] = '_';
+    for (size_t i = 0; i < len && n < ST_MAX_NAME; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        out[n++] = ok ? c : '_';
     }
-    *ncols = n;
-    return cols;
+    out[n] = 0;
+    return n;
 }
 
-/* One file's rows into out; bad lines are counted and reported. */
-static void read_file(VM *vm, TextRead *t, VSchema *vs, const char *path, const Opts *o, VArray *out,
-                      int64_t *bad, int64_t *good)
+static int find_field(const st_schema *s, const char *name, size_t len, bool nocase)
 {
+    if (!nocase)
+        return st_schema_find(s, name, len);
+    for (uint32_t f = 0; f < s->nfields; f++)
+        if (strlen(s->fields[f].name) == len && !strncasecmp(s->fields[f].name, name, len))
+            return (int)f;
+    return -1;
+}
+
+/* The name of column i: the header's, the option's, or NULL for the schema's order. */
+static const char *column_name(VM *vm, const TextRead *t, size_t i, size_t *len)
+{
+    if (t->o.header) {
+        *len = t->len[i];
+        return t->rec + t->start[i];
+    }
+    if (!t->o.columns)
+        return NULL;
+    Value v = t->o.columns->items[i];
+    if (!IS_STR(v))
+        vm_error(vm, "option columns must be an array of field names");
+    *len = AS_STR(v)->len;
+    return AS_STR(v)->data;
+}
+
+/* Field indices of the file's columns (t->cols), from the header or the
+ * option, or the schema's order. */
+static void column_fields(VM *vm, TextRead *t)
+{
+    const VSchema *vs = vschema(t->schema);
     const st_schema *s = vs->s;
+    size_t n = t->o.header ? t->nf : t->o.columns ? t->o.columns->len : s->nfields;
+    if (n > t->colcap) {
+        t->cols = vm_realloc(vm, t->cols, t->colcap * sizeof(int), n * sizeof(int));
+        t->colcap = n;
+    }
+    const char *names[ST_MAX_FIELDS];
+    bool seen[ST_MAX_FIELDS] = {0};
+    for (uint32_t f = 0; f < s->nfields && f < ST_MAX_FIELDS; f++)
+        names[f] = s->fields[f].name;
+    t->has_tag = false;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        const char *name = column_name(vm, t, i, &len);
+        char clean[ST_MAX_NAME + 2];
+        int f = (int)i;
+        if (name && t->inferred)
+            len = text_name(name, len, clean), name = clean;
+        if (name)
+            f = find_field(s, name, len, t->o.nocase);
+        if (f < 0 && !t->o.extra) {
+            int other = find_field(s, name, len, true);
+            const char *hint = other >= 0 ? names[other] : vm_suggest(name, len, names, s->nfields);
+            vm_error(vm, "%s: column '%.*s' is not a field of the schema%s%s%s%s", t->path,
+                     (int)len, name, hint ? " (did you mean '" : "", hint ? hint : "",
+                     hint ? "'?)" : "", other >= 0 ? "; option ignore_case: true matches it"
+                                                   : "; option extra: \"ignore\" skips it");
+        }
+        if (f >= 0 && seen[f])
+            vm_error(vm, "%s: column '%.*s' is named twice", t->path, (int)len, name);
+        if (f >= 0)
+            seen[f] = true;
+        t->has_tag |= f >= (int)s->nrow;
+        t->cols[i] = f;
+    }
+    for (uint32_t f = 0; t->raw && f < s->nkeys; f++)
+        if (!seen[f])
+            vm_error(vm, "%s: no column for the key field '%s'", t->path, s->fields[f].name);
+    t->ncols = n;
+}
+
+/* Opens the glob's next file and reads its header: false when none is left. */
+static bool open_next(VM *vm, TextRead *t)
+{
     struct stat sb;
-    if (!(t->f = fopen(path, "rb")))
-        vm_error(vm, "%s: %s", path, strerror(errno));
-    if (fstat(fileno(t->f), &sb) == 0 && S_ISDIR(sb.st_mode))
-        vm_error(vm, "%s: %s", path, strerror(EISDIR));
-    t->at_start = true;
-    long line = 0, first;
-    size_t ncols = 0;
-    int *cols = NULL;
-    Value keep = v_nil();
-    unsigned char val[ST_MAX_CHAR];
-    if (o->header && !read_record(vm, t, o->delim, o->quote, &line)) {
+    while (t->next_file < t->g.gl_pathc) {
+        t->path = t->g.gl_pathv[t->next_file++];
+        read_opts(vm, t->opts, t->path, &t->o);
+        if (!(t->f = fopen(t->path, "rb")))
+            vm_error(vm, "%s: %s", t->path, strerror(errno));
+        if (fstat(fileno(t->f), &sb) == 0 && S_ISDIR(sb.st_mode))
+            vm_error(vm, "%s: %s", t->path, strerror(EISDIR));
+        t->at_start = true;
+        t->line = 0;
+        if (!t->o.header || read_record(vm, t, t->o.delim, t->o.quote, &t->line)) {
+            column_fields(vm, t);
+            return true;
+        }
         int err = ferror(t->f);
         fclose(t->f);
         t->f = NULL;
         if (err)
-            vm_error(vm, "%s: read error", path);
-        return;
+            vm_error(vm, "%s: read error", t->path);
     }
-    cols = column_fields(vm, s, t, o, path, &ncols, &keep);
-    vm_push_root(vm, keep);
-    for (;;) {
-        first = line + 1;
-        if (!read_record(vm, t, o->delim, o->quote, &line))
-            break;
+    return false;
+}
+
+/* The end of the files: the count of bad rows, and an error when no row
+ * parsed at all (a wrong schema or delimiter reads as a failure, not as
+ * nothing to do). */
+static void text_end(VM *vm, TextRead *t)
+{
+    int64_t bad = t->bad, all = t->bad + t->good, max = t->o.max_errors;
+    text_close(vm, t);
+    if (bad && bad == all)
+        vm_error(vm, "none of the %lld rows parsed", (long long)all);
+    if (bad)
+        fprintf(stderr, "read_text: %lld of %lld rows did not parse%s\n", (long long)bad,
+                (long long)all, bad > max ? " (the first ones are shown)" : "");
+}
+
+/* The next record that parses into t->row and t->tag (bad ones counted and
+ * reported); false at the end of the last file. */
+static bool next_record(VM *vm, TextRead *t)
+{
+    const VSchema *vs = vschema(t->schema);
+    const st_schema *s = vs->s;
+    vm_grow(vm, &t->row, &t->row_cap, s->row_size + 1);
+    vm_grow(vm, &t->tag, &t->tag_cap, s->tag_size + 1);
+    while (!t->done) {
+        if (!t->f && !open_next(vm, t)) {
+            text_end(vm, t);
+            return false;
+        }
+        long first = t->line + 1;
+        if (!read_record(vm, t, t->o.delim, t->o.quote, &t->line)) {
+            int err = ferror(t->f);
+            fclose(t->f);
+            t->f = NULL;
+            if (err)
+                vm_error(vm, "%s: read error", t->path);
+            continue;
+        }
         if (t->nf == 1 && t->len[0] == 0)
             continue;   /* a blank line */
         st_err fe;
         char why[sizeof fe.msg] = "";
-        VMap *row = vm_map_new(vm, ncols);
-        vm_push_root(vm, v_obj(row));
+        memset(t->row, 0, s->row_size);
+        memset(t->tag, 0, s->tag_size);
         if (t->unclosed)
             snprintf(why, sizeof why, "a quoted field is not closed by the end of the file");
-        else if (t->nf != ncols)
-            snprintf(why, sizeof why, "%zu fields, expected %zu", t->nf, ncols);
-        for (size_t i = 0; !why[0] && i < ncols; i++) {
-            if (st_fieldtext_parse(&s->fields[cols[i]], t->rec + t->start[i], t->len[i], val,
+        else if (t->nf != t->ncols)
+            snprintf(why, sizeof why, "%zu fields, expected %zu", t->nf, t->ncols);
+        for (size_t i = 0; !why[0] && i < t->ncols; i++) {
+            int f = t->cols[i];
+            if (f < 0)
+                continue;
+            const st_field *fd = &s->fields[f];
+            if (st_fieldtext_parse(fd, t->rec + t->start[i], t->len[i],
+                                   ((uint32_t)f < s->nrow ? t->row : t->tag) + fd->offset,
                                    vm_suggest, &fe) == 0)
-                vm_map_set(vm, row, v_obj(vs->names[cols[i]]), vm_field_value(vm, vs, (uint32_t)cols[i], val));
-            else if (fe.code == ST_ENOMEM)
+                continue;
+            if (fe.code == ST_ENOMEM)
                 vm_throw(vm, v_obj(vm->oom));
-            else
-                snprintf(why, sizeof why, "%s", fe.msg);
+            snprintf(why, sizeof why, "%s", fe.msg);
         }
-        if (why[0]) {
-            if (++*bad <= o->max_errors)
-                fprintf(stderr, "read_text: %s:%ld: %s\n", path, first, why);
-        } else {
-            vm_array_push(vm, out, v_obj(row));
-            ++*good;
+        if (!why[0]) {
+            t->good++;
+            return true;
         }
-        vm_pop_root(vm, 1);
+        if (++t->bad <= t->o.max_errors)
+            fprintf(stderr, "read_text: %s:%ld: %s\n", t->path, first, why);
     }
-    int err = ferror(t->f);
-    fclose(t->f);
-    t->f = NULL;
-    vm_pop_root(vm, 1);
-    if (err)
-        vm_error(vm, "%s: read error", path);
+    return false;
 }
 
-/* read_text(pattern, schema, opts): the rows of the files matching the
- * glob pattern, as maps of the schema's fields (one tag each). */
-Value nat_read_text(VM *vm, int argc, Value *argv)
+/* The cursor's next row: a flat map of the fields its columns name. */
+static bool text_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
 {
-    VStr *pat = vm_arg_str(vm, argv, 0);
-    VHandle *sh = vm_schema_of(argv[1]);
-    if (!sh)
-        vm_arg_error(vm, 1, "a schema", argv[1]);
-    VMap *m = argc > 2 && !IS_NIL(argv[2]) ? vm_arg_map(vm, argv, 2) : NULL;
-    static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors", NULL};
-    lib_check_opts(vm, m, known);
-    VHandle *h = vm_handle_new(vm, &text_type, sizeof(TextRead));
+    TextRead *t = data;
+    if (!next_record(vm, t))
+        return false;
+    const VSchema *vs = vschema(t->schema);
+    const st_schema *s = vs->s;
+    VMap *row = vm_map_new(vm, t->ncols);
+    *a = *b = v_obj(row);
+    vm_push_root(vm, *a);
+    for (size_t i = 0; i < t->ncols; i++) {
+        int f = t->cols[i];
+        if (f >= 0)
+            vm_map_set(vm, row, v_obj(vs->names[f]),
+                       vm_field_value(vm, vs, (uint32_t)f,
+                                      ((uint32_t)f < s->nrow ? t->row : t->tag) + s->fields[f].offset));
+    }
+    vm_pop_root(vm, 1);
+    ++*cursor;
+    return true;
+}
+
+bool vm_text_raw(VM *vm, VHandle *cursor, const VSchema *target)
+{
+    if (cursor->type != &vm_text_cursor_type)
+        return false;
+    TextRead *t = handle_data(cursor);
+    const VSchema *vs = vschema(t->schema);
+    if (vs->text_len != target->text_len || memcmp(vs->text, target->text, vs->text_len))
+        return false;
+    (void)vm;
+    t->raw = target;    /* before its first file opens: every file then needs its keys */
+    return true;
+}
+
+bool vm_text_next_raw(VM *vm, VHandle *cursor, const unsigned char **row, const unsigned char **tag)
+{
+    TextRead *t = handle_data(cursor);
+    if (!next_record(vm, t))
+        return false;
+    *row = t->row;
+    *tag = t->has_tag ? t->tag : NULL;
+    return true;
+}
+
+/* A cursor over the files of pat (a raise names a pattern no file matches). */
+static VHandle *text_open(VM *vm, VStr *pat, VHandle *schema, VMap *opts, bool inferred)
+{
+    VHandle *h = vm_handle_new(vm, &vm_text_cursor_type, sizeof(TextRead));
     vm_push_root(vm, v_obj(h));
     TextRead *t = handle_data(h);
+    t->schema = schema;
+    t->opts = opts;
+    t->inferred = inferred;
     int rc = glob(pat->data, 0, NULL, &t->g);
     t->globbed = rc == 0;
     if (rc == GLOB_NOMATCH)
         vm_error(vm, "no file matches %s", pat->data);
     if (rc)
         vm_error(vm, "%s: cannot list the files", pat->data);
-    VArray *out = vm_array_new(vm, 64);
-    vm_push_root(vm, v_obj(out));
-    int64_t bad = 0, good = 0;
-    Opts o = {0};
-    for (size_t i = 0; i < t->g.gl_pathc; i++) {
-        read_opts(vm, m, t->g.gl_pathv[i], &o);
-        read_file(vm, t, vschema(sh), t->g.gl_pathv[i], &o, out, &bad, &good);
+    vm_pop_root(vm, 1);
+    return h;
+}
+
+/* ---- a schema from the text -------------------------------------------- */
+
+/* What a column's values in the sample could be. */
+typedef struct Guess {
+    bool not_int, not_float, not_bool, not_time, any;
+    size_t longest;
+} Guess;
+
+static void guess(Guess *g, const char *v, size_t n)
+{
+    static const st_field i64 = {(char *)"i64", ST_I64, ST_TAG, 8, 0, 0, NULL},
+                          f64 = {(char *)"f64", ST_F64, ST_TAG, 8, 0, 0, NULL};
+    unsigned char out[8];
+    st_err err;
+    int64_t t;
+    while (n && (*v == ' ' || *v == '\t'))
+        v++, n--;
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    if (!n)
+        return;
+    g->any = true;
+    g->longest = n > g->longest ? n : g->longest;
+    g->not_int |= st_fieldtext_parse(&i64, v, n, out, NULL, &err) != 0;
+    g->not_float |= st_fieldtext_parse(&f64, v, n, out, NULL, &err) != 0;
+    g->not_bool |= !((n == 4 && !memcmp(v, "true", 4)) || (n == 5 && !memcmp(v, "false", 5)));
+    g->not_time |= !memchr(v, '-', n) || st_fieldtext_time(v, n, &t) != 0;
+}
+
+/* A column's type: bool (true/false), i64, f64, time (dates and times, not
+ * bare seconds), else char[N], N twice the longest value seen (at least 16). */
+static void guessed_type(const Guess *g, char *out, size_t n)
+{
+    size_t w = 2 * g->longest < 16 ? 16 : 2 * g->longest > ST_MAX_CHAR ? ST_MAX_CHAR : 2 * g->longest;
+    if (!g->any)
+        snprintf(out, n, "char[16]");
+    else if (!g->not_bool)
+        snprintf(out, n, "bool");
+    else if (!g->not_int)
+        snprintf(out, n, "i64");
+    else if (!g->not_float)
+        snprintf(out, n, "f64");
+    else if (!g->not_time)
+        snprintf(out, n, "time");
+    else
+        snprintf(out, n, "char[%zu]", w);
+}
+
+/* The column a key option names (its name as text_name makes it), or raises. */
+static size_t key_column(VM *vm, Value k, const char *names, size_t n)
+{
+    char clean[ST_MAX_NAME + 2];
+    if (!IS_STR(k))
+        vm_error(vm, "option key must be an array of column names");
+    text_name(AS_STR(k)->data, AS_STR(k)->len, clean);
+    for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
+        if (!strcmp(clean, names))
+            return i;
+    vm_error(vm, "option key: '%s' is not a column", AS_STR(k)->data);
+}
+
+/* A field of the guessed schema: its role, name and type, the one option
+ * types gives or the guessed one. */
+static void guessed_field(VM *vm, VStrBuf *text, const char *role, const char *name,
+                          const Guess *g, Value types)
+{
+    char type[32];
+    Value over = IS_MAP(types) ? get(vm, AS_MAP(types), name) : v_nil();
+    guessed_type(g, type, sizeof type);
+    if (!IS_NIL(over) && !IS_STR(over))
+        vm_error(vm, "option types: the type of '%s' must be a string", name);
+    vm_sb_printf(vm, text, "%s %s: %s\n", role, name, IS_NIL(over) ? type : AS_STR(over)->data);
+}
+
+/* The schema of the first file matching pat, from its header (or option
+ * columns, or c1, c2, ...) and its first `sample` rows: key fields those
+ * option key names (default: the first column), the rest tag fields, each
+ * of the type guessed_type gives unless option types names one. */
+static VHandle *infer_schema(VM *vm, VStr *pat, VMap *opts)
+{
+    static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
+                                        "stream", "ignore_case", "extra", "types", "key",
+                                        "sample", NULL};
+    lib_check_opts(vm, opts, known);
+    Value kv = get(vm, opts, "key"), tv = get(vm, opts, "types"), sv = get(vm, opts, "sample");
+    if (!IS_NIL(kv) && !IS_ARRAY(kv))
+        vm_error(vm, "option key must be an array of column names");
+    if (!IS_NIL(tv) && !IS_MAP(tv))
+        vm_error(vm, "option types must be a map of column names to types");
+    int64_t sample = IS_INT(sv) && sv.as.i > 0 ? sv.as.i : 1000;
+    VHandle *h = text_open(vm, pat, NULL, opts, false);
+    vm_push_root(vm, v_obj(h));
+    TextRead *t = handle_data(h);
+    t->path = t->g.gl_pathv[0];
+    read_opts(vm, opts, t->path, &t->o);
+    if (!(t->f = fopen(t->path, "rb")))
+        vm_error(vm, "%s: %s", t->path, strerror(errno));
+    t->at_start = true;
+    if (!read_record(vm, t, t->o.delim, t->o.quote, &t->line))
+        vm_error(vm, "%s: no header and no rows to guess a schema from", t->path);
+    size_t n = t->o.columns ? t->o.columns->len : t->nf;
+    if (n > ST_MAX_FIELDS)
+        vm_error(vm, "%s: %zu columns, more than a schema's %d fields", t->path, n, ST_MAX_FIELDS);
+    VStrBuf names, text;
+    vm_sb_init(vm, &names, 256);    /* the names, NUL-separated */
+    for (size_t i = 0; i < n; i++) {
+        char clean[ST_MAX_NAME + 2], def[16];
+        size_t len;
+        const char *name = column_name(vm, t, i, &len);
+        if (!name) {
+            snprintf(def, sizeof def, "c%zu", i + 1);
+            name = def;
+            len = strlen(def);
+        }
+        len = text_name(name, len, clean);
+        vm_sb_add(vm, &names, clean, len + 1);
     }
-    if (bad)
-        fprintf(stderr, "read_text: %lld of %lld rows did not parse%s\n", (long long)bad,
-                (long long)(bad + good), bad > o.max_errors ? " (the first ones are shown)" : "");
-    vm_pop_root(vm, 2);
-    return v_obj(out);
+    Value nv = v_obj(vm_sb_done(vm, &names));
+    vm_push_root(vm, nv);
+    VStr *gs = vm_str_alloc(vm, (n + 1) * sizeof(Guess) + n);   /* the collector's, should a raise come */
+    vm_push_root(vm, v_obj(gs));
+    Guess *g = (Guess *)(void *)str_wbuf(gs);
+    memset(g, 0, (n + 1) * sizeof *g);
+    bool first_is_row = !t->o.header;
+    for (int64_t r = 0; r < sample; r++) {
+        if (!first_is_row && !read_record(vm, t, t->o.delim, t->o.quote, &t->line))
+            break;
+        first_is_row = false;
+        for (size_t i = 0; i < n && i < t->nf && !t->unclosed; i++)
+            guess(&g[i], t->rec + t->start[i], t->len[i]);
+    }
+    vm_sb_init(vm, &text, 256);
+    const char *name = AS_STR(nv)->data;
+    size_t nkeys = IS_NIL(kv) ? 1 : AS_ARRAY(kv)->len;
+    bool *key = (bool *)(void *)(g + n);     /* (g has room for n bools past its n guesses) */
+    memset(key, 0, n);
+    for (size_t k = 0; k < nkeys; k++) {    /* the key in the option's order */
+        size_t i = IS_NIL(kv) ? 0 : key_column(vm, AS_ARRAY(kv)->items[k], name, n);
+        const char *nm = name;
+        for (size_t j = 0; j < i; j++)
+            nm += strlen(nm) + 1;
+        if (!key[i])
+            guessed_field(vm, &text, "key", nm, &g[i], tv);
+        key[i] = true;
+    }
+    const char *nm = name;
+    for (size_t i = 0; i < n; i++, nm += strlen(nm) + 1)
+        if (!key[i])
+            guessed_field(vm, &text, "tag", nm, &g[i], tv);
+    VStr *st = vm_sb_done(vm, &text);
+    vm_push_root(vm, v_obj(st));
+    st_err err;
+    VHandle *sh = vm_schema_parse(vm, st->data, st->len, 1, 1, &err);
+    if (!sh)
+        vm_error(vm, "%s: the schema guessed from it: %s:\n%s", t->path, err.msg, st->data);
+    text_close(vm, t);
+    vm_pop_root(vm, 4);
+    return sh;
+}
+
+/* text_schema(glob, opts): the schema read_text would guess. */
+Value nat_text_schema(VM *vm, int argc, Value *argv)
+{
+    VStr *pat = vm_arg_str(vm, argv, 0);
+    VMap *m = argc > 1 && !IS_NIL(argv[1]) ? vm_arg_map(vm, argv, 1) : NULL;
+    return v_obj(infer_schema(vm, pat, m));
+}
+
+/* ---- read_text ---------------------------------------------------------- */
+
+/* A stream: the glob, schema and options, read anew by each loop, load or
+ * query that takes its rows (through a cursor). */
+typedef struct TextSource {
+    VStr *pat;
+    VHandle *schema;
+    VMap *opts;
+    bool inferred;
+} TextSource;
+
+static void source_mark(VM *vm, void *data)
+{
+    TextSource *ts = data;
+    vm_mark_obj(vm, &ts->pat->hdr);
+    vm_mark_obj(vm, &ts->schema->hdr);
+    if (ts->opts)
+        vm_mark_obj(vm, &ts->opts->hdr);
+}
+
+static void source_show(VM *vm, void *data, VStrBuf *sb)
+{
+    TextSource *ts = data;
+    vm_sb_printf(vm, sb, "<text rows of %s>", ts->pat->data);
+}
+
+static Value source_iter(VM *vm, Value self)
+{
+    TextSource *ts = handle_data(AS_HANDLE(self));
+    return v_obj(text_open(vm, ts->pat, ts->schema, ts->opts, ts->inferred));
+}
+
+const VHandleType vm_text_rows_type = {.name = "text rows", .mark = source_mark,
+                                       .show = source_show, .iter = source_iter};
+
+/* read_text(pattern, [schema], opts): the rows of the files matching the
+ * glob pattern, as maps of the schema's fields (one tag each); without a
+ * schema, one guessed from the first file; with {stream: true} a value
+ * that reads them as they are taken. */
+Value nat_read_text(VM *vm, int argc, Value *argv)
+{
+    VStr *pat = vm_arg_str(vm, argv, 0);
+    bool guessed = argc < 2 || IS_NIL(argv[1]) || IS_MAP(argv[1]);
+    int mi = guessed && argc > 1 && IS_MAP(argv[1]) ? 1 : 2;
+    VMap *m = argc > mi && !IS_NIL(argv[mi]) ? vm_arg_map(vm, argv, mi) : NULL;
+    VHandle *sh = guessed ? infer_schema(vm, pat, m) : vm_schema_of(argv[1]);
+    if (!sh)
+        vm_arg_error(vm, 1, "a schema (or options)", argv[1]);
+    vm_push_root(vm, v_obj(sh));
+    static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
+                                        "stream", "ignore_case", "extra", NULL};
+    static const char *const known_guessed[] = {"delim", "quote", "header", "columns",
+                                                "max_errors", "stream", "ignore_case", "extra",
+                                                "types", "key", "sample", NULL};
+    lib_check_opts(vm, m, guessed ? known_guessed : known);
+    Value r;
+    if (v_truthy(get(vm, m, "stream"))) {
+        VHandle *h = vm_handle_new(vm, &vm_text_rows_type, sizeof(TextSource));
+        *(TextSource *)handle_data(h) = (TextSource){pat, sh, m, guessed};
+        r = v_obj(h);
+    } else {
+        VHandle *h = text_open(vm, pat, sh, m, guessed);
+        vm_push_root(vm, v_obj(h));
+        VArray *out = vm_array_new(vm, 64);
+        vm_push_root(vm, v_obj(out));
+        int64_t cursor = 0;
+        Value a, b;
+        while (text_next(vm, handle_data(h), &cursor, &a, &b))
+            vm_array_push(vm, out, a);
+        vm_pop_root(vm, 2);
+        r = v_obj(out);
+    }
+    vm_pop_root(vm, 1);
+    return r;
 }

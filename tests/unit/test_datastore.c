@@ -279,6 +279,84 @@ static void placement_is_fixed_and_uniform(void **state)
     st_store_close(s);
 }
 
+/* A store placed by time windows: window floor(t / bucket) goes to
+ * partition window mod V x P (negative times too), its STORE says so in a
+ * version 2 file, and a store placed by hash still writes, byte for byte,
+ * the version 1 STORE the code before windows wrote (here as that code
+ * wrote it), which this code reads. */
+static void time_windows_place_consecutive_partitions(void **state)
+{
+    (void)state;
+    /* Part of the format: these values must never change. */
+    assert_int_equal(st_partition_of_time(0, 86400, 8), 0);
+    assert_int_equal(st_partition_of_time(86399, 86400, 8), 0);
+    assert_int_equal(st_partition_of_time(86400, 86400, 8), 1);
+    assert_int_equal(st_partition_of_time(7 * 86400 + 5, 86400, 8), 7);
+    assert_int_equal(st_partition_of_time(8 * 86400, 86400, 8), 0);
+    assert_int_equal(st_partition_of_time(-1, 86400, 8), 7);
+    assert_int_equal(st_partition_of_time(-86400, 86400, 8), 7);
+    assert_int_equal(st_partition_of_time(-86401, 86400, 8), 6);
+    assert_int_equal(st_partition_of_time(INT64_MIN, 1, 3), 1);   /* -2^63 mod 3 = 1 */
+    assert_int_equal(st_partition_of_time(1796083200, 21600, 28), (1796083200 / 21600) % 28);
+
+    st_field t = {(char *)"ts", ST_TIME, ST_KEY, 8, 0, 0, NULL};
+    st_field u = {(char *)"onum", ST_U64, ST_KEY, 8, 0, 0, NULL};
+    st_err err;
+    assert_int_equal(st_partition_check_bucket(&t, 86400, &err), 0);
+    assert_int_equal(st_partition_check_bucket(&u, 0, &err), 0);
+    assert_int_equal(st_partition_check_bucket(&u, 86400, &err), -1);
+    assert_string_equal(err.msg, "a partition bucket needs a time or i64 partition key; 'onum' "
+                                 "is not one");
+
+    char other[PATH_MAX + 16], path[PATH_MAX + 32];
+    snprintf(other, sizeof other, "%s/windows", tmp);
+    st_store_meta m = meta();
+    m.partkey = "ts";
+    m.bucket = 86400;
+    assert_int_equal(st_store_create(other, &m, &err), 0);
+    st_store *s = st_store_open(other, &err);
+    assert_non_null(s);
+    st_storeinfo info;
+    st_store_info(s, &info);
+    assert_int_equal(info.bucket, 86400);
+    uint32_t v, p;
+    int64_t when = 1796083200 + 3 * 86400;
+    st_store_place(s, &when, sizeof when, &v, &p);
+    assert_int_equal(v * PARTS + p, (1796083200 / 86400 + 3) % (VOLS * PARTS));
+    st_store_close(s);
+    st_meta sm;
+    snprintf(path, sizeof path, "%s/STORE", other);
+    assert_int_equal(st_meta_load(&sm, path, &err), 0);
+    assert_int_equal(sm.bucket, 86400);
+    st_meta_free(&sm);
+    char *text;
+    size_t n;
+    assert_int_equal(st_sys_slurp(path, 1 << 16, &text, &n, &err), 0);
+    assert_true(n > 24 && !memcmp(text, "comb-store 2\n", 13));
+    assert_non_null(strstr(text, "\npartkey ts\npartbucket 86400\nschema "));
+    mem_free(text, n + 1);
+    tmp_remove(other);
+
+    /* version 1, as comb wrote it before windows (comb store create oldst
+     * --schema old.schema --partition-key ts --partitions 4 --name old) */
+    static const char old[] = "comb-store 1\nname old\nvolumes 1\npartitions 4\npartkey ts\n"
+                              "schema 40\nkey ts: time\nkey onum: u64\ntag dur: u32\n\n"
+                              "xxh3 904965b0de4c0d61\n";
+    snprintf(path, sizeof path, "%s/STORE.old", tmp);
+    write_file(path, old);
+    assert_int_equal(st_meta_load(&sm, path, &err), 0);
+    assert_string_equal(sm.name, "old");
+    assert_string_equal(sm.partkey, "ts");
+    assert_int_equal(sm.partitions, 4);
+    assert_int_equal(sm.bucket, 0);
+    assert_int_equal(st_meta_format(&sm, &text, &n, &err), 0);
+    assert_int_equal(n, sizeof old - 1);
+    assert_memory_equal(text, old, n);
+    mem_free(text, n + 1);
+    st_meta_free(&sm);
+    remove(path);
+}
+
 static void commits_show_new_files_while_snapshots_keep_old(void **state)
 {
     (void)state;
@@ -809,6 +887,7 @@ int main(void)
         T(bad_metadata_is_refused),
         T(failed_create_leaves_nothing),
         T(placement_is_fixed_and_uniform),
+        T(time_windows_place_consecutive_partitions),
         T(commits_show_new_files_while_snapshots_keep_old),
         T(a_pin_keeps_only_its_own_files),
         T(shared_snapshots_pin_until_the_last_close),

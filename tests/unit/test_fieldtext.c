@@ -281,14 +281,14 @@ static void enums_and_chars(void **state)
     bad_n("c", "a\0b", 3, "'a\\x00b' holds a NUL byte, which char[4] cannot");
 }
 
-static void empty_is_zero_but_not_for_a_key(void **state)
+static void empty_is_zero_but_not_for_a_key_or_enum(void **state)
 {
     (void)state;
     static const struct {
         const char *name, *zero;
     } zeros[] = {
         {"u8", "0"}, {"u64", "0"}, {"i8", "0"}, {"i64", "0"}, {"f32", "0"}, {"f64", "0"},
-        {"b", "false"}, {"t", "1970-01-01T00:00:00Z"}, {"e", "open"}, {"c", ""},
+        {"b", "false"}, {"t", "1970-01-01T00:00:00Z"}, {"c", ""},
     };
     for (size_t i = 0; i < sizeof zeros / sizeof zeros[0]; i++)
         ok(zeros[i].name, "", zeros[i].zero);
@@ -298,6 +298,10 @@ static void empty_is_zero_but_not_for_a_key(void **state)
     assert_int_equal(st_fieldtext_parse(f, "", 0, out, NULL, &err), -1);
     assert_int_equal(err.code, ST_EINPUT);
     assert_string_equal(err.msg, "field 'k': a key field cannot be empty");
+    /* an empty enum was its first symbol: data that looked right */
+    assert_int_equal(st_fieldtext_parse(field("e"), "", 0, out, NULL, &err), -1);
+    assert_int_equal(err.code, ST_EINPUT);
+    assert_string_equal(err.msg, "field 'e': empty, not one of its symbols");
 }
 
 static void messages_escape_and_cut_the_text(void **state)
@@ -324,7 +328,7 @@ int main(void)
         cmocka_unit_test(times_in_every_form),
         cmocka_unit_test(times_refused),
         cmocka_unit_test(enums_and_chars),
-        cmocka_unit_test(empty_is_zero_but_not_for_a_key),
+        cmocka_unit_test(empty_is_zero_but_not_for_a_key_or_enum),
         cmocka_unit_test(messages_escape_and_cut_the_text),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

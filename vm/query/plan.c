@@ -507,9 +507,9 @@ void qp_bind(VM *vm, VQuery *q)
         if (p->scan.consumer == QC_STAT)
             b.cols_known = false;
     } else {
-        p->array = q->src;
-        VArray *a = AS_ARRAY(q->src);
-        if (a->len && IS_MAP(a->items[0])) {
+        p->array = q->src;  /* an array, or a stream of rows (its fields known as it runs) */
+        VArray *a = IS_ARRAY(q->src) ? AS_ARRAY(q->src) : NULL;
+        if (a && a->len && IS_MAP(a->items[0])) {
             VMap *m = AS_MAP(a->items[0]);
             VStr **cols = qp_alloc(vm, p, m->live * sizeof *cols);
             int n = 0;

@@ -275,12 +275,13 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
             vm_array_push(vm, q->stages, parent->stages->items[i]);
         if (parent->stages->len && vm_verbs[qp_last_verb(parent)].last)
             vm_error(vm, "this query ends with '%s': nothing can follow it", vm_verbs[qp_last_verb(parent)].name);
-    } else if (vm_source_of(src) || IS_ARRAY(src)) {
+    } else if (vm_source_of(src) || IS_ARRAY(src) ||
+               (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_text_rows_type)) {
         q->src = src;
     } else {
         char msg[200];
         snprintf(msg, sizeof msg,
-                 "a pipeline starts from a store, a tagset file, an array of maps or a query, not %s",
+                 "a pipeline starts from a store, a tagset file, an array of maps, text rows or a query, not %s",
                  v_type_name(src));
         Value st = plan->len ? plan->items[0] : v_nil();
         vm_error_at(vm, IS_ARRAY(st) ? (uint32_t)nint(st, 1) : 0, IS_ARRAY(st) ? (uint32_t)nint(st, 2) : 0, msg);

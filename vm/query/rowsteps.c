@@ -669,8 +669,43 @@ Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
     return v_int(n);
 }
 
+/* A stream's rows (read_text's {stream: true}) through the steps from
+ * *from that go a row at a time, as they are read: the rows they keep, or
+ * their count when `count` follows; *from moves past the steps done. So a
+ * file of any size costs the rows kept, not the rows read. */
+static Value from_stream(VM *vm, const QPlan *p, int *from, Value src)
+{
+    int to = rows_streams_to(p, *from);
+    bool count = to < p->nsteps && p->steps[to].verb == QV_count;
+    Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
+    VHandle *h = AS_HANDLE(src);
+    Value cur = h->type->iter ? h->type->iter(vm, src) : src;
+    vm_iter_push(vm, level, cur);
+    VArray *out = vm_array_new(vm, 16);
+    vm_push_root(vm, v_obj(out));
+    VHandle *taken = vm_handle_new(vm, &taken_type, (size_t)to * sizeof(uint64_t));
+    vm_push_root(vm, v_obj(taken));
+    int64_t pos = 0, n = 0;
+    Value row, b;
+    int k = 1;
+    while (k != 2 && k != -1 && AS_HANDLE(cur)->type->next(vm, handle_data(AS_HANDLE(cur)), &pos, &row, &b)) {
+        vm_array_push(vm, out, row);    /* rooted there while the steps make it */
+        k = rows_step(vm, p, *from, to, handle_data(taken), &out->items[out->len - 1]);
+        if (k < 1 || count)
+            out->len--;
+        n += k >= 1;
+        vm_gc_step(vm);     /* a row left out is garbage */
+    }
+    vm_iter_close(vm, level);
+    vm_pop_root(vm, 2);
+    *from = count ? to + 1 : to;
+    return count ? v_int(n) : v_obj(out);
+}
+
 Value rows_run(VM *vm, QPlan *p, int from, Value rows)
 {
+    if (IS_HANDLE(rows))
+        rows = from_stream(vm, p, &from, rows);
     for (int i = from; i < p->nsteps; i++) {
         const QStep *s = &p->steps[i];
         if (!IS_ARRAY(rows))

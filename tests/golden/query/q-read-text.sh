@@ -1,6 +1,7 @@
 # read_text: |-separated taps with a header and quoted fields (a delimiter,
 # a newline inside quotes); rows that do not parse are reported with
-# file:line and counted, the rest written into a store through the sort.
+# file:line and counted, the rest written into a store through the sort;
+# when no row parses (here: one column named for six), read_text fails.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 mkdir taps
 printf 'onum|ts|bsid|sys|status|dnum\n7325551212|2026-12-02T13:05:00Z|34|RICS|1|2015551212\n7325551212|2026-12-02T13:05:00Z|34|BILL|0|"20|15"\n7325551213|2026-12-02|35|RICZ|1|x\n7325551214|1000|x|RICS|1|x\n\n7325551215|1000|36|SWITCH|2|"two\nlines"\n7325551216|1000|36\n' > taps/a.tap
