@@ -22,6 +22,8 @@ struct GroupState {
     uint32_t ndense;    /* codes (0: keys go through the table alone) */
     uint32_t *order;    /* the groups in key order, for the result (here, so
                          * that a raise while making rows leaks nothing) */
+    Value *heap;        /* top-N's heap: values, then positions, [heapn] */
+    uint32_t heapn;
 };
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
@@ -187,6 +189,7 @@ static void group_end(Worker *w)
     if (!g)
         return;
     mem_free(g->order, g->order ? (size_t)g->t.n * 4 + 4 : 0);
+    mem_free(g->heap, (size_t)g->heapn * (4 + 8 * sizeof(Value)));
     gt_free(&g->t);
     qa_free(&g->aggs);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
@@ -241,7 +244,136 @@ static Value group_row(VM *vm, const QScan *sc, GroupState *gs, uint32_t g, VArr
     return mv;
 }
 
-static Value group_rows(VM *vm, const QScan *sc, GroupState *gs)
+/* ---- top-N over groups ------------------------------------------------------ */
+
+/* When the steps after the scan begin `sort ... | take N` and the sort's
+ * keys are the group's keys or bare aggregates, all of them numbers or
+ * bools (values that allocate nothing and raise nothing, so no sum, whose
+ * overflow raises), only the N groups that come first in that order (ties
+ * in key order, as the stable sort keeps them) become rows: the sort and
+ * take then run over those as they would over all. src[k]: sort key k's
+ * group key index, or nkeys + its aggregate's index. */
+#define TOPN_MAX 4096
+
+static bool topn_plan(const QPlan *p, const QScan *sc, int *src, uint64_t *n)
+{
+    if (p->nsteps < 2 || p->steps[0].verb != QV_sort || p->steps[1].verb != QV_take ||
+        p->steps[0].n > 8 || !IS_INT(p->steps[1].e[0]->k))
+        return false;
+    *n = (uint64_t)p->steps[1].e[0]->k.as.i;
+    for (int a = 0; a < sc->nagg_list; a++)
+        if (sc->agg_list[a]->fn == QF_sum)
+            return false;
+    const QStep *s = &p->steps[0];
+    for (int k = 0; k < s->n; k++) {
+        const QExpr *e = s->e[k], *x = NULL;
+        src[k] = -1;
+        for (int j = 0; e->op == QX_MAPGET && src[k] < 0 && j < sc->nkeys + sc->naggs; j++) {
+            VStr *name = j < sc->nkeys ? sc->key_names[j] : sc->aggs[j - sc->nkeys].name;
+            if (name->len != e->name->len || memcmp(name->data, e->name->data, name->len))
+                continue;
+            x = j < sc->nkeys ? sc->keys[j] : sc->aggs[j - sc->nkeys].e;
+            if (j >= sc->nkeys && x->op != QX_AGG)
+                return false;
+            src[k] = j < sc->nkeys ? j : sc->nkeys + x->agg;
+        }
+        if (src[k] < 0 || (x->type != QT_INT && x->type != QT_FLOAT && x->type != QT_BOOL))
+            return false;
+    }
+    return *n < TOPN_MAX;
+}
+
+/* Group g's values of the sort keys. */
+static void topn_values(VM *vm, const QScan *sc, GroupState *gs, const int *src, int nk,
+                        uint32_t g, Value *out)
+{
+    for (int k = 0; k < nk; k++) {
+        if (src[k] >= sc->nkeys) {
+            out[k] = qa_value(vm, &gs->aggs, src[k] - sc->nkeys, g);
+            continue;
+        }
+        const unsigned char *key = gt_key(&gs->t, g);
+        for (int j = 0; j < src[k]; j++)
+            key += qx_keywidth(sc->keys[j]);
+        out[k] = qx_key_value(vm, sc->keys[src[k]], key);
+    }
+}
+
+/* Whether the group at position a (values va) comes after the one at b. */
+static bool topn_after(const QStep *s, const Value *va, uint32_t a, const Value *vb, uint32_t b)
+{
+    for (int k = 0; k < s->n; k++) {
+        int c = rows_compare(va[k], vb[k]);
+        if (c)
+            return s->desc[k] ? c < 0 : c > 0;
+    }
+    return a > b;
+}
+
+/* Keeps in order[0 .. n) (groups in key order) the first top of them in
+ * the sort's order, still in key order; their number. */
+static uint32_t topn_select(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs,
+                            const int *src, uint32_t top, uint32_t *order, uint32_t n)
+{
+    const QStep *s = &p->steps[0];
+    int nk = s->n;
+    if (n <= top)
+        return n;
+    /* a heap of the best top so far, the last of them at its root: its
+     * positions in order[], and their values */
+    Value *vals = gs->heap = mem_alloc(((size_t)top + 1) * (4 + 8 * sizeof(Value))), cur[8];
+    if (!vals)
+        vm_throw(vm, v_obj(vm->oom));
+    gs->heapn = top + 1;
+    uint32_t *heap = (uint32_t *)(void *)(vals + ((size_t)top + 1) * 8);
+    uint32_t h = 0;
+#define V(i) (vals + (size_t)(i) * 8)
+    for (uint32_t i = 0; i < n; i++) {
+        topn_values(vm, sc, gs, src, nk, order[i], cur);
+        if (h == top && (top == 0 || topn_after(s, cur, i, V(0), heap[0])))
+            continue;
+        uint32_t at;
+        if (h < top) {
+            at = h++;
+            while (at && topn_after(s, cur, i, V((at - 1) / 2), heap[(at - 1) / 2])) {
+                heap[at] = heap[(at - 1) / 2];
+                memcpy(V(at), V((at - 1) / 2), (size_t)nk * sizeof(Value));
+                at = (at - 1) / 2;
+            }
+        } else {    /* replaces the root, sifted down */
+            at = 0;
+            for (;;) {
+                uint32_t c = 2 * at + 1;
+                if (c >= h)
+                    break;
+                if (c + 1 < h && topn_after(s, V(c + 1), heap[c + 1], V(c), heap[c]))
+                    c++;
+                if (!topn_after(s, V(c), heap[c], cur, i))
+                    break;
+                heap[at] = heap[c];
+                memcpy(V(at), V(c), (size_t)nk * sizeof(Value));
+                at = c;
+            }
+        }
+        heap[at] = i;
+        memcpy(V(at), cur, (size_t)nk * sizeof(Value));
+    }
+#undef V
+    /* the kept positions in key order */
+    bool *keep = mem_calloc(n, 1);
+    if (!keep)
+        vm_throw(vm, v_obj(vm->oom));
+    for (uint32_t i = 0; i < h; i++)
+        keep[heap[i]] = true;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (keep[i])
+            order[m++] = order[i];
+    mem_free(keep, n);
+    return m;
+}
+
+static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
 {
     uint32_t n = gs->t.n;
     uint32_t *order = gs->order = mem_alloc((size_t)n * 4 + 4);
@@ -251,6 +383,10 @@ static Value group_rows(VM *vm, const QScan *sc, GroupState *gs)
         order[i] = i;
     if (n)  /* qsort of NULL, 0 is undefined */
         qsort_r(order, n, 4, cmp_groups, &gs->t);
+    int src[8];
+    uint64_t top;
+    if (topn_plan(p, sc, src, &top))
+        n = topn_select(vm, p, sc, gs, src, (uint32_t)top, order, n);
     VArray *a = vm_array_new(vm, n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
@@ -276,7 +412,7 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
         (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
          !qa_grow(&gs->aggs, 1)))
         vm_throw(vm, v_obj(vm->oom));   /* no keys: one group, even of nothing */
-    return group_rows(vm, sc, gs);
+    return group_rows(vm, sh->p, sc, gs);
 }
 
 const QConsumerOps qcons_group = {
