@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/mem.h"
@@ -84,6 +85,43 @@ static void quantiles_interpolate(void **state)
     assert_true(qa_quantile(one, 1, 0.9) == 7);
 }
 
+static int cmp_num(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The selection equals sorting first, on random arrays with many repeats. */
+static void quantiles_select_as_sorting_would(void **state)
+{
+    (void)state;
+    uint64_t r = 88172645463325252ull;
+    double v[300], s[300];
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 1 + round % 300;
+        for (size_t i = 0; i < n; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            s[i] = (double)(r % (round % 7 ? 50 : 3));
+        }
+        qsort(s, n, sizeof *s, cmp_num);
+        double q = (double)(round % 11) / 10;
+        if (q > 1)
+            q = 0.37;
+        double pos = q * (double)(n - 1);
+        size_t lo = (size_t)pos;
+        double want = lo + 1 < n ? s[lo] + (pos - (double)lo) * (s[lo + 1] - s[lo]) : s[lo];
+        memcpy(v, s, n * sizeof *v);
+        for (size_t i = n; i > 1; i--) {    /* shuffled */
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            size_t j = r % i;
+            double t = v[i - 1];
+            v[i - 1] = v[j];
+            v[j] = t;
+        }
+        assert_true(qa_quantile(v, n, q) == want);
+    }
+}
+
 static double var_of(const QVar *v)
 {
     QExpr e = {.fn = QF_variance};
@@ -127,6 +165,7 @@ int main(void)
         cmocka_unit_test(finds_every_key),
         cmocka_unit_test(out_of_memory_leaves_the_table),
         cmocka_unit_test(quantiles_interpolate),
+        cmocka_unit_test(quantiles_select_as_sorting_would),
         cmocka_unit_test(variance_of_ints_is_exact_in_any_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include "vm/query/aggs.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,10 @@ typedef enum {
     K_QUANT,    /* median, quantile: the values, as (group, value) records */
 } Kind;
 
+/* A distinct count's pairs met lately, by hash: a value repeated in a
+ * group (the usual) is known without a probe of the table. */
+#define SEEN 4096
+
 typedef struct Quant {
     uint32_t g;
     double x;
@@ -39,6 +44,7 @@ struct QAgg {
     uint64_t *n;        /* [cap], the block n and st share */
     unsigned char *st;  /* [cap * size], after n */
     GTable *pairs;      /* K_DISTINCT */
+    uint64_t *seen;     /* K_DISTINCT: [SEEN] hashes of pairs in pairs, by their low bits */
     Quant *q;           /* K_QUANT: [nq] */
     size_t nq, qcap;
     double *sorted;     /* K_QUANT once asked: each group's values in a row, */
@@ -46,10 +52,11 @@ struct QAgg {
     unsigned char *kb;  /* a key's bytes */
 };
 
-/* Ints (not big) and bools as one word in their order. */
+/* Ints, a u64 field's values, bools and floats: one word in their order. */
 static bool word_arg(const QExpr *a)
 {
-    return (a->type == QT_INT && !a->big) || a->type == QT_BOOL || a->type == QT_FLOAT;
+    return (a->type == QT_INT && (!a->big || qx_u64_key(a))) || a->type == QT_BOOL ||
+           a->type == QT_FLOAT;
 }
 
 static Kind kind_of(const QExpr *e)
@@ -86,7 +93,8 @@ bool qa_init(QAggs *s, const QScan *sc)
         default: a->size = 0; break;
         }
         if (a->kind == K_DISTINCT) {
-            if (!(a->pairs = mem_alloc(sizeof *a->pairs)))
+            if (!(a->pairs = mem_alloc(sizeof *a->pairs)) ||
+                !(a->seen = mem_calloc(SEEN, sizeof *a->seen)))
                 return false;
             gt_init(a->pairs, 12);
         }
@@ -113,6 +121,7 @@ void qa_free(QAggs *s)
             gt_free(a->pairs);
             mem_free(a->pairs, sizeof *a->pairs);
         }
+        mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
         mem_free(a->q, a->qcap * sizeof *a->q);
         quant_sorted_free(a, s->cap);
         mem_free(a->kb, a->w);
@@ -161,7 +170,9 @@ static inline double num_at(const QExpr *a, const KVec *v, uint32_t j)
 /* Value j of v (a word_arg) as a u64 in its order. */
 static inline uint64_t word_at(const QExpr *a, const KVec *v, uint32_t j)
 {
-    return a->type == QT_FLOAT ? qx_float_bits(v->f[j]) : (uint64_t)v->i[j] ^ UINT64_C(1) << 63;
+    if (a->type == QT_FLOAT)
+        return qx_float_bits(v->f[j]);
+    return a->big ? qx_u64_seen((uint64_t)v->i[j]) : (uint64_t)v->i[j] ^ UINT64_C(1) << 63;
 }
 
 static void update_sum(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
@@ -226,10 +237,15 @@ static bool distinct_add(QAgg *a, uint32_t g, uint64_t h)
     unsigned char pair[12];
     memcpy(pair, &g, 4);
     memcpy(pair + 4, &h, 8);
+    uint64_t ph = gt_hash(pair, sizeof pair);
+    uint64_t *seen = &a->seen[ph & (SEEN - 1)];
+    if (*seen == ph)    /* (equal 64-bit hashes: the same pair, as distinct has it) */
+        return true;
     uint32_t before = a->pairs->n;
-    if (gt_find(a->pairs, pair, gt_hash(pair, sizeof pair)) < 0)
+    if (gt_find(a->pairs, pair, ph) < 0)
         return false;
     a->n[g] += a->pairs->n != before;
+    *seen = ph;
     return true;
 }
 
@@ -430,20 +446,57 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v)
     return v_float(ag->fn == QF_stddev ? sqrt(var) : var);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The order of quantiles: NaN after every number, as sort has it. */
+static inline bool before(double x, double y)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return x < y || (isnan(y) && !isnan(x));
+}
+
+/* Reorders v[0 .. n) so that v[k] is the value sort would put there, the
+ * ones before it not after it and those after not before (Hoare's select,
+ * median of three). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (hi > lo) {
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        if (before(v[mid], v[lo])) { double t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
+        if (before(v[hi], v[lo])) { double t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
+        if (before(v[hi], v[mid])) { double t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
+        double p = v[mid];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (before(v[i], p))
+                i++;
+            while (before(p, v[j]))
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (kk <= j)
+            hi = j;
+        else if (kk >= i)
+            lo = i;
+        else
+            return;
+    }
 }
 
 double qa_quantile(double *v, size_t n, double q)
 {
-    qsort(v, n, sizeof *v, cmp_double);
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
-    if (lo + 1 >= n)
-        return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
+    select_kth(v, n, lo);
+    if (lo + 1 >= n || pos == (double)lo)
+        return v[lo];
+    double next = v[lo + 1];    /* the least of those after lo */
+    for (size_t i = lo + 2; i < n; i++)
+        if (before(v[i], next))
+            next = v[i];
+    return v[lo] + (pos - (double)lo) * (next - v[lo]);
 }
 
 /* The values of a K_QUANT in a row per group (once): a counting sort. */
@@ -492,6 +545,8 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
             return v_nil();
         if (e->a->type == QT_FLOAT)
             return v_float(qx_bits_float(x));
+        if (e->a->big)  /* a u64 above the ints is the float comb reads */
+            return x > INT64_MAX ? v_float((double)x) : v_int((int64_t)x);
         int64_t iv = (int64_t)(x ^ UINT64_C(1) << 63);
         return e->a->type == QT_BOOL ? v_bool(iv != 0) : v_int(iv);
     }

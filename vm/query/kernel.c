@@ -987,14 +987,14 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 /* A u64 field's own values (no arithmetic): ints >= 0 or floats above the
  * ints, in order as the unsigned column (as comb reads them: qx_u64_seen);
  * 8 bytes of key, as other ints. */
-static bool u64_key(const QExpr *e)
+bool qx_u64_key(const QExpr *e)
 {
     return e->big && (e->op == QX_FIELD || e->op == QX_QUANT);
 }
 
 uint32_t qx_keywidth(const QExpr *e)
 {
-    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big && !u64_key(e) ? 17 : 8);
+    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big && !qx_u64_key(e) ? 17 : 8);
 }
 
 static void put_be(unsigned char *p, uint64_t v)
@@ -1096,7 +1096,7 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
             small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
             put_be(out + 1, qx_float_bits(v->f[j]));
-        else if (u64_key(e))
+        else if (qx_u64_key(e))
             put_be(out + 1, qx_u64_seen((uint64_t)v->i[j]));
         else if (e->big)
             big_key(v, j, out + 1);
@@ -1124,7 +1124,7 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
     case QT_BOOL:
         return v_bool((u ^ UINT64_C(1) << 63) != 0);
     default:
-        if (u64_key(e))
+        if (qx_u64_key(e))
             return u >> 63 ? v_float((double)u) : v_int((int64_t)u);
         if (e->big && key[17])  /* a float (big_key) */
             return v_float(qx_bits_float(u));

@@ -316,6 +316,9 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
  * as numbers. */
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
 uint32_t qx_keywidth(const QExpr *e);
+/* Whether e is a u64 field's own values (no arithmetic on them): a key of
+ * one word, unsigned (qx_u64_seen), as an int's. */
+bool qx_u64_key(const QExpr *e);
 /* A double as a u64 in the order of keys and sort (-0 as 0, every NaN as
  * one, after +inf), and back. */
 uint64_t qx_float_bits(double d);
