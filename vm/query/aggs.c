@@ -237,15 +237,16 @@ static bool distinct_add(QAgg *a, uint32_t g, uint64_t h)
     unsigned char pair[12];
     memcpy(pair, &g, 4);
     memcpy(pair + 4, &h, 8);
-    uint64_t ph = gt_hash(pair, sizeof pair);
-    uint64_t *seen = &a->seen[ph & (SEEN - 1)];
-    if (*seen == ph)    /* (equal 64-bit hashes: the same pair, as distinct has it) */
+    /* h is a hash already: mixed with g, it is the pair's in the cache */
+    uint64_t c = h ^ (uint64_t)g * UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t *seen = &a->seen[c & (SEEN - 1)];
+    if (*seen == c)     /* (equal 64-bit hashes: the same pair, as distinct has it) */
         return true;
     uint32_t before = a->pairs->n;
-    if (gt_find(a->pairs, pair, ph) < 0)
+    if (gt_find(a->pairs, pair, gt_hash(pair, sizeof pair)) < 0)
         return false;
     a->n[g] += a->pairs->n != before;
-    *seen = ph;
+    *seen = c;
     return true;
 }
 
