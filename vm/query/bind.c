@@ -482,6 +482,26 @@ static QExpr *bind_quant(Binder *b, Value node, int fn, QExpr *e)
     return e;
 }
 
+/* An aggregate's argument: any value for min, max and distinct; a
+ * condition for count(PRED); a number or a bool (counted as 1 and 0) for
+ * sum and avg; a number for the others. */
+static QExpr *bind_agg_arg(Binder *b, Value node, int fn)
+{
+    if (fn != QF_count && fn != QF_sum && fn != QF_avg)
+        return fn == QF_distinct || fn == QF_min || fn == QF_max
+                   ? qb_expr(b, node)
+                   : bind_num(b, node, vm_query_funcs[fn].name);
+    QExpr *e = qb_expr(b, node);
+    char d[96];
+    if (fn == QF_count && e->type != QT_BOOL && e->type != QT_ANY)
+        bind_error(b, e, "count(PRED) needs a condition (true or false), not %s",
+                   qb_describe(b, e, d, sizeof d));
+    if (fn != QF_count && !numeric(e->type) && e->type != QT_BOOL && e->type != QT_ANY)
+        bind_error(b, e, "%s needs a number or a bool, not %s", vm_query_funcs[fn].name,
+                   qb_describe(b, e, d, sizeof d));
+    return e;
+}
+
 static QExpr *bind_agg(Binder *b, Value node, int fn, QExpr *e)
 {
     if (b->aggs != 1)
@@ -490,19 +510,30 @@ static QExpr *bind_agg(Binder *b, Value node, int fn, QExpr *e)
                    vm_query_funcs[fn].name, vm_query_funcs[fn].name);
     e->op = QX_AGG;
     e->fn = fn;
+    char d[96];
+    QExpr *q = NULL;
     if (nlen(node) > 4) {
         b->aggs = 2;
-        e->a = fn == QF_distinct || fn == QF_min || fn == QF_max
-                   ? qb_expr(b, nval(node, 4))
-                   : bind_num(b, nval(node, 4), vm_query_funcs[fn].name);
+        e->a = bind_agg_arg(b, nval(node, 4), fn);
+        q = fn == QF_quantile ? qb_expr(b, nval(node, 5)) : NULL;
         b->aggs = 1;
         e->tag = e->a->tag;
     }
+    if (fn == QF_quantile) {
+        double qv = q->type == QT_INT ? (double)q->ki : q->kf;
+        if (q->op != QOP_CONST || !numeric(q->type) || !(qv >= 0 && qv <= 1))
+            bind_error(b, q, "quantile(e, q) needs q a number from 0 to 1, not %s",
+                       qb_describe(b, q, d, sizeof d));
+        e->kf = qv;
+    }
+    bool floats = fn == QF_avg || fn == QF_median || fn == QF_quantile || fn == QF_variance ||
+                  fn == QF_stddev;
     e->type = fn == QF_count || fn == QF_distinct ? QT_INT
-              : fn == QF_avg                      ? QT_FLOAT
+              : floats                            ? QT_FLOAT
+              : e->a->type == QT_BOOL && fn == QF_sum ? QT_INT
                                                   : e->a->type;
-    if (e->a && e->a->type == QT_ANY)
-        e->type = fn == QF_avg ? QT_FLOAT : QT_ANY;
+    if (e->a && e->a->type == QT_ANY && fn != QF_count && fn != QF_distinct)
+        e->type = floats ? QT_FLOAT : QT_ANY;
     if (b->nagg == b->capagg) {
         int cap = b->capagg ? 2 * b->capagg : 8;
         QExpr **l = qp_alloc(b->vm, b->p, (size_t)cap * sizeof *l);
@@ -552,8 +583,8 @@ static QExpr *bind_call(Binder *b, Value node)
     int fn = vm_query_func_find(name->data, name->len);
     int nargs = (int)nlen(node) - 4;
     const QueryFuncDef *d = &vm_query_funcs[fn];
-    if (fn == QF_count && nargs == 0)
-        return bind_agg(b, node, fn, e);
+    if (fn == QF_count && (nargs == 0 || (nargs == 1 && !is_tags_name(nval(node, 4)))))
+        return bind_agg(b, node, fn, e);    /* count(), count(PRED) */
     if (nargs < d->min_args || nargs > d->max_args)
         bind_error(b, e, "%s", d->help);
     bool indexed = b->indexed;
@@ -567,6 +598,7 @@ static QExpr *bind_call(Binder *b, Value node)
     case QF_any: case QF_all: case QF_count:
         return bind_quant(b, node, fn, e);
     case QF_sum: case QF_min: case QF_max: case QF_avg: case QF_distinct:
+    case QF_median: case QF_quantile: case QF_variance: case QF_stddev:
         return bind_agg(b, node, fn, e);
     case QF_between: {
         /* lo <= x && x <= hi, typed and checked as such */

@@ -23,7 +23,7 @@ static size_t record_size(const QScan *sc, uint32_t ntags)
     return sc->keyw + s->row_size + tags;
 }
 
-void qcollect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
+static void collect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
@@ -337,7 +337,9 @@ static void spill_rows(Shared *sh, uint32_t pi)
         scan_fail(sh, err.msg);
 }
 
-bool qcollect_block(Shared *sh, uint32_t pi, size_t held)
+/* After a block of partition pi (whose buffer held held bytes before it):
+ * trims a sort with take, spills past the budget; whether to read on. */
+static bool collect_block(Shared *sh, uint32_t pi, size_t held)
 {
     const QScan *sc = sh->sc;
     PartRows *pr = &sh->rows[pi];
@@ -347,6 +349,13 @@ bool qcollect_block(Shared *sh, uint32_t pi, size_t held)
         atomic_fetch_add(&sh->held, pr->b.len - held) + pr->b.len - held > sh->budget / 2)
         spill_rows(sh, pi);     /* past the budget: to the external sort */
     return !(!sc->nsort && pr->n >= sc->limit);
+}
+
+static bool collect_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
+{
+    size_t held = w->sh->rows[pi].b.len;
+    collect_rows(w, pi, tag, sel);
+    return collect_block(w->sh, pi, held);
 }
 
 /* ---- the rows in order ------------------------------------------------ */
@@ -420,8 +429,9 @@ Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p)
 }
 
 /* The collected rows of every partition, in order, as maps. */
-Value qcollect_result(VM *vm, Shared *sh, Ordered *o)
+static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 {
+    (void)w;
     qcollect_begin(vm, sh, o);
     VArray *a = vm_array_new(vm, o->n);
     Value av = v_obj(a);
@@ -440,3 +450,10 @@ void qcollect_free(Shared *sh, Ordered *o)
     buf_free(&o->all.b);
     spill_free(sh->spill);
 }
+
+/* Rows sorted, cut to a take (top-N) or collected as they come: the
+ * partitions' buffers are shared (Shared.rows), so nothing merges. */
+const QConsumerOps qcons_collect = {
+    .consume = collect_consume,
+    .finish = collect_finish,
+};

@@ -1,246 +1,30 @@
-/* group: group by in a scan: each worker's hash table of groups (or, for
- * keys of few values, an array indexed by their codes) and the aggregates'
- * states per group; merged after the scan and turned into rows. */
+/* group: group by in a scan: each worker's groups (gtable.c's hash table
+ * of their keys, or for keys of few values an array indexed by their
+ * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
+ * the batch's rows' groups first, then each aggregate's loop over them;
+ * merged after the scan and turned into rows. */
 #include "config.h"
 #include "vm/query/run.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
-typedef struct AggState {
-    uint64_t n;         /* values seen (rows for count()) */
-    VSum sum;           /* sum, avg */
-    bool has;
-    unsigned char *best;    /* min/max: the key bytes of the best so far */
-    struct DSet *ds;    /* distinct */
-} AggState;
+#include "vm/query/aggs.h"
+#include "vm/query/gtable.h"
 
-typedef struct DSet {
-    uint64_t *h;
-    size_t n, mask;
-} DSet;
-
-typedef struct Group {
-    uint64_t hash;
-    unsigned char *key;
-    AggState *aggs;
-} Group;
-
-/* ---- group tables ----------------------------------------------------- */
-
-/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
- * overlap: bytes stored one by one into a word and then loaded whole stall
- * the load (no store forwarding), once per row. */
-static inline uint64_t load_small(const unsigned char *p, size_t n)
-{
-    uint32_t lo, hi;
-    if (n >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        return x;
-    }
-    if (n >= 4) {
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + n - 4, 4);
-        return lo | (uint64_t)hi << (8 * (n - 4));
-    }
-    if (n == 0)
-        return 0;
-    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
-}
-
-static uint64_t hash_key(const unsigned char *k, size_t n)
-{
-    if (n <= 16) {  /* short keys, the usual: two words mixed */
-        uint64_t a = load_small(k, n < 8 ? n : 8), b = n > 8 ? load_small(k + 8, n - 8) : 0;
-        a ^= b * UINT64_C(0x9E3779B97F4A7C15) + n;
-        a ^= a >> 33;
-        a *= UINT64_C(0xff51afd7ed558ccd);
-        a ^= a >> 33;
-        return a | 1;
-    }
-    return XXH3_64bits(k, n) | 1;
-}
-
-static bool dset_add(DSet *d, uint64_t h)
-{
-    if (!d->mask) {
-        d->h = mem_calloc(16, 8);
-        if (!d->h)
-            return false;
-        d->mask = 15;
-    }
-    if (2 * (d->n + 1) > d->mask + 1) {
-        size_t cap = (d->mask + 1) * 2;
-        uint64_t *nh = mem_calloc(cap, 8);
-        if (!nh)
-            return false;
-        for (size_t i = 0; i <= d->mask; i++)
-            if (d->h[i]) {
-                size_t j = d->h[i] & (cap - 1);
-                while (nh[j])
-                    j = (j + 1) & (cap - 1);
-                nh[j] = d->h[i];
-            }
-        mem_free(d->h, (d->mask + 1) * 8);
-        d->h = nh;
-        d->mask = cap - 1;
-    }
-    size_t j = h & d->mask;
-    while (d->h[j] && d->h[j] != h)
-        j = (j + 1) & d->mask;
-    if (!d->h[j]) {
-        d->h[j] = h;
-        d->n++;
-    }
-    return true;
-}
-
-static void dset_free(DSet *d)
-{
-    if (d) {
-        mem_free(d->h, (d->mask + 1) * 8);
-        mem_free(d, sizeof *d);
-    }
-}
-
-static inline bool key_eq(const unsigned char *a, const unsigned char *b, size_t n)
-{
-    if (n > 16)
-        return !memcmp(a, b, n);
-    size_t n0 = n < 8 ? n : 8;
-    return load_small(a, n0) == load_small(b, n0) &&
-           (n <= 8 || load_small(a + 8, n - 8) == load_small(b + 8, n - 8));
-}
-
-/* The group of key (inserting it): its index, or -1 out of memory. */
-static long group_find(const QScan *sc, GroupTable *t, const unsigned char *key, uint64_t h)
-{
-    if (t->mask) {
-        for (size_t i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-            Group *g = &t->g[t->slots[i] - 1];
-            if (g->hash == h && key_eq(g->key, key, sc->keyw))
-                return (long)(t->slots[i] - 1);
-        }
-    }
-    if (2 * (t->n + 1) > t->mask + 1 || !t->mask) {
-        size_t ns = t->mask ? (t->mask + 1) * 2 : 64;
-        uint32_t *s = mem_calloc(ns, 4);
-        if (!s)
-            return -1;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = t->g[i].hash & (ns - 1);
-            while (s[j])
-                j = (j + 1) & (ns - 1);
-            s[j] = (uint32_t)i + 1;
-        }
-        mem_free(t->slots, t->mask ? (t->mask + 1) * 4 : 0);
-        t->slots = s;
-        t->mask = ns - 1;
-    }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        Group *g = mem_realloc(t->g, t->cap * sizeof *g, cap * sizeof *g);
-        if (!g)
-            return -1;
-        t->g = g;
-        t->cap = cap;
-    }
-    Group *g = &t->g[t->n];
-    g->hash = h;
-    g->key = mem_alloc(sc->keyw + 1);
-    g->aggs = mem_calloc((size_t)sc->nagg_list + 1, sizeof(AggState));
-    if (!g->key || !g->aggs) {
-        mem_free(g->key, sc->keyw + 1);
-        mem_free(g->aggs, ((size_t)sc->nagg_list + 1) * sizeof(AggState));
-        return -1;
-    }
-    memcpy(g->key, key, sc->keyw);
-    size_t i = h & t->mask;
-    while (t->slots[i])
-        i = (i + 1) & t->mask;
-    t->slots[i] = (uint32_t)t->n + 1;
-    return (long)t->n++;
-}
-
-static void group_free(const QScan *sc, GroupTable *t)
-{
-    for (size_t i = 0; i < t->n; i++) {
-        for (int a = 0; a < sc->nagg_list; a++) {
-            mem_free(t->g[i].aggs[a].best, qx_keywidth(sc->agg_list[a]->a ? sc->agg_list[a]->a : sc->agg_list[a]));
-            dset_free(t->g[i].aggs[a].ds);
-        }
-        mem_free(t->g[i].key, sc->keyw + 1);
-        mem_free(t->g[i].aggs, ((size_t)sc->nagg_list + 1) * sizeof(AggState));
-    }
-    mem_free(t->g, t->cap * sizeof *t->g);
-    mem_free(t->slots, t->mask ? (t->mask + 1) * 4 : 0);
-    buf_free(&t->arena);
-    memset(t, 0, sizeof *t);
-}
-
-/* Folds one value (key bytes kb of the argument, or vector value j) in. */
-static bool agg_add(const QExpr *ag, AggState *s, const KVec *v, uint32_t j, const unsigned char *kb)
-{
-    const QExpr *a = ag->a;
-    if (ag->fn == QF_count && !a) {
-        s->n++;
-        return true;
-    }
-    if (v->valid && !v->valid[j])
-        return true;    /* nil: aggregates skip it */
-    s->n++;
-    switch (ag->fn) {
-    case QF_sum:
-    case QF_avg:
-        if (a->type == QT_FLOAT || kvec_float(v, j))
-            v_sum_float(&s->sum, v->f[j]);
-        else
-            v_sum_int(&s->sum, v->i[j]);
-        return true;
-    case QF_min:
-    case QF_max: {
-        uint32_t w = qx_keywidth(a);
-        if (!s->best && !(s->best = mem_alloc(w)))
-            return false;
-        int c = s->has ? memcmp(kb, s->best, w) : 0;
-        if (!s->has || (ag->fn == QF_min ? c < 0 : c > 0))
-            memcpy(s->best, kb, w);
-        s->has = true;
-        return true;
-    }
-    case QF_distinct:
-        if (!s->ds && !(s->ds = mem_calloc(1, sizeof *s->ds)))
-            return false;
-        return dset_add(s->ds, hash_key(kb, qx_keywidth(a)));
-    default:
-        return true;
-    }
-}
-
-static bool agg_merge(const QExpr *ag, AggState *into, const AggState *from)
-{
-    into->n += from->n;
-    v_sum_merge(&into->sum, &from->sum);
-    if ((ag->fn == QF_min || ag->fn == QF_max) && from->has) {
-        uint32_t w = qx_keywidth(ag->a);
-        int c = into->has ? memcmp(from->best, into->best, w) : 0;
-        if (!into->best && !(into->best = mem_alloc(w)))
-            return false;
-        if (!into->has || (ag->fn == QF_min ? c < 0 : c > 0))
-            memcpy(into->best, from->best, w);
-        into->has = true;
-    }
-    if (ag->fn == QF_distinct && from->ds) {
-        if (!into->ds && !(into->ds = mem_calloc(1, sizeof *into->ds)))
-            return false;
-        for (size_t i = 0; i <= from->ds->mask; i++)
-            if (from->ds->h[i] && !dset_add(into->ds, from->ds->h[i]))
-                return false;
-    }
-    return true;
-}
+struct GroupState {
+    GTable t;           /* the groups' keys */
+    QAggs aggs;
+    Buf keys;           /* a batch's keys (or dense codes) */
+    uint32_t *gid;      /* a batch's rows' groups */
+    size_t gcap;
+    uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
+    uint32_t ndense;    /* codes (0: keys go through the table alone) */
+    uint32_t *order;    /* the groups in key order, for the result (here, so
+                         * that a raise while making rows leaks nothing) */
+    Value *heap;        /* top-N's heap: values, then positions, [heapn] */
+    uint32_t heapn;
+};
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
  * u8 or i8 field, also as first/last(tags, P).f) has a code, 0 for nil and
@@ -296,29 +80,6 @@ static void add_codes(const st_schema *s, const QExpr *e, const KVec *v, uint32_
     }
 }
 
-/* Whether every aggregate is count() of rows. */
-static bool counts_only(const QScan *sc)
-{
-    for (int a = 0; a < sc->nagg_list; a++)
-        if (sc->agg_list[a]->fn != QF_count || sc->agg_list[a]->a)
-            return false;
-    return true;
-}
-
-/* Folds the rows counted per dense code into their groups' counts. */
-static void dense_flush(Worker *w)
-{
-    const QScan *sc = w->sh->sc;
-    for (uint32_t c = 0; w->dcount && c < w->ndense; c++) {
-        if (!w->dcount[c])
-            continue;
-        Group *g = &w->gt.g[w->dense[c] - 1];
-        for (int a = 0; a < sc->nagg_list; a++)
-            g->aggs[a].n += w->dcount[c];
-        w->dcount[c] = 0;
-    }
-}
-
 /* Row j's group key into p (sc->keyw bytes). */
 static void key_at(const QScan *sc, const KVec *const *kv, const uint32_t *kw, uint32_t j,
                    unsigned char *p)
@@ -329,124 +90,304 @@ static void key_at(const QScan *sc, const KVec *const *kv, const uint32_t *kw, u
     }
 }
 
-void qgroup_rows(Worker *w, bool tag, const KSel *sel)
+/* The groups of the batch's rows into g->gid: false out of memory. */
+static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
 {
     const QScan *sc = w->sh->sc;
-    KCtx *k = &w->k;
-    unsigned char ab[4096];
-    const KVec *kv[64], *av[64];
+    GroupState *g = w->grp;
     uint32_t kw[64];
-    if (sc->keyw > 4096 || sc->nkeys > 64 || sc->nagg_list > 64) {
-        scan_fail(w->sh, "group by: too many or too wide keys");
-        return;
-    }
-    for (int i = 0; i < sc->nkeys; i++) {
-        kv[i] = k_eval(k, sc->keys[i], tag, sel);
+    unsigned char ab[4096];
+    for (int i = 0; i < sc->nkeys; i++)
         kw[i] = qx_keywidth(sc->keys[i]);
-    }
-    for (int a = 0; a < sc->nagg_list; a++)
-        av[a] = sc->agg_list[a]->a ? k_eval(k, sc->agg_list[a]->a, tag, sel) : NULL;
     /* Every row's key (or code) first, then the lookups: a key hashed right
      * after its bytes were stored one by one would stall its loads. */
-    w->keys.len = 0;
-    size_t each = w->ndense ? sizeof(uint32_t) : sc->keyw;
-    unsigned char *keys = buf_room(&w->keys, (size_t)sel->n * each + 1);
+    g->keys.len = 0;
+    size_t each = g->ndense ? sizeof(uint32_t) : sc->keyw;
+    unsigned char *keys = buf_room(&g->keys, (size_t)n * each + 1);
     uint32_t *code = (uint32_t *)(void *)keys;
-    if (!keys || (w->ndense && !w->dense && !(w->dense = mem_calloc(w->ndense, 4))) ||
-        (w->ndense && counts_only(sc) && !w->dcount && !(w->dcount = mem_calloc(w->ndense, 8)))) {
-        scan_fail(w->sh, SCAN_OOM);
-        return;
+    if (!keys || (g->ndense && !g->dense && !(g->dense = mem_calloc(g->ndense, 4))))
+        return false;
+    if (n > g->gcap) {
+        size_t cap = n > 2 * g->gcap ? n : 2 * g->gcap;
+        uint32_t *gid = mem_realloc(g->gid, g->gcap * 4, cap * 4);
+        if (!gid)
+            return false;
+        g->gid = gid;
+        g->gcap = cap;
     }
-    if (w->ndense) {
-        memset(code, 0, (size_t)sel->n * 4);
+    if (g->ndense) {
+        memset(code, 0, (size_t)n * 4);
         for (int i = 0, stride = 1; i < sc->nkeys; i++) {
-            add_codes(sc->vs->s, sc->keys[i], kv[i], sel->n, (uint32_t)stride, code);
+            add_codes(sc->vs->s, sc->keys[i], kv[i], n, (uint32_t)stride, code);
             stride *= (int)key_codes(sc->vs->s, sc->keys[i]);
         }
-    } else {
-        for (uint32_t j = 0; j < sel->n; j++)
-            key_at(sc, kv, kw, j, keys + (size_t)j * sc->keyw);
-    }
-    for (uint32_t j = 0; j < sel->n; j++) {
-        long gi;
-        if (!w->ndense) {
-            const unsigned char *key = keys + (size_t)j * sc->keyw;
-            gi = group_find(sc, &w->gt, key, hash_key(key, sc->keyw));
-        } else if (w->dense[code[j]]) {
-            gi = (long)w->dense[code[j]] - 1;
-        } else {
-            key_at(sc, kv, kw, j, ab);
-            gi = group_find(sc, &w->gt, ab, hash_key(ab, sc->keyw));
-            w->dense[code[j]] = (uint32_t)(gi + 1);
-        }
-        if (gi < 0) {
-            scan_fail(w->sh, SCAN_OOM);
-            return;
-        }
-        if (w->dcount) {    /* counts alone: one add per row, folded in at the end */
-            w->dcount[code[j]]++;
-            continue;
-        }
-        Group *g = &w->gt.g[gi];
-        for (int a = 0; a < sc->nagg_list; a++) {
-            const QExpr *ag = sc->agg_list[a];
-            if (ag->a && (ag->fn == QF_min || ag->fn == QF_max || ag->fn == QF_distinct))
-                k_key(ag->a, av[a], j, false, ab);
-            if (!agg_add(ag, &g->aggs[a], av[a] ? av[a] : &(KVec){0}, j, ab)) {
-                scan_fail(w->sh, SCAN_OOM);
-                return;
+        for (uint32_t j = 0; j < n; j++) {
+            if (!g->dense[code[j]]) {
+                key_at(sc, kv, kw, j, ab);
+                long gi = gt_find(&g->t, ab, gt_hash(ab, sc->keyw));
+                if (gi < 0)
+                    return false;
+                g->dense[code[j]] = (uint32_t)gi + 1;
             }
+            g->gid[j] = g->dense[code[j]] - 1;
+        }
+        return true;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        key_at(sc, kv, kw, j, keys + (size_t)j * sc->keyw);
+    for (uint32_t j = 0; j < n; j++) {
+        const unsigned char *key = keys + (size_t)j * sc->keyw;
+        long gi = gt_find(&g->t, key, gt_hash(key, sc->keyw));
+        if (gi < 0)
+            return false;
+        g->gid[j] = (uint32_t)gi;
+    }
+    return true;
+}
+
+static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
+{
+    (void)pi;
+    const QScan *sc = w->sh->sc;
+    KCtx *k = &w->k;
+    const KVec *kv[64];
+    if (sc->keyw > 4096 || sc->nkeys > 64) {
+        scan_fail(w->sh, "group by: too many or too wide keys");
+        return false;
+    }
+    for (int i = 0; i < sc->nkeys; i++)
+        kv[i] = k_eval(k, sc->keys[i], tag, sel);
+    if (!batch_groups(w, kv, sel->n) || !qa_grow(&w->grp->aggs, w->grp->t.n)) {
+        scan_fail(w->sh, SCAN_OOM);
+        return false;
+    }
+    for (int a = 0; a < sc->nagg_list; a++) {
+        const QExpr *arg = sc->agg_list[a]->a;
+        const KVec *v = arg ? k_eval(k, arg, tag, sel) : NULL;
+        if (!qa_update(&w->grp->aggs, a, v, w->grp->gid, sel->n)) {
+            scan_fail(w->sh, SCAN_OOM);
+            return false;
         }
     }
+    return true;
 }
 
-void qgroup_init(Worker *w)
+static bool group_begin(Worker *w)
 {
-    w->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(w->sh->sc);
+    const QScan *sc = w->sh->sc;
+    GroupState *g = w->grp = mem_calloc(1, sizeof *g);
+    if (!g)
+        return false;
+    gt_init(&g->t, sc->keyw);
+    g->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
+    return qa_init(&g->aggs, sc);
 }
 
-void qgroup_free(Worker *w)
+static void group_end(Worker *w)
 {
-    group_free(w->sh->sc, &w->gt);
-    mem_free(w->dense, w->dense ? (size_t)w->ndense * 4 : 0);
-    mem_free(w->dcount, w->dcount ? (size_t)w->ndense * 8 : 0);
-    buf_free(&w->keys);
+    GroupState *g = w->grp;
+    if (!g)
+        return;
+    mem_free(g->order, g->order ? (size_t)g->t.n * 4 + 4 : 0);
+    mem_free(g->heap, (size_t)g->heapn * (4 + 8 * sizeof(Value)));
+    gt_free(&g->t);
+    qa_free(&g->aggs);
+    mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
+    mem_free(g->gid, g->gcap * 4);
+    buf_free(&g->keys);
+    mem_free(g, sizeof *g);
+    w->grp = NULL;
+}
+
+/* from's groups into into's. */
+static bool group_merge(Worker *into, Worker *from)
+{
+    GroupState *a = into->grp, *b = from->grp;
+    uint32_t n = b->t.n;
+    uint32_t *map = mem_alloc((size_t)n * 4 + 4);
+    bool ok = map != NULL;
+    for (uint32_t g = 0; ok && g < n; g++) {
+        const unsigned char *k = gt_key(&b->t, g);
+        long gi = gt_find(&a->t, k, gt_hash(k, a->t.keyw));
+        ok = gi >= 0;
+        map[g] = (uint32_t)gi;
+    }
+    ok = ok && qa_grow(&a->aggs, a->t.n) && qa_merge(&a->aggs, &b->aggs, map, n);
+    mem_free(map, (size_t)n * 4 + 4);
+    return ok;
 }
 
 /* ---- results as comb values -------------------------------------------- */
 
-static Value agg_value(VM *vm, const QExpr *ag, const AggState *s)
+static int cmp_groups(const void *a, const void *b, void *t)
 {
-    Value r;
-    switch (ag->fn) {
-    case QF_count:
-        return v_int((int64_t)s->n);
-    case QF_distinct:
-        return v_int(s->ds ? (int64_t)s->ds->n : 0);
-    case QF_sum:
-        if (!s->n)
-            return v_nil();
-        if (!v_sum_value(&s->sum, &r))
-            qx_error(vm, ag, "integer overflow in sum");
-        return r;
-    case QF_avg:
-        return s->n ? v_float(v_sum_mean(&s->sum, s->n)) : v_nil();
-    default:    /* min, max */
-        return s->has ? qx_key_value(vm, ag->a, s->best) : v_nil();
+    const GTable *gt = t;
+    return memcmp(gt_key(gt, *(const uint32_t *)a), gt_key(gt, *(const uint32_t *)b), gt->keyw);
+}
+
+/* Group g's row: its keys, then its items. held: the aggregates' values. */
+static Value group_row(VM *vm, const QScan *sc, GroupState *gs, uint32_t g, VArray *held)
+{
+    VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
+    Value mv = v_obj(m);
+    vm_push_root(vm, mv);
+    const unsigned char *k = gt_key(&gs->t, g);
+    for (int j = 0; j < sc->nkeys; j++) {
+        vm_map_set(vm, m, v_obj(sc->key_names[j]), qx_key_value(vm, sc->keys[j], k));
+        k += qx_keywidth(sc->keys[j]);
+    }
+    for (int j = 0; j < sc->nagg_list; j++)
+        held->items[j] = qa_value(vm, &gs->aggs, j, g);
+    for (int j = 0; j < sc->naggs; j++)
+        vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, held->items));
+    vm_pop_root(vm, 1);
+    return mv;
+}
+
+/* ---- top-N over groups ------------------------------------------------------ */
+
+/* When the steps after the scan begin `sort ... | take N` and the sort's
+ * keys are the group's keys or bare aggregates, all of them numbers or
+ * bools (values that allocate nothing and raise nothing, so no sum, whose
+ * overflow raises), only the N groups that come first in that order (ties
+ * in key order, as the stable sort keeps them) become rows: the sort and
+ * take then run over those as they would over all. src[k]: sort key k's
+ * group key index, or nkeys + its aggregate's index. */
+#define TOPN_MAX 4096
+
+static bool topn_plan(const QPlan *p, const QScan *sc, int *src, uint64_t *n)
+{
+    if (p->nsteps < 2 || p->steps[0].verb != QV_sort || p->steps[1].verb != QV_take ||
+        p->steps[0].n > 8 || !IS_INT(p->steps[1].e[0]->k))
+        return false;
+    *n = (uint64_t)p->steps[1].e[0]->k.as.i;
+    for (int a = 0; a < sc->nagg_list; a++)
+        if (sc->agg_list[a]->fn == QF_sum)
+            return false;
+    const QStep *s = &p->steps[0];
+    for (int k = 0; k < s->n; k++) {
+        const QExpr *e = s->e[k], *x = NULL;
+        src[k] = -1;
+        for (int j = 0; e->op == QX_MAPGET && src[k] < 0 && j < sc->nkeys + sc->naggs; j++) {
+            VStr *name = j < sc->nkeys ? sc->key_names[j] : sc->aggs[j - sc->nkeys].name;
+            if (name->len != e->name->len || memcmp(name->data, e->name->data, name->len))
+                continue;
+            x = j < sc->nkeys ? sc->keys[j] : sc->aggs[j - sc->nkeys].e;
+            if (j >= sc->nkeys && x->op != QX_AGG)
+                return false;
+            src[k] = j < sc->nkeys ? j : sc->nkeys + x->agg;
+        }
+        if (src[k] < 0 || (x->type != QT_INT && x->type != QT_FLOAT && x->type != QT_BOOL))
+            return false;
+    }
+    return *n < TOPN_MAX;
+}
+
+/* Group g's values of the sort keys. */
+static void topn_values(VM *vm, const QScan *sc, GroupState *gs, const int *src, int nk,
+                        uint32_t g, Value *out)
+{
+    for (int k = 0; k < nk; k++) {
+        if (src[k] >= sc->nkeys) {
+            out[k] = qa_value(vm, &gs->aggs, src[k] - sc->nkeys, g);
+            continue;
+        }
+        const unsigned char *key = gt_key(&gs->t, g);
+        for (int j = 0; j < src[k]; j++)
+            key += qx_keywidth(sc->keys[j]);
+        out[k] = qx_key_value(vm, sc->keys[src[k]], key);
     }
 }
 
-static int cmp_groups(const void *a, const void *b, void *keyw)
+/* Whether the group at position a (values va) comes after the one at b. */
+static bool topn_after(const QStep *s, const Value *va, uint32_t a, const Value *vb, uint32_t b)
 {
-    return memcmp(((const Group *)a)->key, ((const Group *)b)->key, *(const uint32_t *)keyw);
+    for (int k = 0; k < s->n; k++) {
+        int c = rows_compare(va[k], vb[k]);
+        if (c)
+            return s->desc[k] ? c < 0 : c > 0;
+    }
+    return a > b;
 }
 
-static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
+/* Keeps in order[0 .. n) (groups in key order) the first top of them in
+ * the sort's order, still in key order; their number. */
+static uint32_t topn_select(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs,
+                            const int *src, uint32_t top, uint32_t *order, uint32_t n)
 {
-    uint32_t keyw = sc->keyw;
-    if (t->n)   /* qsort of NULL, 0 is undefined */
-        qsort_r(t->g, t->n, sizeof *t->g, cmp_groups, &keyw);
-    VArray *a = vm_array_new(vm, t->n);
+    const QStep *s = &p->steps[0];
+    int nk = s->n;
+    if (n <= top)
+        return n;
+    /* a heap of the best top so far, the last of them at its root: its
+     * positions in order[], and their values */
+    Value *vals = gs->heap = mem_alloc(((size_t)top + 1) * (4 + 8 * sizeof(Value))), cur[8];
+    if (!vals)
+        vm_throw(vm, v_obj(vm->oom));
+    gs->heapn = top + 1;
+    uint32_t *heap = (uint32_t *)(void *)(vals + ((size_t)top + 1) * 8);
+    uint32_t h = 0;
+#define V(i) (vals + (size_t)(i) * 8)
+    for (uint32_t i = 0; i < n; i++) {
+        topn_values(vm, sc, gs, src, nk, order[i], cur);
+        if (h == top && (top == 0 || topn_after(s, cur, i, V(0), heap[0])))
+            continue;
+        uint32_t at;
+        if (h < top) {
+            at = h++;
+            while (at && topn_after(s, cur, i, V((at - 1) / 2), heap[(at - 1) / 2])) {
+                heap[at] = heap[(at - 1) / 2];
+                memcpy(V(at), V((at - 1) / 2), (size_t)nk * sizeof(Value));
+                at = (at - 1) / 2;
+            }
+        } else {    /* replaces the root, sifted down */
+            at = 0;
+            for (;;) {
+                uint32_t c = 2 * at + 1;
+                if (c >= h)
+                    break;
+                if (c + 1 < h && topn_after(s, V(c + 1), heap[c + 1], V(c), heap[c]))
+                    c++;
+                if (!topn_after(s, V(c), heap[c], cur, i))
+                    break;
+                heap[at] = heap[c];
+                memcpy(V(at), V(c), (size_t)nk * sizeof(Value));
+                at = c;
+            }
+        }
+        heap[at] = i;
+        memcpy(V(at), cur, (size_t)nk * sizeof(Value));
+    }
+#undef V
+    /* the kept positions in key order */
+    bool *keep = mem_calloc(n, 1);
+    if (!keep)
+        vm_throw(vm, v_obj(vm->oom));
+    for (uint32_t i = 0; i < h; i++)
+        keep[heap[i]] = true;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (keep[i])
+            order[m++] = order[i];
+    mem_free(keep, n);
+    return m;
+}
+
+static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
+{
+    uint32_t n = gs->t.n;
+    uint32_t *order = gs->order = mem_alloc((size_t)n * 4 + 4);
+    if (!order)
+        vm_throw(vm, v_obj(vm->oom));
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    if (n)  /* qsort of NULL, 0 is undefined */
+        qsort_r(order, n, 4, cmp_groups, &gs->t);
+    int src[8];
+    uint64_t top;
+    if (topn_plan(p, sc, src, &top))
+        n = topn_select(vm, p, sc, gs, src, (uint32_t)top, order, n);
+    VArray *a = vm_array_new(vm, n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
     /* A group's aggregates' values, held where the collector sees them: a
@@ -456,40 +397,28 @@ static Value group_rows(VM *vm, const QScan *sc, GroupTable *t)
     vm_push_root(vm, v_obj(held));
     for (int j = 0; j < sc->nagg_list; j++)
         vm_array_push(vm, held, v_nil());
-    for (size_t i = 0; i < t->n; i++) {
-        Group *g = &t->g[i];
-        VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
-        vm_array_push(vm, a, v_obj(m));
-        const unsigned char *k = g->key;
-        for (int j = 0; j < sc->nkeys; j++) {
-            vm_map_set(vm, m, v_obj(sc->key_names[j]), qx_key_value(vm, sc->keys[j], k));
-            k += qx_keywidth(sc->keys[j]);
-        }
-        for (int j = 0; j < sc->nagg_list; j++)
-            held->items[j] = agg_value(vm, sc->agg_list[j], &g->aggs[j]);
-        for (int j = 0; j < sc->naggs; j++)
-            vm_map_set(vm, m, v_obj(sc->aggs[j].name), rows_eval_aggs(vm, sc->aggs[j].e, held->items));
-    }
+    for (uint32_t i = 0; i < n; i++)
+        vm_array_push(vm, a, group_row(vm, sc, gs, order[i], held));
     vm_pop_root(vm, 2);
     return av;
 }
 
-Value qgroup_result(VM *vm, const QScan *sc, Worker *w, int nw)
+static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 {
-    for (int i = 0; i < nw; i++)
-        dense_flush(&w[i]);
-    for (int i = 1; i < nw; i++) {
-        GroupTable *from = &w[i].gt;
-        for (size_t g = 0; g < from->n; g++) {
-            long gi = group_find(sc, &w[0].gt, from->g[g].key, from->g[g].hash);
-            if (gi < 0)
-                vm_throw(vm, v_obj(vm->oom));
-            for (int a = 0; a < sc->nagg_list; a++)
-                if (!agg_merge(sc->agg_list[a], &w[0].gt.g[gi].aggs[a], &from->g[g].aggs[a]))
-                    vm_throw(vm, v_obj(vm->oom));
-        }
-    }
-    if (sc->nkeys == 0 && w[0].gt.n == 0 && group_find(sc, &w[0].gt, (const unsigned char *)"", hash_key((const unsigned char *)"", 0)) < 0)
+    (void)o;
+    const QScan *sc = sh->sc;
+    GroupState *gs = w->grp;
+    if (sc->nkeys == 0 && gs->t.n == 0 &&
+        (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
+         !qa_grow(&gs->aggs, 1)))
         vm_throw(vm, v_obj(vm->oom));   /* no keys: one group, even of nothing */
-    return group_rows(vm, sc, &w[0].gt);
+    return group_rows(vm, sh->p, sc, gs);
 }
+
+const QConsumerOps qcons_group = {
+    .begin = group_begin,
+    .consume = group_consume,
+    .merge = group_merge,
+    .finish = group_finish,
+    .end = group_end,
+};

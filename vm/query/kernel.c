@@ -987,14 +987,14 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 /* A u64 field's own values (no arithmetic): ints >= 0 or floats above the
  * ints, in order as the unsigned column (as comb reads them: qx_u64_seen);
  * 8 bytes of key, as other ints. */
-static bool u64_key(const QExpr *e)
+bool qx_u64_key(const QExpr *e)
 {
     return e->big && (e->op == QX_FIELD || e->op == QX_QUANT);
 }
 
 uint32_t qx_keywidth(const QExpr *e)
 {
-    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big && !u64_key(e) ? 17 : 8);
+    return 1 + (e->type == QT_STR ? e->strw : e->type == QT_NIL ? 0 : e->big && !qx_u64_key(e) ? 17 : 8);
 }
 
 static void put_be(unsigned char *p, uint64_t v)
@@ -1014,7 +1014,7 @@ static uint64_t get_be(const unsigned char *p)
 /* doubles in an order-preserving unsigned form; -0 as 0, and every NaN
  * as one, after +inf (a NaN's sign and payload would split groups and
  * put some first) */
-static uint64_t float_bits(double d)
+uint64_t qx_float_bits(double d)
 {
     uint64_t u;
     d = d == 0 ? 0 : d;
@@ -1025,7 +1025,7 @@ static uint64_t float_bits(double d)
 }
 
 /* float_bits undone. */
-static double bits_float(uint64_t u)
+double qx_bits_float(uint64_t u)
 {
     u = u >> 63 ? u & ~(UINT64_C(1) << 63) : ~u;
     double d;
@@ -1048,7 +1048,7 @@ static void big_key(const KVec *v, uint32_t j, unsigned char *out)
         kind = !integral;
         t = integral ? (uint64_t)i ^ UINT64_C(1) << 63 : d >= 0x1p63 ? UINT64_MAX : 0;
     }
-    put_be(out, float_bits(d));
+    put_be(out, qx_float_bits(d));
     put_be(out + 8, t);
     out[16] = kind;
 }
@@ -1095,8 +1095,8 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
         if (e->type == QT_STR)
             small_move(out + 1, (const unsigned char *)v->sp[j], v->sl[j] < e->strw ? v->sl[j] : e->strw);
         else if (e->type == QT_FLOAT)
-            put_be(out + 1, float_bits(v->f[j]));
-        else if (u64_key(e))
+            put_be(out + 1, qx_float_bits(v->f[j]));
+        else if (qx_u64_key(e))
             put_be(out + 1, qx_u64_seen((uint64_t)v->i[j]));
         else if (e->big)
             big_key(v, j, out + 1);
@@ -1120,14 +1120,14 @@ Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
         return v_obj(vm_str_new(vm, s, z ? (size_t)(z - s) : e->strw));
     }
     case QT_FLOAT:
-        return v_float(bits_float(u));
+        return v_float(qx_bits_float(u));
     case QT_BOOL:
         return v_bool((u ^ UINT64_C(1) << 63) != 0);
     default:
-        if (u64_key(e))
+        if (qx_u64_key(e))
             return u >> 63 ? v_float((double)u) : v_int((int64_t)u);
         if (e->big && key[17])  /* a float (big_key) */
-            return v_float(bits_float(u));
+            return v_float(qx_bits_float(u));
         return v_int((int64_t)(get_be(key + (e->big ? 9 : 1)) ^ UINT64_C(1) << 63));
     }
 }

@@ -78,7 +78,7 @@ typedef struct QExpr {
     QNumTest num;       /* number field compared with a number constant */
     uint32_t strw;      /* QT_STR: the longest value (char[N]: N; symbols: the longest) */
     int slot;           /* the kernel scratch vector this node evaluates into */
-    int agg;            /* QX_AGG: index of its state in a group */
+    int agg;            /* QX_AGG: index of its state in a group (quantile's q: kf) */
 } QExpr;
 
 /* A hash set of values for `in`: ints (also floats with integral values),
@@ -316,6 +316,13 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
  * as numbers. */
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
 uint32_t qx_keywidth(const QExpr *e);
+/* Whether e is a u64 field's own values (no arithmetic on them): a key of
+ * one word, unsigned (qx_u64_seen), as an int's. */
+bool qx_u64_key(const QExpr *e);
+/* A double as a u64 in the order of keys and sort (-0 as 0, every NaN as
+ * one, after +inf), and back. */
+uint64_t qx_float_bits(double d);
+double qx_bits_float(uint64_t u);
 /* The comb value of an encoded key. */
 Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key);
 

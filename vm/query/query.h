@@ -56,14 +56,18 @@ enum {
 #define QUERY_FUNCS(X)                                                      \
     X(any, 2, 2, "any(tags, PRED): whether some tag satisfies PRED")        \
     X(all, 2, 2, "all(tags, PRED): whether every tag satisfies PRED")       \
-    X(count, 0, 2, "count(tags[, PRED]): tags (satisfying PRED); count(): rows of a group") \
+    X(count, 0, 2, "count(tags[, PRED]): tags (satisfying PRED); count(): rows of a group; count(PRED): rows of a group where PRED holds") \
     X(first, 2, 2, "first(tags, PRED).f: field f of the first tag satisfying PRED (nil: none)") \
     X(last, 2, 2, "last(tags, PRED).f: field f of the last tag satisfying PRED (nil: none)") \
-    X(sum, 1, 1, "sum(e): the sum over a group")                            \
+    X(sum, 1, 1, "sum(e): the sum over a group (of a bool: how many are true)") \
     X(min, 1, 1, "min(e): the least value in a group")                      \
     X(max, 1, 1, "max(e): the greatest value in a group")                   \
-    X(avg, 1, 1, "avg(e): the mean over a group (a float)")                 \
+    X(avg, 1, 1, "avg(e): the mean over a group, a float (of a bool: the fraction true)") \
     X(distinct, 1, 1, "distinct(e): how many different values in a group")  \
+    X(median, 1, 1, "median(e): the middle value in a group (a float)")     \
+    X(quantile, 2, 2, "quantile(e, q): the value a fraction q (0 to 1) into a group's sorted values (a float)") \
+    X(variance, 1, 1, "variance(e): the sample variance over a group (a float)") \
+    X(stddev, 1, 1, "stddev(e): the sample standard deviation over a group (a float)") \
     X(between, 3, 3, "between(e, lo, hi): lo <= e <= hi")                   \
     X(day, 1, 1, "day(t): time t at the start of its day (UTC)")            \
     X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")

@@ -4,6 +4,7 @@
  * dynamic: a map's missing key is nil, and nil compares false with
  * anything but nil. */
 #include "config.h"
+#include "vm/query/aggs.h"
 #include "vm/query/qplan.h"
 
 #include <math.h>
@@ -418,27 +419,35 @@ static VArray *sort(VM *vm, const QStep *s, VArray *in)
 
 /* ---- group by over rows ---- */
 
-/* Per group: its key values, then per aggregate [n, acc, distinct set]:
- * acc is min's or max's value so far, sum's or avg's VSum (a handle), or
- * for distinct true once a NaN was seen (the set, a map, cannot hold it). */
+/* Per group: its key values, then per aggregate [n, acc, set]: acc is
+ * min's or max's value so far, sum's or avg's VSum or variance's and
+ * stddev's QVar (a handle), or for distinct true once a NaN
+ * was seen (the set, a map, cannot hold it); set is distinct's map of the
+ * values, or median's and quantile's array of them. */
 enum { A_N, A_ACC, A_SET, A_WIDTH };
 
-/* A VSum where the collector frees it. */
-static const VHandleType sum_type = {.name = "sum"};
+/* A VSum, or two doubles, where the collector frees them. */
+static const VHandleType acc_type = {.name = "aggregate"};
 
-static VSum *sum_of(VM *vm, Value *acc)
+static void *acc_of(VM *vm, Value *acc, size_t size)
 {
     if (IS_NIL(*acc))
-        *acc = v_obj(vm_handle_new(vm, &sum_type, sizeof(VSum)));
+        *acc = v_obj(vm_handle_new(vm, &acc_type, size));
     return handle_data(AS_HANDLE(*acc));
 }
 
+/* Adds v (a number, or a bool as 1 or 0) to s. */
 static void sum_add(VSum *s, Value v)
 {
-    if (IS_INT(v))
-        v_sum_int(s, v.as.i);
-    else
+    if (IS_FLOAT(v))
         v_sum_float(s, v.as.f);
+    else
+        v_sum_int(s, IS_BOOL(v) ? v.as.b : v.as.i);
+}
+
+static double num_of(Value v)
+{
+    return IS_INT(v) ? (double)v.as.i : v.as.f;
 }
 
 static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
@@ -449,13 +458,22 @@ static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
     }
     if (IS_NIL(v))
         return;
+    const char *name = vm_query_funcs[ag->fn].name;
+    if (ag->fn == QF_count) {
+        if (!IS_BOOL(v))
+            qx_error(vm, ag, "count(PRED) needs true or false, not %s", v_type_name(v));
+        st[A_N].as.i += v.as.b;
+        return;
+    }
+    bool num = ag->fn != QF_min && ag->fn != QF_max && ag->fn != QF_distinct;
+    bool boolean = IS_BOOL(v) && (ag->fn == QF_sum || ag->fn == QF_avg);
+    if (num && !IS_NUM(v) && !boolean)
+        qx_error(vm, ag, "%s needs numbers, not %s", name, v_type_name(v));
     st[A_N].as.i++;
     switch (ag->fn) {
     case QF_sum:
     case QF_avg:
-        if (!IS_NUM(v))
-            qx_error(vm, ag, "%s needs numbers, not %s", vm_query_funcs[ag->fn].name, v_type_name(v));
-        sum_add(sum_of(vm, &st[A_ACC]), v);
+        sum_add(acc_of(vm, &st[A_ACC], sizeof(VSum)), v);
         return;
     case QF_min:
     case QF_max: {
@@ -473,9 +491,33 @@ static void agg_fold(VM *vm, const QExpr *ag, Value *st, Value v)
             st[A_SET] = v_obj(vm_map_new(vm, 8));
         vm_map_set(vm, AS_MAP(st[A_SET]), v, v_bool(true));
         return;
-    default:
+    case QF_variance:
+    case QF_stddev: {
+        QVar *qv = acc_of(vm, &st[A_ACC], sizeof(QVar));
+        if (IS_INT(v))
+            qa_var_int(qv, v.as.i);
+        else
+            qa_var_float(qv, v.as.f);
         return;
     }
+    default:    /* median, quantile */
+        if (IS_NIL(st[A_SET]))
+            st[A_SET] = v_obj(vm_array_new(vm, 8));
+        vm_array_push(vm, AS_ARRAY(st[A_SET]), v);
+        return;
+    }
+}
+
+/* median's or quantile's value of the numbers in vals (n > 0). */
+static Value quantile_of(VM *vm, const QExpr *ag, VArray *vals)
+{
+    size_t n = vals->len;
+    double *x = vm_alloc(vm, n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = num_of(vals->items[i]);
+    double r = qa_quantile(x, n, ag->fn == QF_median ? 0.5 : ag->kf);
+    vm_free_mem(vm, x, n * sizeof *x);
+    return v_float(r);
 }
 
 static Value agg_result(VM *vm, const QExpr *ag, const Value *st)
@@ -493,6 +535,12 @@ static Value agg_result(VM *vm, const QExpr *ag, const Value *st)
         return r;
     case QF_avg:
         return IS_NIL(st[A_ACC]) ? v_nil() : v_float(v_sum_mean(handle_data(AS_HANDLE(st[A_ACC])), (uint64_t)st[A_N].as.i));
+    case QF_variance:
+    case QF_stddev:
+        return IS_NIL(st[A_ACC]) ? v_nil() : qa_var_value(vm, ag, handle_data(AS_HANDLE(st[A_ACC])));
+    case QF_median:
+    case QF_quantile:
+        return IS_NIL(st[A_SET]) ? v_nil() : quantile_of(vm, ag, AS_ARRAY(st[A_SET]));
     default: return st[A_ACC];
     }
 }
@@ -614,7 +662,7 @@ static Value stat(VM *vm, VArray *in)
             if (IS_ARRAY(v) || IS_MAP(v))
                 continue;
             if (IS_NUM(v)) {
-                sum_add(sum_of(vm, &s[4]), v);
+                sum_add(acc_of(vm, &s[4], sizeof(VSum)), v);
                 s[5].as.i++;
             }
             if (IS_FLOAT(v) && isnan(v.as.f)) {

@@ -60,15 +60,8 @@ typedef struct PartList {
 
 /* ---- what the workers share and hold ----------------------------------- */
 
-typedef struct Group Group;
+typedef struct GroupState GroupState;
 typedef struct ColStat ColStat;
-
-typedef struct GroupTable {
-    Group *g;
-    uint32_t *slots;    /* group index + 1 */
-    size_t n, cap, mask;
-    Buf arena;          /* keys and min/max bytes */
-} GroupTable;
 
 /* The rows one partition collected: records of [sort key][row][u32 ntags][tags],
  * or [sort key][row][tag] for tag rows. */
@@ -85,11 +78,7 @@ typedef struct Worker {
     Shared *sh;
     KCtx k;
     uint64_t count;
-    GroupTable gt;
-    Buf keys;           /* a batch's group keys (or dense codes) */
-    uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
-    uint32_t ndense;    /* codes (0: keys go through the table alone) */
-    uint64_t *dcount;   /* dense, every aggregate count(): rows per code */
+    GroupState *grp;
     ColStat *stats;
     unsigned char *row, *tag;
     st_reader *r;           /* the open file, closed here too if a comb call raises */
@@ -159,27 +148,33 @@ void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
 /* The scan's columns and zone-map ranges, to a reader of one of its files. */
 int qprune_select(const QScan *sc, st_reader *r, st_err *err);
 
-/* ---- the consumers: a block's selected rows (level tag) each ----------- */
+/* ---- the consumers ------------------------------------------------------ */
 
-/* vm/query/group.c: group by */
-void qgroup_init(Worker *w);
-void qgroup_rows(Worker *w, bool tag, const KSel *sel);
-void qgroup_free(Worker *w);
-/* The workers' groups merged, as rows (maps). */
-Value qgroup_result(VM *vm, const QScan *sc, Worker *w, int nw);
+/* What a scan hands its rows to, one interface for all: count (scan.c),
+ * group by (group.c), stat (stat.c), collect, sort and top-N (collect.c),
+ * write (write.c). Each worker's state is begun, fed the batches it reads
+ * (a batch's rows of level tag as its selection sel, from partition pi),
+ * and ended; after the scan the workers' states are merged into the first
+ * (in worker order) and finish makes the result on the VM's thread. */
+typedef struct QConsumerOps {
+    /* On the VM's thread before the workers start (NULL: nothing to do). */
+    void (*start)(VM *vm, Shared *sh);
+    /* A worker's state: false out of memory. */
+    bool (*begin)(Worker *w);
+    /* A batch: false when the scan need read no further in this partition. */
+    bool (*consume)(Worker *w, uint32_t pi, bool tag, const KSel *sel);
+    /* from's state into into's (NULL: the state is shared): false out of memory. */
+    bool (*merge)(Worker *into, Worker *from);
+    /* The result, from the first worker's state (o: the collected rows). */
+    Value (*finish)(VM *vm, Shared *sh, Worker *w, Ordered *o);
+    /* Frees a worker's state (also after a failed begin or a raise). */
+    void (*end)(Worker *w);
+} QConsumerOps;
 
-/* vm/query/stat.c: tagstat */
-bool qstat_init(Worker *w);
-void qstat_rows(Worker *w, bool tag, const KSel *sel);
-void qstat_free(Worker *w);
-Value qstat_result(VM *vm, const QScan *sc, Worker *w, int nw);
+extern const QConsumerOps qcons_group, qcons_stat, qcons_collect, qcons_write;
 
 /* vm/query/collect.c: rows collected, sorted, spilled past the budget */
 size_t qcollect_budget(void);
-void qcollect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel);
-/* After a block of partition pi (whose buffer held held bytes before it):
- * trims a sort with take, spills past the budget; whether to read on. */
-bool qcollect_block(Shared *sh, uint32_t pi, size_t held);
 /* The rows in order: begin after the whole scan, then next until NULL. */
 void qcollect_begin(VM *vm, Shared *sh, Ordered *o);
 const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o);
@@ -188,13 +183,6 @@ const unsigned char *qcollect_record(const QScan *sc, const unsigned char *base,
 /* A collected record as the row (a map) comb sees. */
 Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p);
 /* Every row, in order, as an array of maps. */
-Value qcollect_result(VM *vm, Shared *sh, Ordered *o);
 void qcollect_free(Shared *sh, Ordered *o);
-
-/* vm/query/write.c: to a loader. qwrite_begin pushes a root that
- * qwrite_finish pops. */
-void qwrite_begin(VM *vm, Shared *sh);
-void qwrite_rows(Worker *w, bool tag, const KSel *sel);
-Value qwrite_finish(VM *vm, Shared *sh);
 
 #endif

@@ -39,6 +39,47 @@ _Noreturn void scan_raise(VM *vm, const char *msg)
     vm_error(vm, "%s", msg);
 }
 
+/* ---- the consumers: count here, the others in files of their own -------- */
+
+static bool count_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
+{
+    (void)pi;
+    (void)tag;
+    w->count += sel->n;
+    return true;
+}
+
+static bool count_merge(Worker *into, Worker *from)
+{
+    into->count += from->count;
+    return true;
+}
+
+static Value count_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
+{
+    (void)vm;
+    (void)sh;
+    (void)o;
+    return v_int((int64_t)w->count);
+}
+
+static const QConsumerOps qcons_count = {
+    .consume = count_consume,
+    .merge = count_merge,
+    .finish = count_finish,
+};
+
+static const QConsumerOps *consumer(const QScan *sc)
+{
+    switch (sc->consumer) {
+    case QC_COUNT: return &qcons_count;
+    case QC_GROUP: return &qcons_group;
+    case QC_STAT: return &qcons_stat;
+    case QC_WRITE: return &qcons_write;
+    default: return &qcons_collect;
+    }
+}
+
 /* ---- the scan of one partition ----------------------------------------- */
 
 /* Buffers of 256 KiB: partition files are read whole, one after another,
@@ -123,18 +164,11 @@ static bool part_step(Worker *w, uint32_t pi)
         scan_fail(sh, w->k.err);
         return false;
     }
-    size_t held = sh->rows ? sh->rows[pi].b.len : 0;
-    switch (sc->consumer) {
-    case QC_COUNT: w->count += sel.n; break;
-    case QC_COLLECT: qcollect_rows(w, pi, tag, &sel); break;
-    case QC_GROUP: qgroup_rows(w, tag, &sel); break;
-    case QC_STAT: qstat_rows(w, tag, &sel); break;
-    case QC_WRITE: qwrite_rows(w, tag, &sel); break;
-    }
+    bool more = consumer(sc)->consume(w, pi, tag, &sel);
     if (w->k.err[0])
         scan_fail(sh, w->k.err);
     vm_progress_add(0, 1, 0);
-    return sc->consumer != QC_COLLECT || qcollect_block(sh, pi, held);
+    return more;
 }
 
 /* Closes w's partition pi, adding up its reads. */
@@ -216,9 +250,7 @@ static bool worker_init(Worker *w, Shared *sh)
     w->sh = sh;
     if (k_ctx_take(&w->k, &sh->p->scan) < 0)
         return false;
-    if (sc->consumer == QC_GROUP)
-        qgroup_init(w);
-    if (sc->consumer == QC_STAT && !qstat_init(w))
+    if (consumer(sc)->begin && !consumer(sc)->begin(w))
         return false;
     w->row = mem_alloc(s->row_size + 1);
     w->tag = mem_alloc(s->tag_size + 1);
@@ -228,8 +260,8 @@ static bool worker_init(Worker *w, Shared *sh)
 static void worker_free(Worker *w)
 {
     const QScan *sc = w->sh->sc;
-    qstat_free(w);
-    qgroup_free(w);
+    if (consumer(sc)->end)
+        consumer(sc)->end(w);
     st_reader_close(w->r);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
@@ -384,30 +416,14 @@ Value scan_run(VM *vm, QPlan *p)
         goto done;
     }
     run_rows(vm, run);
-    if (sc->consumer == QC_WRITE)
-        qwrite_begin(vm, sh);
+    const QConsumerOps *c = consumer(sc);
+    if (c->start)
+        c->start(vm, sh);
     run_all(vm, h);
-    switch (sc->consumer) {
-    case QC_COUNT: {
-        uint64_t n = 0;
-        for (int i = 0; i < run->nw; i++)
-            n += run->w[i].count;
-        result = v_int((int64_t)n);
-        break;
-    }
-    case QC_GROUP:
-        result = qgroup_result(vm, sc, run->w, run->nw);
-        break;
-    case QC_STAT:
-        result = qstat_result(vm, sc, run->w, run->nw);
-        break;
-    case QC_WRITE:
-        result = qwrite_finish(vm, sh);
-        break;
-    default:
-        result = qcollect_result(vm, sh, &run->ord);
-        break;
-    }
+    for (int i = 1; c->merge && i < run->nw; i++)
+        if (!c->merge(&run->w[0], &run->w[i]))
+            vm_throw(vm, v_obj(vm->oom));
+    result = c->finish(vm, sh, &run->w[0], &run->ord);
 done:
     run_handle_free(vm, handle_data(h));
     vm_pop_root(vm, 1);

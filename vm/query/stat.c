@@ -3,6 +3,7 @@
  * per worker, merged after the scan. */
 #include "config.h"
 #include "vm/query/run.h"
+#include "vm/query/gtable.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,15 +38,6 @@ static inline void hll_add(uint8_t *reg, uint64_t h)
         reg[r] = rank;
 }
 
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    return x ^ x >> 33;
-}
-
 /* One loop per column type over the rows' indices idx[0 .. n). */
 /* ORD: x as an int64 in x's order (min and max keep it); SEEN: x as comb
  * reads it, for distinct. */
@@ -57,7 +49,7 @@ static inline uint64_t mix64(uint64_t x)
         v_sum_int(&c->sum, x);                                                   \
         if (v < lo) lo = v;                                                      \
         if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, mix64(SEEN));                                            \
+        hll_add(c->hll, gt_mix(SEEN));                                            \
     }
 #define STAT_INTS(T) STAT_LOOP(T, (int64_t)x, (uint64_t)(int64_t)x)
 /* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
@@ -99,7 +91,7 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
             hi = v > hi ? v : hi;
             v = v == 0 ? 0 : isnan(v) ? NAN : v;  /* one -0 and one NaN, as keys */
             memcpy(&bits, &v, 8);
-            hll_add(c->hll, mix64(bits));
+            hll_add(c->hll, gt_mix(bits));
         }
         c->fmin = lo;
         c->fmax = hi;
@@ -134,8 +126,9 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
 /* Stat of the tags-per-tagset column: a u32 field of its own. */
 static const st_field tag_count_field = {.name = "#tags", .type = ST_U32, .width = 4};
 
-void qstat_rows(Worker *w, bool tag, const KSel *sel)
+static bool stat_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
+    (void)pi;
     const QScan *sc = w->sh->sc;
     const st_schema *s = sc->vs->s;
     const st_batch *b = w->k.b;
@@ -145,7 +138,7 @@ void qstat_rows(Worker *w, bool tag, const KSel *sel)
     uint32_t *lists = mem_alloc(((size_t)b->ntags + b->ntagsets + 2) * 4);
     if (!lists) {
         scan_fail(w->sh, SCAN_OOM);
-        return;
+        return false;
     }
     tags = lists;
     if (s->tag_size && !tag)
@@ -165,10 +158,13 @@ void qstat_rows(Worker *w, bool tag, const KSel *sel)
     if (stat_ncols(sc) > s->nfields)
         stat_column(&w->stats[s->nfields], &tag_count_field, b->cols[s->nfields], sel->idx, sel->n);
     mem_free(lists, ((size_t)b->ntags + b->ntagsets + 2) * 4);
+    return true;
 }
 
-static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
+static bool stat_merge(Worker *wi, Worker *wf)
 {
+    const QScan *sc = wi->sh->sc;
+    ColStat *into = wi->stats, *from = wf->stats;
     for (uint32_t c = 0; c < stat_ncols(sc); c++) {
         ColStat *a = &into[c], *b = &from[c];
         uint32_t w = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
@@ -196,14 +192,15 @@ static void stat_merge(const QScan *sc, ColStat *into, ColStat *from)
             if (b->hll[r] > a->hll[r])
                 a->hll[r] = b->hll[r];
     }
+    return true;
 }
 
-bool qstat_init(Worker *w)
+static bool stat_begin(Worker *w)
 {
     return (w->stats = mem_calloc(stat_ncols(w->sh->sc), sizeof(ColStat))) != NULL;
 }
 
-void qstat_free(Worker *w)
+static void stat_end(Worker *w)
 {
     const QScan *sc = w->sh->sc;
     if (!w->stats)
@@ -214,6 +211,7 @@ void qstat_free(Worker *w)
         mem_free(w->stats[c].smax, w->stats[c].smax ? wd + 1 : 0);
     }
     mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
+    w->stats = NULL;
 }
 
 /* ---- results as comb values -------------------------------------------- */
@@ -305,9 +303,16 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
     return av;
 }
 
-Value qstat_result(VM *vm, const QScan *sc, Worker *w, int nw)
+static Value stat_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 {
-    for (int i = 1; i < nw; i++)
-        stat_merge(sc, w[0].stats, w[i].stats);
-    return stat_rows(vm, sc, w[0].stats);
+    (void)o;
+    return stat_rows(vm, sh->sc, w->stats);
 }
+
+const QConsumerOps qcons_stat = {
+    .begin = stat_begin,
+    .consume = stat_consume,
+    .merge = stat_merge,
+    .finish = stat_finish,
+    .end = stat_end,
+};

@@ -4,7 +4,8 @@
 #include "config.h"
 #include "vm/query/run.h"
 
-void qwrite_begin(VM *vm, Shared *sh)
+/* Pushes a root that write_finish pops. */
+static void write_start(VM *vm, Shared *sh)
 {
     const QScan *sc = sh->sc;
     Value keep = v_nil();
@@ -14,8 +15,9 @@ void qwrite_begin(VM *vm, Shared *sh)
         vm_error(vm, "write: the target's schema differs from the source's");
 }
 
-void qwrite_rows(Worker *w, bool tag, const KSel *sel)
+static bool write_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
+    (void)pi;
     Shared *sh = w->sh;
     const st_schema *s = sh->sc->vs->s;
     const st_batch *b = w->k.b;
@@ -34,15 +36,24 @@ void qwrite_rows(Worker *w, bool tag, const KSel *sel)
         }
         if (rc < 0) {
             scan_fail(sh, err.msg);
-            return;
+            return false;
         }
         sh->written++;
     }
+    return true;
 }
 
-Value qwrite_finish(VM *vm, Shared *sh)
+static Value write_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 {
+    (void)w;
+    (void)o;
     vm_loader_finish(vm, sh->loader);
     vm_pop_root(vm, 1);
     return v_int((int64_t)sh->written);
 }
+
+const QConsumerOps qcons_write = {
+    .start = write_start,
+    .consume = write_consume,
+    .finish = write_finish,
+};

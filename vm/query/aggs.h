@@ -1,0 +1,67 @@
+/* aggs: the states of a group by's aggregates in a scan, a column per
+ * aggregate indexed by group (no allocation per group), each updated by
+ * one typed loop over a batch's values and their groups; merged across
+ * workers; and the finishing arithmetic (variance, quantiles) the row
+ * steps' group by shares. Internal to vm/query/; workers use it. */
+#ifndef COMB_QUERY_AGGS_H
+#define COMB_QUERY_AGGS_H
+
+#include "vm/query/qplan.h"
+
+typedef struct QAgg QAgg;
+
+typedef struct QAggs {
+    QAgg *a;            /* [n] */
+    int n;
+    uint32_t cap;       /* groups each column has room for */
+} QAggs;
+
+/* The states of sc's aggregates, for no groups yet. false: out of memory. */
+bool qa_init(QAggs *s, const QScan *sc);
+void qa_free(QAggs *s);
+/* Room for groups [0, ngroups), new ones empty. false: out of memory. */
+bool qa_grow(QAggs *s, uint32_t ngroups);
+/* Folds aggregate i's argument values v[0 .. n) (NULL for count()) into
+ * the groups gid[0 .. n). false: out of memory. */
+bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
+/* Adds every count() of rows counted per group (dense codes) at once. */
+void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
+/* Folds from's groups into into's: from's group g is into's map[g]. */
+bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups);
+/* Aggregate i's value for group g (raises integer overflow in a sum). */
+Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g);
+
+/* ---- shared with the row steps ----------------------------------------- */
+
+/* variance and stddev: ints summed exactly (their sum and sum of squares,
+ * so that the answer is the same whatever the order of the rows, the
+ * workers and the partitions), floats by Welford's running mean and m2;
+ * the two parts joined at the end. */
+typedef struct QVar {
+    __int128 s1, s2;
+    uint64_t ni, nf;
+    double mean, m2;
+    bool over;          /* s2 overflowed */
+} QVar;
+
+static inline void qa_var_int(QVar *v, int64_t x)
+{
+    v->ni++;
+    v->s1 += x;
+    v->over |= __builtin_add_overflow(v->s2, (__int128)x * x, &v->s2);
+}
+static inline void qa_var_float(QVar *v, double x)
+{
+    double d = x - v->mean;
+    v->mean += d / (double)++v->nf;
+    v->m2 += d * (x - v->mean);
+}
+void qa_var_merge(QVar *into, const QVar *from);
+/* variance(e) or stddev(e) (ag) of v: nil below two values; raises
+ * integer overflow when the squares of the ints overflowed. */
+Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v);
+/* The q-quantile of v[0 .. n) (n > 0), interpolated between the two values
+ * around position q * (n - 1); reorders v. */
+double qa_quantile(double *v, size_t n, double q);
+
+#endif

@@ -1,0 +1,118 @@
+/* gtable: a hash table of fixed-width keys, keys in one array (see gtable.h). */
+#include "config.h"
+#include "vm/query/gtable.h"
+
+#include <string.h>
+#include <xxhash.h>
+
+#include "store/mem.h"
+
+void gt_init(GTable *t, uint32_t keyw)
+{
+    memset(t, 0, sizeof *t);
+    t->keyw = keyw;
+}
+
+void gt_free(GTable *t)
+{
+    mem_free(t->slots, t->slots ? (t->mask + 1) * 8 : 0);
+    mem_free(t->keys, t->kcap * t->keyw);
+    gt_init(t, t->keyw);
+}
+
+/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
+ * overlap: bytes stored one by one into a word and then loaded whole stall
+ * the load (no store forwarding), once per row. */
+static inline uint64_t load_small(const unsigned char *p, size_t n)
+{
+    uint32_t lo, hi;
+    if (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    if (n >= 4) {
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return lo | (uint64_t)hi << (8 * (n - 4));
+    }
+    if (n == 0)
+        return 0;
+    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+}
+
+uint64_t gt_hash(const unsigned char *k, size_t n)
+{
+    if (n <= 16) {  /* short keys, the usual: two words mixed */
+        uint64_t a = load_small(k, n < 8 ? n : 8), b = n > 8 ? load_small(k + 8, n - 8) : 0;
+        return gt_mix(a ^ (b * UINT64_C(0x9E3779B97F4A7C15) + n));
+    }
+    return XXH3_64bits(k, n);
+}
+
+static inline bool key_eq(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n > 16)
+        return !memcmp(a, b, n);
+    size_t n0 = n < 8 ? n : 8;
+    return load_small(a, n0) == load_small(b, n0) &&
+           (n <= 8 || load_small(a + 8, n - 8) == load_small(b + 8, n - 8));
+}
+
+/* The slots doubled (or made), at most half full after. */
+static bool rehash(GTable *t)
+{
+    size_t ns = t->slots ? (t->mask + 1) * 2 : 64;
+    uint64_t *s = mem_calloc(ns, 8);
+    if (!s)
+        return false;
+    for (size_t i = 0; t->slots && i <= t->mask; i++) {
+        uint64_t x = t->slots[i];
+        if (!x)
+            continue;
+        /* the slot holds only the hash's top bits: the key says the rest */
+        uint32_t g = (uint32_t)x - 1;
+        size_t j = gt_hash(gt_key(t, g), t->keyw) & (ns - 1);
+        while (s[j])
+            j = (j + 1) & (ns - 1);
+        s[j] = x;
+    }
+    mem_free(t->slots, t->slots ? (t->mask + 1) * 8 : 0);
+    t->slots = s;
+    t->mask = ns - 1;
+    return true;
+}
+
+long gt_find(GTable *t, const unsigned char *key, uint64_t h)
+{
+    uint64_t tag = h & UINT64_C(0xffffffff00000000);
+    size_t i = 0;
+    if (t->slots) {
+        for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+            uint64_t x = t->slots[i];
+            if ((x & UINT64_C(0xffffffff00000000)) == tag &&
+                key_eq(gt_key(t, (uint32_t)x - 1), key, t->keyw))
+                return (long)(uint32_t)x - 1;
+        }
+    }
+    if (t->n == UINT32_MAX - 1)
+        return -1;
+    if (2 * ((size_t)t->n + 1) > (t->slots ? t->mask + 1 : 0)) {
+        if (!rehash(t))
+            return -1;
+        for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+            ;
+    }
+    if (t->n == t->kcap) {
+        size_t cap = t->kcap ? 2 * t->kcap : 64;
+        unsigned char *k = mem_realloc(t->keys, t->kcap * t->keyw, cap * t->keyw);
+        if (!k && t->keyw)
+            return -1;
+        t->keys = k;
+        t->kcap = cap;
+    }
+    if (t->keyw)
+        memcpy(t->keys + (size_t)t->n * t->keyw, key, t->keyw);
+    t->slots[i] = tag | (t->n + 1);
+    return (long)t->n++;
+}

@@ -1,0 +1,44 @@
+/* gtable: a hash table of fixed-width keys (a scan's group keys, or a
+ * distinct count's (group, value) pairs): the keys in one array in order
+ * of insertion, their index in the slots beside 32 bits of their hash, so
+ * that a probe rarely reads a key, and keys compared as machine words.
+ * Internal to vm/query/; workers use it. */
+#ifndef COMB_QUERY_GTABLE_H
+#define COMB_QUERY_GTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct GTable {
+    uint64_t *slots;        /* 0: empty; else the hash's top 32 bits, then index + 1 */
+    size_t mask;
+    uint32_t n;             /* keys */
+    uint32_t keyw;          /* bytes of a key */
+    unsigned char *keys;    /* [kcap * keyw] */
+    size_t kcap;
+} GTable;
+
+void gt_init(GTable *t, uint32_t keyw);
+void gt_free(GTable *t);
+/* The hash of an n-byte key. */
+uint64_t gt_hash(const unsigned char *k, size_t n);
+/* A 64-bit mix (for keys that are one word). */
+static inline uint64_t gt_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ x >> 33;
+}
+/* The index of key (h: its gt_hash, which a rehash computes again),
+ * inserted after the others if new; -1: out
+ * of memory, or more keys than an index holds. */
+long gt_find(GTable *t, const unsigned char *key, uint64_t h);
+static inline const unsigned char *gt_key(const GTable *t, uint32_t i)
+{
+    return t->keys + (size_t)i * t->keyw;
+}
+
+#endif
