@@ -73,6 +73,7 @@ typedef struct VSource {
     st_store *st;      /* a store's snapshot; NULL for a file */
     uint32_t partkey;  /* a store's partition-key field */
     st_file_info info; /* a file's facts */
+    char *label;       /* a file's label (the cycle's), "" if none */
     VFiles *files;     /* what a scan or loop starting now reads */
     VIter it;
     VRowBuf rows;     /* the tagset `for` is at */
