@@ -784,6 +784,21 @@ static bool load_interrupted(void *ctx)
     return vm_poll_flag & POLL_SIGINT;
 }
 
+/* A writer's store handle: a store of its own (writing through a shared
+ * one would move every holder's snapshot), its snapshot to move with the commit. */
+static void write_through(VM *vm, VSource *s)
+{
+    st_err err;
+    if (st_store_shared(s->st)) {
+        st_store *own = st_store_open(s->path, &err);
+        if (!own)
+            store_error(vm, &err);
+        st_store_close(s->st);
+        s->st = own;
+    }
+    vm_reading_gone(vm, s);
+}
+
 VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep)
 {
     st_fileload_opts o;
@@ -801,14 +816,7 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         lo.cancelled = load_interrupted;
         lo.to_adds = opt_bool(vm, opts, "to_adds");
         l->schema = s->schema;
-        if (st_store_shared(s->st)) {   /* write through a store of its own */
-            st_store *own = st_store_open(s->path, &err);
-            if (!own)
-                store_error(vm, &err);
-            st_store_close(s->st);
-            s->st = own;
-        }
-        vm_reading_gone(vm, s);         /* its snapshot moves with the commit */
+        write_through(vm, s);
         l->target = s;
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
@@ -1074,14 +1082,7 @@ Value nat_update(VM *vm, int argc, Value *argv)
     if (!IS_NIL(rm))
         remove_keys(vm, src, u, AS_ARRAY(rm), vol);
     st_err err;
-    if (st_store_shared(src->st)) {   /* write through a store of its own */
-        st_store *own = st_store_open(src->path, &err);
-        if (!own)
-            store_error(vm, &err);
-        st_store_close(src->st);
-        src->st = own;
-    }
-    vm_reading_gone(vm, src);         /* its snapshot moves with the commit */
+    write_through(vm, src);
     if (!(u->schema = st_update_store_schema(src->st, &err)) ||
         !(u->t = st_store_begin(src->st, vol, &err)) ||
         (o.write.label && st_store_set_label(u->t, o.write.label, &err) < 0))
