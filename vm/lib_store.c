@@ -14,6 +14,7 @@
 #include "store/cache.h"
 #include "store/fieldtext.h"
 #include "store/mem.h"
+#include "store/record.h"
 #include "vm/lib.h"
 #include "vm/natives.h"
 #include "vm/query/query.h"
@@ -921,6 +922,30 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
     return n;
 }
 
+/* A tagset file of the loader's schema, its records as they are: no comb
+ * values are made (the cycle's split moves a day's tags this way). */
+static void load_records(VM *vm, VLoader *l, const char *path, uint64_t *n)
+{
+    const st_schema *s = vschema(l->schema)->s;
+    st_err err;
+    st_rec_reader *r = st_rec_open(path, s, NULL, &err);
+    if (!r)
+        store_error(vm, &err);
+    st_source src = st_rec_source(r);
+    const void *rec;
+    int rc;
+    while ((rc = src.next(src.self, &rec, &err)) > 0) {
+        ++*n;
+        if (vm_loader_add_raw(l, rec, st_rec_tag(s, rec), &err) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    st_rec_close(r);
+    if (rc < 0)
+        store_error(vm, &err);
+}
+
 /* The rows of one source into l: an array of maps, a tagset file, a store
  * or a query; an array's items are maps or such sources, one after another. */
 static void load_source(VM *vm, VLoader *l, Value src, uint64_t *n, Value *argv)
@@ -936,6 +961,9 @@ static void load_source(VM *vm, VLoader *l, Value src, uint64_t *n, Value *argv)
                 vm_error(vm, "load: item %zu of the rows must be a map or a source, got %s", i,
                          v_type_name(a->items[i]));
         }
+    } else if (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_tagfile_type &&
+               st_schema_equal(vschema(vm_source_of(src)->schema)->s, vschema(l->schema)->s)) {
+        load_records(vm, l, vm_source_of(src)->path, n);
     } else if (IS_HANDLE(src) && (AS_HANDLE(src)->type->next || AS_HANDLE(src)->type->iter)) {
         VHandle *h = AS_HANDLE(src);
         bool pushed = false;
