@@ -856,22 +856,10 @@ void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n)
             int f = st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len);
             flat |= f >= (int)s->nrow;
         }
-    if (flat) {
-        /* Split the flat map into a tagset map and one tag map. */
-        VMap *ts = vm_map_new(vm, m->live), *tag = vm_map_new(vm, m->live);
-        Value tv = v_obj(ts);
-        vm_push_root(vm, tv);
-        VArray *tags = vm_array_new(vm, 1);
-        vm_array_push(vm, tags, v_obj(tag));
-        vm_map_set(vm, ts, v_obj(vs->tags_name), v_obj(tags));
-        for (pos = 0; vm_map_next(m, &pos, &k, &v);) {
-            int f = IS_STR(k) ? st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len) : -1;
-            vm_map_set(vm, f >= (int)s->nrow ? tag : ts, k, v);
-        }
-        vm_pop_root(vm, 1);
-        row = tv;
-    }
-    vm_tagset_encode(vm, vs, row, &l->buf, what);
+    if (flat)
+        vm_flat_encode(vm, vs, m, &l->buf, what);
+    else
+        vm_tagset_encode(vm, vs, row, &l->buf, what);
     if (!l->buf.ntags && vm_loader_add_raw(l, l->buf.row, NULL, &err) < 0)
         vm_error(vm, "%s: %s", what, err.msg);
     for (uint32_t i = 0; i < l->buf.ntags; i++)

@@ -126,6 +126,8 @@ void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need);
 /* Encodes a tagset map {key fields, tagset fields, tags: [{tag fields}...]}
  * into b; missing non-key fields are zero, unknown ones an error. */
 void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const char *what);
+/* Encodes a flat map of tagset and tag fields into b: the row and one tag. */
+void vm_flat_encode(VM *vm, const VSchema *vs, VMap *m, VRowBuf *b, const char *what);
 /* The map of a tagset row and its tag rows: the fields marked in fields
  * (NULL: all), and `tags`, an array of maps, unless fields marks no tag
  * field.
