@@ -68,6 +68,13 @@ static int parse_args(int argc, char **argv, Args *a)
         a->args = argv + 2;
         return -1;
     }
+    /* `comb cycle ARGS`: the daily cycle written in comb (stdlib/cycle/) */
+    if (argc > 1 && !strcmp(argv[1], "cycle")) {
+        a->code = "import \"cycle/cycle\"\ncycle.command()";
+        a->nargs = argc - 2;
+        a->args = argv + 2;
+        return -1;
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *s = argv[i];

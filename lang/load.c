@@ -264,15 +264,17 @@ static VModule *import_module(VM *vm, VStr *name, VModule *from)
     const char *n = name->data;
     if (strlen(n) != name->len || !name->len)
         vm_error(vm, "bad module name");
-    bool pathlike = strchr(n, '/') || (name->len > 5 && !strcmp(n + name->len - 5, ".comb"));
+    bool ext = name->len > 5 && !strcmp(n + name->len - 5, ".comb");
+    bool pathlike = strchr(n, '/') || ext;
     VModule *builtin = pathlike ? NULL : vm_native_module(vm, n, name->len);
     if (builtin)
         return builtin;
     beside(from->path->data, n, !pathlike, rel, sizeof rel);
+    /* DIR/NAME without .comb is also a stdlib module's (cycle/dock). */
     snprintf(std, sizeof std, "%s/%s.comb", paths_stdlib(), n);
-    const char *found = is_file(rel) ? rel : !pathlike && is_file(std) ? std : NULL;
+    const char *found = is_file(rel) ? rel : !ext && is_file(std) ? std : NULL;
     if (!found) {
-        if (pathlike)
+        if (ext)
             vm_error(vm, "cannot find module \"%s\" (no file %s)", n, rel);
         vm_error(vm, "cannot find module \"%s\" (no file %s or %s)", n, rel, std);
     }

@@ -192,16 +192,11 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
     return era * 146097 + (int64_t)doe - 719468;
 }
 
-int st_fieldtext_time(const char *text, size_t len, int64_t *out)
+/* The time of a civil date and clock, checked: the month's days, leap years. */
+static int civil_time(int64_t y, int64_t mo, int64_t d, int64_t hh, int64_t mi, int64_t ss,
+                      int64_t *out)
 {
-    const char *p = text, *end = text + len;
-    int64_t y = 0, mo, d, hh, mi, ss;
-    if (!(take_year(&p, end, &y) && take_char(&p, end, '-') && take_digits(&p, end, 2, &mo) &&
-          take_char(&p, end, '-') && take_digits(&p, end, 2, &d) &&
-          take_clock(&p, end, &hh, &mi, &ss)))
-        return -1;
-    take_char(&p, end, 'Z');
-    if (p != end || mo < 1 || mo > 12 || d < 1 || hh > 23 || mi > 59 || ss > 59)
+    if (mo < 1 || mo > 12 || d < 1 || hh > 23 || mi > 59 || ss > 59)
         return -1;
     static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -218,6 +213,34 @@ int st_fieldtext_time(const char *text, size_t len, int64_t *out)
         return -1;
     *out = t;
     return 0;
+}
+
+int st_fieldtext_time(const char *text, size_t len, int64_t *out)
+{
+    const char *p = text, *end = text + len;
+    int64_t y = 0, mo, d, hh, mi, ss;
+    if (!(take_year(&p, end, &y) && take_char(&p, end, '-') && take_digits(&p, end, 2, &mo) &&
+          take_char(&p, end, '-') && take_digits(&p, end, 2, &d) &&
+          take_clock(&p, end, &hh, &mi, &ss)))
+        return -1;
+    take_char(&p, end, 'Z');
+    if (p != end)
+        return -1;
+    return civil_time(y, mo, d, hh, mi, ss, out);
+}
+
+int st_fieldtext_compact_time(const char *text, size_t len, int64_t *out)
+{
+    const char *p = text, *end = text + len;
+    int64_t y, mo, d, hh = 0, mi = 0, ss = 0;
+    if (len != 8 && len != 14)
+        return -1;
+    if (!(take_digits(&p, end, 4, &y) && take_digits(&p, end, 2, &mo) &&
+          take_digits(&p, end, 2, &d)) ||
+        (len == 14 && !(take_digits(&p, end, 2, &hh) && take_digits(&p, end, 2, &mi) &&
+                        take_digits(&p, end, 2, &ss))))
+        return -1;
+    return civil_time(y, mo, d, hh, mi, ss, out);
 }
 
 /* ---- one field ---------------------------------------------------------- */

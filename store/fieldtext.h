@@ -50,5 +50,9 @@ int st_fieldtext_parse(const st_field *f, const char *text, size_t len, void *ou
  * 0000..9999 (+10000-01-01T00:00:00Z, -0001-12-31). Whole seconds only, UTC
  * only. Returns 0, or -1 if the text is not such a time or is out of range. */
 int st_fieldtext_time(const char *text, size_t len, int64_t *out);
+/* The compact form tap files and many logs write: exactly YYYYMMDDhhmmss or
+ * YYYYMMDD (midnight), digits only, UTC, checked as st_fieldtext_time checks.
+ * Not a field's form: there 20261201 is a number of seconds. */
+int st_fieldtext_compact_time(const char *text, size_t len, int64_t *out);
 
 #endif

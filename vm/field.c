@@ -256,9 +256,9 @@ _Noreturn static void unknown_field(VM *vm, const st_schema *s, uint32_t from, u
              hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
-/* Fields [from, to) of map m into dst (a row laid out from field from). */
+/* Fields [from, to) of map m: tagset fields into row, tag fields into tag. */
 static void encode_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uint32_t to,
-                          unsigned char *dst, Value *tags, const char *what)
+                          unsigned char *row, unsigned char *tag, Value *tags, const char *what)
 {
     const st_schema *s = vs->s;
     size_t pos = 0;
@@ -272,7 +272,8 @@ static void encode_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uin
         int f = IS_STR(k) ? st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len) : -1;
         if (f < (int)from || f >= (int)to)
             unknown_field(vm, s, from, to, k, what);
-        vm_field_store(vm, vs, (uint32_t)f, v, dst + s->fields[f].offset, what);
+        vm_field_store(vm, vs, (uint32_t)f, v,
+                       (f < (int)s->nrow ? row : tag) + s->fields[f].offset, what);
         seen[f] = true;
     }
     for (uint32_t f = from; f < s->nkeys; f++)
@@ -288,7 +289,7 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
     vm_grow(vm, &b->row, &b->row_cap, s->row_size);
     memset(b->row, 0, s->row_size);
     Value tags = v_nil();
-    encode_fields(vm, vs, AS_MAP(ts), 0, s->nrow, b->row, &tags, what);
+    encode_fields(vm, vs, AS_MAP(ts), 0, s->nrow, b->row, NULL, &tags, what);
     b->ntags = 0;
     if (IS_NIL(tags))
         return;
@@ -305,8 +306,19 @@ void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const cha
         snprintf(tw, sizeof tw, "%s: tag %zu", what, i + 1);
         if (!IS_MAP(a->items[i]))
             vm_error(vm, "%s: a tag must be a map, got %s", tw, v_type_name(a->items[i]));
-        encode_fields(vm, vs, AS_MAP(a->items[i]), s->nrow, s->nfields, b->tags + i * s->tag_size,
-                      NULL, tw);
+        encode_fields(vm, vs, AS_MAP(a->items[i]), s->nrow, s->nfields, NULL,
+                      b->tags + i * s->tag_size, NULL, tw);
     }
     b->ntags = (uint32_t)a->len;
+}
+
+void vm_flat_encode(VM *vm, const VSchema *vs, VMap *m, VRowBuf *b, const char *what)
+{
+    const st_schema *s = vs->s;
+    vm_grow(vm, &b->row, &b->row_cap, s->row_size);
+    vm_grow(vm, &b->tags, &b->tags_cap, s->tag_size);
+    memset(b->row, 0, s->row_size);
+    memset(b->tags, 0, s->tag_size);
+    encode_fields(vm, vs, m, 0, s->nfields, b->row, b->tags, NULL, what);
+    b->ntags = 1;
 }

@@ -14,6 +14,7 @@
 #include "store/cache.h"
 #include "store/fieldtext.h"
 #include "store/mem.h"
+#include "store/record.h"
 #include "vm/lib.h"
 #include "vm/natives.h"
 #include "vm/query/query.h"
@@ -198,7 +199,7 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
 {
     static const char *const known[] = {"block_size", "codec", "level", "label", "parcel",
                                         "tmpdir", "schema", "partkey", "volumes",
-                                        "partitions", "name", "mode", NULL};
+                                        "partitions", "name", "mode", "to_adds", NULL};
     lib_check_opts(vm, m, known);
     st_fileload_opts_default(o);
     o->write.block_size = (uint32_t)opt_int(vm, m, "block_size", o->write.block_size,
@@ -218,6 +219,14 @@ static void write_opts(VM *vm, VMap *m, st_fileload_opts *o)
      * costs what the command's does, on a host shared with others */
     o->sort.parcel_bytes = (size_t)opt_int(vm, m, "parcel", (int64_t)256 << 20, 1 << 16, INT64_MAX);
     o->sort.tmpdir = opt_str(vm, m, "tmpdir", NULL);
+}
+
+static bool opt_bool(VM *vm, VMap *m, const char *key)
+{
+    Value v = opt(vm, m, key);
+    if (!IS_NIL(v) && !IS_BOOL(v))
+        vm_error(vm, "option %s must be true or false", key);
+    return !IS_NIL(v) && AS_BOOL(v);
 }
 
 static VMap *opt_map(VM *vm, int argc, Value *argv, int i)
@@ -502,6 +511,8 @@ static void source_free(VM *vm, void *data)
     vm_rowbuf_free(vm, &src->rows);
     st_store_close(src->st);
     free_path(vm, src->path);
+    if (src->label)
+        mem_free(src->label, strlen(src->label) + 1);
 }
 
 static void source_mark(VM *vm, void *data)
@@ -597,10 +608,12 @@ static Value open_file(VM *vm, VStr *path)
     if (!r)
         store_error(vm, &err);
     st_reader_info(r, &src->info);
+    const char *label = st_reader_label(r);
+    src->label = mem_strdup(label ? label : "");
     size_t n;
     char *text = st_schema_format(st_reader_schema(r), &n);
     st_reader_close(r);
-    if (!text)
+    if (!text || !src->label)
         vm_throw(vm, v_obj(vm->oom));
     VHandle *sh = vm_schema_parse(vm, text, n, 1, 1, &err);
     mem_free(text, n + 1);
@@ -778,6 +791,21 @@ static bool load_interrupted(void *ctx)
     return vm_poll_flag & POLL_SIGINT;
 }
 
+/* A writer's store handle: a store of its own (writing through a shared
+ * one would move every holder's snapshot), its snapshot to move with the commit. */
+static void write_through(VM *vm, VSource *s)
+{
+    st_err err;
+    if (st_store_shared(s->st)) {
+        st_store *own = st_store_open(s->path, &err);
+        if (!own)
+            store_error(vm, &err);
+        st_store_close(s->st);
+        s->st = own;
+    }
+    vm_reading_gone(vm, s);
+}
+
 VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value *keep)
 {
     st_fileload_opts o;
@@ -797,15 +825,9 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
         if (strcmp(mode, "combine") && strcmp(mode, "replace"))
             vm_error(vm, "option mode must be \"combine\" or \"replace\", got \"%s\"", mode);
         lo.update.mode = *mode == 'r' ? ST_UPDATE_REPLACE : ST_UPDATE_COMBINE;
+        lo.to_adds = opt_bool(vm, opts, "to_adds");
         l->schema = s->schema;
-        if (st_store_shared(s->st)) {   /* write through a store of its own */
-            st_store *own = st_store_open(s->path, &err);
-            if (!own)
-                store_error(vm, &err);
-            st_store_close(s->st);
-            s->st = own;
-        }
-        vm_reading_gone(vm, s);         /* its snapshot moves with the commit */
+        write_through(vm, s);
         l->target = s;
         l->sl = st_load_new(s->st, &lo, &err);
     } else if (IS_STR(target)) {
@@ -813,6 +835,8 @@ VLoader *vm_loader_new(VM *vm, Value target, VHandle *schema, VMap *opts, Value 
             vm_error(vm, "writing a file needs a schema (option schema)");
         if (!IS_NIL(opt(vm, opts, "mode")))
             vm_error(vm, "option mode applies to a store, not a new file");
+        if (opt_bool(vm, opts, "to_adds"))
+            vm_error(vm, "option to_adds is for a store, not a file");
         l->schema = schema;
         l->l = st_fileload_file(AS_STR(target)->data, vschema(schema)->s, &o, &err);
     } else {
@@ -844,22 +868,10 @@ void vm_loader_add(VM *vm, VLoader *l, Value row, uint64_t n)
             int f = st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len);
             flat |= f >= (int)s->nrow;
         }
-    if (flat) {
-        /* Split the flat map into a tagset map and one tag map. */
-        VMap *ts = vm_map_new(vm, m->live), *tag = vm_map_new(vm, m->live);
-        Value tv = v_obj(ts);
-        vm_push_root(vm, tv);
-        VArray *tags = vm_array_new(vm, 1);
-        vm_array_push(vm, tags, v_obj(tag));
-        vm_map_set(vm, ts, v_obj(vs->tags_name), v_obj(tags));
-        for (pos = 0; vm_map_next(m, &pos, &k, &v);) {
-            int f = IS_STR(k) ? st_schema_find(s, AS_STR(k)->data, AS_STR(k)->len) : -1;
-            vm_map_set(vm, f >= (int)s->nrow ? tag : ts, k, v);
-        }
-        vm_pop_root(vm, 1);
-        row = tv;
-    }
-    vm_tagset_encode(vm, vs, row, &l->buf, what);
+    if (flat)
+        vm_flat_encode(vm, vs, m, &l->buf, what);
+    else
+        vm_tagset_encode(vm, vs, row, &l->buf, what);
     if (!l->buf.ntags && vm_loader_add_raw(l, l->buf.row, NULL, &err) < 0)
         vm_error(vm, "%s: %s", what, err.msg);
     for (uint32_t i = 0; i < l->buf.ntags; i++)
@@ -910,7 +922,83 @@ int64_t vm_loader_finish(VM *vm, VLoader *l)
     return n;
 }
 
-/* load(target, rows, [opts]): rows an array of maps, a tagset file or a store. */
+/* A tagset file of the loader's schema, its records as they are: no comb
+ * values are made (the cycle's split moves a day's tags this way). */
+static void load_records(VM *vm, VLoader *l, const char *path, uint64_t *n)
+{
+    const st_schema *s = vschema(l->schema)->s;
+    st_err err;
+    st_rec_reader *r = st_rec_open(path, s, NULL, &err);
+    if (!r)
+        store_error(vm, &err);
+    st_source src = st_rec_source(r);
+    const void *rec;
+    int rc;
+    while ((rc = src.next(src.self, &rec, &err)) > 0) {
+        ++*n;
+        if (vm_loader_add_raw(l, rec, st_rec_tag(s, rec), &err) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    st_rec_close(r);
+    if (rc < 0)
+        store_error(vm, &err);
+}
+
+/* The rows of one source into l: an array of maps, a tagset file, a store
+ * or a query; an array's items are maps or such sources, one after another. */
+static void load_source(VM *vm, VLoader *l, Value src, uint64_t *n, Value *argv)
+{
+    if (IS_ARRAY(src)) {
+        VArray *a = AS_ARRAY(src);
+        for (size_t i = 0; i < a->len; i++) {
+            if (IS_MAP(a->items[i])) {
+                vm_loader_add(vm, l, a->items[i], ++*n);
+                vm_gc_step(vm);     /* the maps a flat row is split into are garbage */
+            } else if (IS_HANDLE(a->items[i]) || IS_ARRAY(a->items[i]))
+                load_source(vm, l, a->items[i], n, argv);
+            else
+                vm_error(vm, "load: item %zu of the rows must be a map or a source, got %s", i,
+                         v_type_name(a->items[i]));
+        }
+    } else if (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_tagfile_type &&
+               st_schema_equal(vschema(vm_source_of(src)->schema)->s, vschema(l->schema)->s)) {
+        load_records(vm, l, vm_source_of(src)->path, n);
+    } else if (IS_HANDLE(src) && (AS_HANDLE(src)->type->next || AS_HANDLE(src)->type->iter)) {
+        VHandle *h = AS_HANDLE(src);
+        bool pushed = false;
+        if (h->type->iter) {    /* a query: its rows as they come, closed after */
+            Value it = h->type->iter(vm, src);
+            h = AS_HANDLE(it);
+            if ((pushed = h->type->close != NULL))
+                vm_iter_push(vm, argv, it);
+        }
+        int64_t cursor = 0;
+        Value a, b;
+        const unsigned char *row, *tag;
+        st_err err;
+        if (vm_text_raw(vm, h, vschema(l->schema))) {   /* text of the target's schema: no maps */
+            while (vm_text_next_raw(vm, h, &row, &tag))
+                if (vm_loader_add_raw(l, row, tag, &err) < 0)
+                    vm_error(vm, "row %llu: %s", (unsigned long long)*n + 1, err.msg);
+                else
+                    ++*n;
+        }
+        while (h->type->next(vm, h->data, &cursor, &a, &b)) {
+            vm_loader_add(vm, l, a, ++*n);
+            vm_gc_step(vm);     /* the rows loaded are garbage */
+        }
+        if (pushed)
+            vm_iter_close(vm, argv);
+    } else {
+        vm_arg_error(vm, 1, "an array of maps, a tagset file, a store or a query, or an array of "
+                     "those", src);
+    }
+}
+
+/* load(target, rows, [opts]): rows an array of maps, a tagset file, a store
+ * or a query, or an array of those sources. */
 Value nat_load(VM *vm, int argc, Value *argv)
 {
     VMap *opts = opt_map(vm, argc, argv, 2);
@@ -921,42 +1009,191 @@ Value nat_load(VM *vm, int argc, Value *argv)
     VLoader *l = vm_loader_new(vm, argv[0], schema, opts, &keep);
     vm_push_root(vm, keep);
     uint64_t n = 0;
-    if (IS_ARRAY(argv[1])) {
-        VArray *a = AS_ARRAY(argv[1]);
-        for (size_t i = 0; i < a->len; i++) {
-            vm_loader_add(vm, l, a->items[i], ++n);
-            vm_gc_step(vm);     /* the maps a flat row is split into are garbage */
-        }
-    } else if (IS_HANDLE(argv[1]) && (AS_HANDLE(argv[1])->type->next || AS_HANDLE(argv[1])->type->iter)) {
-        VHandle *h = AS_HANDLE(argv[1]);
-        if (h->type->iter) {    /* a query: its rows as they come, closed after */
-            Value it = h->type->iter(vm, argv[1]);
-            h = AS_HANDLE(it);
-            if (h->type->close)
-                vm_iter_push(vm, argv, it);
-        }
-        int64_t cursor = 0;
-        Value a, b;
-        const unsigned char *row, *tag;
-        st_err err;
-        if (vm_text_raw(vm, h, vschema(l->schema))) {   /* text of the target's schema: no maps */
-            while (vm_text_next_raw(vm, h, &row, &tag))
-                if (vm_loader_add_raw(l, row, tag, &err) < 0)
-                    vm_error(vm, "row %llu: %s", (unsigned long long)n + 1, err.msg);
-                else
-                    n++;
-        }
-        while (h->type->next(vm, h->data, &cursor, &a, &b)) {
-            vm_loader_add(vm, l, a, ++n);
-            vm_gc_step(vm);     /* the rows loaded are garbage */
-        }
-        vm_iter_close(vm, argv);
-    } else {
-        vm_arg_error(vm, 1, "an array of maps, a tagset file or a store", argv[1]);
-    }
+    load_source(vm, l, argv[1], &n, argv);
     int64_t r = vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
     return v_int(r);
+}
+
+/* ---- the partition update: update(store, opts) ------------------------ */
+
+/* An update under way: its transaction and remove keys, freed whatever
+ * happens (a raise aborts the transaction: nothing committed). */
+typedef struct VUpdate {
+    st_txn *t;
+    st_schema *schema;
+    VRowBuf buf;
+    unsigned char *keys; /* nkeys bare keys, grouped by partition, each group ascending */
+    size_t cap, nkeys;
+    uint32_t *part;      /* each key's partition, then the groups' starts */
+    size_t part_cap;
+} VUpdate;
+
+static void update_free(VM *vm, void *data)
+{
+    VUpdate *u = data;
+    st_store_abort(u->t);
+    st_schema_free(u->schema);
+    vm_rowbuf_free(vm, &u->buf);
+    if (u->keys)
+        vm_free_mem(vm, u->keys, u->cap);
+    if (u->part)
+        vm_free_mem(vm, u->part, u->part_cap);
+}
+
+static const VHandleType update_type = {.name = "update", .free = update_free};
+
+static int key_order(const void *a, const void *b, void *schema)
+{
+    const st_schema *s = schema;
+    const unsigned char *x = a, *y = b;
+    uint32_t px, py;
+    memcpy(&px, x + s->key_size, 4);
+    memcpy(&py, y + s->key_size, 4);
+    if (px != py)
+        return px < py ? -1 : 1;
+    return st_schema_key_cmp(s, x, y);
+}
+
+/* The remove keys (maps of key fields) of volume vol, each with its
+ * partition after it (key_size + 4 bytes), sorted by partition and key. */
+static void remove_keys(VM *vm, VSource *src, VUpdate *u, VArray *a, uint32_t vol)
+{
+    VSchema *vs = vschema(src->schema);
+    const st_schema *s = vs->s;
+    const st_field *pk = &s->fields[src->partkey];
+    size_t w = s->key_size + 4;
+    if (!a->len)
+        return;
+    u->keys = vm_alloc(vm, u->cap = a->len * w);
+    for (size_t i = 0; i < a->len; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "remove key %zu", i);
+        vm_tagset_encode(vm, vs, a->items[i], &u->buf, what);
+        uint32_t v, p;
+        st_store_place(src->st, u->buf.row + pk->offset, pk->width, &v, &p);
+        if (v != vol)
+            vm_error(vm, "%s belongs in volume %u, not %u", what, v, vol);
+        memcpy(u->keys + i * w, u->buf.row, s->key_size);
+        memcpy(u->keys + i * w + s->key_size, &p, 4);
+    }
+    u->nkeys = a->len;
+    qsort_r(u->keys, u->nkeys, w, key_order, (void *)s);
+    /* Packed: the bare keys alone, as st_update_opts wants them. */
+    for (size_t i = 0; i < u->nkeys; i++) {
+        uint32_t p;
+        memcpy(&p, u->keys + i * w + s->key_size, 4);
+        if (!u->part)
+            u->part = vm_alloc(vm, u->part_cap = u->nkeys * sizeof *u->part);
+        u->part[i] = p;
+        memmove(u->keys + i * s->key_size, u->keys + i * w, s->key_size);
+    }
+}
+
+static void set(VM *vm, VMap *m, const char *k, Value v);
+
+/* update(store, {volume, partition, remove, label}): Gecko's partition
+ * update on one volume: each partition (or the one named) that has an adds
+ * file or keys to remove merges its adds into its tags and moves the
+ * removed tagsets to its dels file; one commit, labelled. */
+Value nat_update(VM *vm, int argc, Value *argv)
+{
+    if (!IS_HANDLE(argv[0]) || AS_HANDLE(argv[0])->type != &vm_store_type)
+        vm_arg_error(vm, 0, "a store", argv[0]);
+    VSource *src = vm_source_of(argv[0]);
+    VMap *m = opt_map(vm, argc, argv, 1);
+    static const char *const known[] = {"volume", "partition", "remove", "label", NULL};
+    lib_check_opts(vm, m, known);
+    st_storeinfo info;
+    st_store_info(src->st, &info);
+    uint32_t vol = (uint32_t)opt_int(vm, m, "volume", 0, 0, info.volumes - 1);
+    int64_t only = opt_int(vm, m, "partition", -1, 0, info.partitions - 1);
+    Value rm = opt(vm, m, "remove");
+    if (!IS_NIL(rm) && !IS_ARRAY(rm))
+        vm_error(vm, "option remove must be an array of keys (maps)");
+    st_update_opts o;
+    st_update_opts_default(&o);
+    o.write.label = opt_str(vm, m, "label", NULL);
+    VHandle *h = vm_handle_new(vm, &update_type, sizeof(VUpdate));
+    vm_push_root(vm, v_obj(h));
+    VUpdate *u = handle_data(h);
+    if (!IS_NIL(rm))
+        remove_keys(vm, src, u, AS_ARRAY(rm), vol);
+    st_err err;
+    write_through(vm, src);
+    if (!(u->schema = st_update_store_schema(src->st, &err)) ||
+        !(u->t = st_store_begin(src->st, vol, &err)) ||
+        (o.write.label && st_store_set_label(u->t, o.write.label, &err) < 0))
+        store_error(vm, &err);
+    st_update_stats st = {0};
+    size_t k = 0;
+    for (uint32_t p = 0; p < info.partitions; p++) {
+        size_t k0 = k;
+        while (k < u->nkeys && u->part[k] == p)
+            k++;
+        st_file f;
+        int has = st_store_file(src->st, vol, p, ST_ADDS, &f, &err);
+        if (has < 0)
+            store_error(vm, &err);
+        if ((only >= 0 && p != only) || (!has && k == k0))
+            continue;
+        o.remove_keys = u->keys ? u->keys + k0 * u->schema->key_size : NULL;
+        o.nremove = k - k0;
+        if (st_update_partition(u->t, src->st, u->schema, vol, p, NULL, &o, &st, &err) < 0)
+            store_error(vm, &err);
+    }
+    if (st.partitions) {
+        st_txn *t = u->t;
+        u->t = NULL;      /* the commit ends it */
+        if (st_store_commit(t, &err) == -1)
+            store_error(vm, &err);
+        VFiles *f = list_files(vm, src);
+        vm_files_unref(src->files);
+        src->files = f;
+    }
+    VMap *r = vm_map_new(vm, 8);
+    vm_push_root(vm, v_obj(r));
+    set(vm, r, "partitions", v_int((int64_t)st.partitions));
+    set(vm, r, "old_tagsets", v_int((int64_t)st.old_tagsets));
+    set(vm, r, "add_tagsets", v_int((int64_t)st.add_tagsets));
+    set(vm, r, "tagsets", v_int((int64_t)st.out_tagsets));
+    set(vm, r, "tags", v_int((int64_t)st.out_tags));
+    set(vm, r, "removed_tagsets", v_int((int64_t)st.removed_tagsets));
+    set(vm, r, "removed_tags", v_int((int64_t)st.removed_tags));
+    vm_pop_root(vm, 2);
+    return v_obj(r);
+}
+
+/* files(store): the current files of the handle's snapshot, in (volume,
+ * partition, kind) order, as [{volume, partition, kind, path, size}]. */
+typedef struct FileList {
+    VM *vm;
+    VArray *a;
+} FileList;
+
+static int file_entry(const st_file *f, void *ctx)
+{
+    FileList *l = ctx;
+    VMap *m = vm_map_new(l->vm, 5);
+    vm_array_push(l->vm, l->a, v_obj(m));
+    set(l->vm, m, "volume", v_int(f->vol));
+    set(l->vm, m, "partition", v_int(f->part));
+    set(l->vm, m, "kind", v_obj(vm_str_cstr(l->vm, st_kind_names[f->kind])));
+    set(l->vm, m, "path", v_obj(vm_str_cstr(l->vm, f->path)));
+    set(l->vm, m, "size", v_int((int64_t)f->size));
+    return 0;
+}
+
+Value nat_files(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    if (!IS_HANDLE(argv[0]) || AS_HANDLE(argv[0])->type != &vm_store_type)
+        vm_arg_error(vm, 0, "a store", argv[0]);
+    FileList l = {vm, vm_array_new(vm, 0)};
+    vm_push_root(vm, v_obj(l.a));
+    st_store_files(vm_source_of(argv[0])->st, file_entry, &l);
+    vm_pop_root(vm, 1);
+    return v_obj(l.a);
 }
 
 /* ---- info and verify -------------------------------------------------- */
@@ -986,6 +1223,7 @@ Value nat_info(VM *vm, int argc, Value *argv)
         set(vm, m, "blocks", v_int((int64_t)i->nblocks));
         set(vm, m, "tagsets", v_int((int64_t)i->ntagsets));
         set(vm, m, "tags", v_int((int64_t)i->ntags));
+        set(vm, m, "label", v_obj(vm_str_cstr(vm, src->label)));
         return mv;
     }
     st_storeinfo i;
@@ -1085,7 +1323,8 @@ Value nat_totime(VM *vm, int argc, Value *argv)
     (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t t;
-    if (st_fieldtext_time(s->data, s->len, &t) != 0)
+    if (st_fieldtext_time(s->data, s->len, &t) != 0 &&
+        st_fieldtext_compact_time(s->data, s->len, &t) != 0)
         return v_nil();
     return v_int(t);
 }

@@ -73,6 +73,7 @@ typedef struct VSource {
     st_store *st;      /* a store's snapshot; NULL for a file */
     uint32_t partkey;  /* a store's partition-key field */
     st_file_info info; /* a file's facts */
+    char *label;       /* a file's label (the cycle's), "" if none */
     VFiles *files;     /* what a scan or loop starting now reads */
     VIter it;
     VRowBuf rows;     /* the tagset `for` is at */
@@ -125,6 +126,8 @@ void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need);
 /* Encodes a tagset map {key fields, tagset fields, tags: [{tag fields}...]}
  * into b; missing non-key fields are zero, unknown ones an error. */
 void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const char *what);
+/* Encodes a flat map of tagset and tag fields into b: the row and one tag. */
+void vm_flat_encode(VM *vm, const VSchema *vs, VMap *m, VRowBuf *b, const char *what);
 /* The map of a tagset row and its tag rows: the fields marked in fields
  * (NULL: all), and `tags`, an array of maps, unless fields marks no tag
  * field.

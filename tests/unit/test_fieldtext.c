@@ -253,6 +253,31 @@ static void times_refused(void **state)
     assert_true(t == 1796169600);
 }
 
+/* The compact form is checked as strictly as the ISO one; it is no field's form. */
+static void compact_times(void **state)
+{
+    (void)state;
+    int64_t t = 7;
+    assert_int_equal(st_fieldtext_compact_time("20261202130500", 14, &t), 0);
+    assert_true(t == 1796216700);
+    assert_int_equal(st_fieldtext_compact_time("20261202", 8, &t), 0);
+    assert_true(t == 1796169600);
+    assert_int_equal(st_fieldtext_compact_time("20240229235959", 14, &t), 0);
+    assert_true(t == 1709251199);
+    assert_int_equal(st_fieldtext_compact_time("19691231235959", 14, &t), 0);
+    assert_true(t == -1);
+    static const char *const no[] = {
+        "20230229000000", "20261301000000", "20261200000000", "20261131000000",
+        "20261202240000", "20261202126000", "20261202120060", "2026120213050",
+        "202612021305000", "2026120", "2026-12-02", "+2026120213050", " 20261202130500",
+        "2026120213050x", "",
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        assert_int_equal(st_fieldtext_compact_time(no[i], strlen(no[i]), &t), -1);
+    assert_true(t == -1);
+    assert_int_equal(st_fieldtext_time("20261202130500", 14, &t), -1);   /* not a field's */
+}
+
 static const char *hint_open(const char *w, size_t n, const char *const *cands, size_t ncands)
 {
     (void)w, (void)n;
@@ -327,6 +352,7 @@ int main(void)
         cmocka_unit_test(bools),
         cmocka_unit_test(times_in_every_form),
         cmocka_unit_test(times_refused),
+        cmocka_unit_test(compact_times),
         cmocka_unit_test(enums_and_chars),
         cmocka_unit_test(empty_is_zero_but_not_for_a_key_or_enum),
         cmocka_unit_test(messages_escape_and_cut_the_text),
