@@ -20,14 +20,14 @@
 
 static const char *mode(void)
 {
-    const char *m = getenv("COMB_CACHE");
+    const char *m = getenv("COMB_MODCACHE");
     return m ? m : "";
 }
 
 /* The user's cache directory into buf; false if there is none. */
 static bool user_dir(char *buf, size_t size)
 {
-    const char *d = getenv("COMB_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+    const char *d = getenv("COMB_MODCACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
                *home = getenv("HOME");
     int n;
     if (d && *d)

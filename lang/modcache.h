@@ -3,13 +3,13 @@
  *
  * For a module file DIR/NAME.comb the cache is looked for in
  * DIR/NAME.combc (what the build makes for stdlib/, installed beside it),
- * then in the user's cache, $COMB_CACHE_DIR or $XDG_CACHE_HOME/comb or
+ * then in the user's cache, $COMB_MODCACHE_DIR or $XDG_CACHE_HOME/comb or
  * ~/.cache/comb, as NAME-HASH.combc (HASH: of the file's real path).
  * A file that is missing, of another build, of other source text or
  * damaged is a miss; the module is then compiled and the user's cache
  * written, if it can be (else silently not).
  *
- * COMB_CACHE=off reads and writes no cache; COMB_CACHE=refresh reads none
+ * COMB_MODCACHE=off reads and writes no cache; COMB_MODCACHE=refresh reads none
  * but writes the user's cache (the build uses it for stdlib/). */
 #ifndef COMB_MODCACHE_H
 #define COMB_MODCACHE_H

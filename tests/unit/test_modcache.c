@@ -1,6 +1,6 @@
 /* test_modcache: where compiled modules are kept and when they are used: a
  * hit after a put, beside the source or in the user's directory; a miss
- * for changed source, a damaged file, COMB_CACHE=off or refresh; a cache
+ * for changed source, a damaged file, COMB_MODCACHE=off or refresh; a cache
  * that cannot be written is skipped in silence; `import` goes through it. */
 #include "config.h"
 #include <stdarg.h>
@@ -42,8 +42,8 @@ static int setup(void **state)
     snprintf(f->src, sizeof f->src, "%s/mod.comb", f->dir);
     snprintf(f->cache, sizeof f->cache, "%s/cache", f->dir);
     write_text(f->src, "fn twice(x) { return 2 * x }\nlet v = twice(21)\n");
-    setenv("COMB_CACHE_DIR", f->cache, 1);
-    unsetenv("COMB_CACHE");
+    setenv("COMB_MODCACHE_DIR", f->cache, 1);
+    unsetenv("COMB_MODCACHE");
     *state = f;
     return 0;
 }
@@ -53,8 +53,8 @@ static int teardown(void **state)
     Fixture *f = *state;
     vm_free(f->vm);
     tmp_remove(f->dir);
-    unsetenv("COMB_CACHE_DIR");
-    unsetenv("COMB_CACHE");
+    unsetenv("COMB_MODCACHE_DIR");
+    unsetenv("COMB_MODCACHE");
     free(f);
     return 0;
 }
@@ -177,15 +177,15 @@ static void beside_the_source_is_read(void **state)
 static void off_and_refresh(void **state)
 {
     Fixture *f = *state;
-    setenv("COMB_CACHE", "off", 1);
+    setenv("COMB_MODCACHE", "off", 1);
     put(f);
     char file[2 * PATH_MAX];
     assert_false(only_file(f->cache, file, sizeof file));
-    setenv("COMB_CACHE", "refresh", 1);
+    setenv("COMB_MODCACHE", "refresh", 1);
     put(f);
     assert_true(only_file(f->cache, file, sizeof file));
     assert_false(hit(f));
-    unsetenv("COMB_CACHE");
+    unsetenv("COMB_MODCACHE");
     assert_true(hit(f));
 }
 
@@ -194,7 +194,7 @@ static void unwritable_cache_is_skipped(void **state)
     Fixture *f = *state;
     char blocked[PATH_MAX + 32];
     snprintf(blocked, sizeof blocked, "%s/mod.comb/sub", f->dir);   /* under a file */
-    setenv("COMB_CACHE_DIR", blocked, 1);
+    setenv("COMB_MODCACHE_DIR", blocked, 1);
     put(f);
     assert_false(hit(f));
     assert_int_equal(tmp_count(f->dir, NULL), 1);   /* mod.comb alone, no stray .tmp */

@@ -1,5 +1,5 @@
 # gre and an imported module give the same output run from the module cache
-# as compiled from source (COMB_CACHE=off); a damaged cache file or one that
+# as compiled from source (COMB_MODCACHE=off); a damaged cache file or one that
 # cannot be written changes nothing and says nothing (lang/modcache.h).
 t=$(mktemp -d)
 cd "$t" || exit 1
@@ -32,8 +32,8 @@ run() {
     "$COMB" gre -c -a -w foo a b 2>&1; echo "status $?"
     "$COMB" "$t/main.comb" 2>&1; echo "status $?"
 }
-export COMB_CACHE_DIR="$t/cache"
-COMB_CACHE=off run >"$t/want"
+export COMB_MODCACHE_DIR="$t/cache"
+COMB_MODCACHE=off run >"$t/want"
 cat "$t/want"
 run >"$t/first"
 cmp -s "$t/want" "$t/first" && echo "first run (writing the cache): same"
@@ -48,6 +48,6 @@ cmp -s "$t/want" "$t/damaged" && echo "damaged cache: same"
 for f in "$t"/cache/m-*.combc; do head -c 100 "$f" >"$f.cut" && mv "$f.cut" "$f"; done
 run >"$t/cut"
 cmp -s "$t/want" "$t/cut" && echo "truncated cache: same"
-COMB_CACHE_DIR="$t/a/under-a-file" run >"$t/blocked"
+COMB_MODCACHE_DIR="$t/a/under-a-file" run >"$t/blocked"
 cmp -s "$t/want" "$t/blocked" && echo "unwritable cache: same"
 cd / && rm -rf "$t"
