@@ -7,7 +7,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "lang/modcache.h"
 #include "lang/compiler.h"
 #include "lang/parser.h"
 #include "lang/paths.h"
@@ -198,7 +200,10 @@ static char *read_file(const char *path, size_t *len, size_t *size)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, n = 0;
+    /* room for a regular file at once (its size may change as it is read) */
+    struct stat st;
+    size_t cap = !fstat(fileno(f), &st) && S_ISREG(st.st_mode) && st.st_size < (1 << 30)
+                     ? (size_t)st.st_size + 2 : 4096, n = 0;
     char *buf = mem_alloc(cap);
     int err = buf ? 0 : ENOMEM;
     while (buf) {
@@ -227,17 +232,55 @@ static char *read_file(const char *path, size_t *len, size_t *size)
     return buf;
 }
 
-VModule *lc_load_file(VM *vm, const char *path, FILE *errout)
+typedef struct CacheJob {
+    const char *path, *src;
+    size_t len;
+    VModule *m;
+} CacheJob;
+
+static void cache_get_job(VM *vm, void *ud)
 {
-    size_t len = 0, size = 0;
-    char *src = read_file(path, &len, &size);
+    CacheJob *j = ud;
+    char name[256];
+    j->m = vm_module_new(vm, base_name(j->path, name, sizeof name), j->path);
+    vm_push_root(vm, v_obj(j->m));
+    j->m->main = lc_cache_get(vm, j->m, j->path);
+    if (j->m->main)
+        register_module(vm, j->m);
+    vm_pop_root(vm, 1);
+}
+
+static void cache_put_job(VM *vm, void *ud)
+{
+    CacheJob *j = ud;
+    lc_cache_put(vm, j->m, j->path, j->src, j->len);
+}
+
+/* The module of the file at path; cached: from its compiled form kept in
+ * the cache if there, else compiled and then kept (lang/modcache.h). */
+static VModule *load_file(VM *vm, const char *path, FILE *errout, bool cached)
+{
+    CacheJob j = {.path = path};
+    /* out of memory for the cache's module: compiled as usual */
+    if (cached && !vm_protect(vm, cache_get_job, &j) && j.m->main)
+        return j.m;
+    size_t size = 0;
+    char *src = read_file(path, &j.len, &size);
     if (!src) {
         fprintf(errout, "comb: cannot read %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    VModule *m = lc_load_source(vm, src, len, path, errout);
+    j.src = src;
+    j.m = lc_load_source(vm, src, j.len, path, errout);
+    if (j.m && cached)
+        (void)vm_protect(vm, cache_put_job, &j);    /* no cache written: no matter */
     mem_free(src, size);
-    return m;
+    return j.m;
+}
+
+VModule *lc_load_file(VM *vm, const char *path, FILE *errout)
+{
+    return load_file(vm, path, errout, false);
 }
 
 /* ---- import ----------------------------------------------------------- */
@@ -281,7 +324,7 @@ static VModule *import_module(VM *vm, VStr *name, VModule *from)
     Value hit;
     if (realpath(found, real) && vm_map_get(vm, vm->modules, v_obj(vm_str_cstr(vm, real)), &hit))
         return AS_MODULE(hit);
-    VModule *m = lc_load_file(vm, found, stderr);
+    VModule *m = load_file(vm, found, stderr, true);
     if (!m)
         vm_error(vm, "cannot load module \"%s\" (see the errors above)", n);
     return m;
