@@ -511,8 +511,8 @@ int cmd_jobs(int argc, char **argv)
         return usage();
     }
     const char *verb = argv[1], *rundir = argv[2];
-    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (jobs/spawn.h) */
-        return jsp_serve(atoi(argv[2]));
+    if (!strcmp(verb, "__spawner") && argc == 4) /* internal: the dispatcher's (jobs/spawn.h) */
+        return jsp_serve(atoi(argv[2]), atoi(argv[3]));
     if (!strcmp(verb, "serve"))
         return cmd_serve(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "run"))

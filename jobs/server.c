@@ -627,8 +627,8 @@ int jobsrv_request(const char *rundir, const jw_buf *req, int timeout_ms, jw_buf
     jw_buf head = {0}, in = {0};
     size_t at = 0, len = 0;
     int rc = jw_printf(&head, "%s %d ", JOBSRV_MAGIC, JOBSRV_VERSION) < 0 ? -1 : 0;
-    if (rc == 0 && (jw_write_all(fd, head.p, head.len) < 0 || jw_write_all(fd, req->p, req->len) < 0 ||
-                    jw_write_all(fd, "\n", 1) < 0))
+    if (rc == 0 && (jw_send_all(fd, head.p, head.len) < 0 || jw_send_all(fd, req->p, req->len) < 0 ||
+                    jw_send_all(fd, "\n", 1) < 0))
         rc = -1;
     if (rc == 0)
         rc = read_reply(fd, timeout_ms, &in, &at, &len);

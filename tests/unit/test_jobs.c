@@ -450,6 +450,20 @@ static void journal_start(const char *name)
     jnl_close(j);
 }
 
+/* Makes the exit log say run 1 of name began (as its process does before
+ * it execs the job), in a generation of its own. */
+static void exitlog_began(const char *name)
+{
+    char path[128], rec[128 + JNL_SEAL_LEN];
+    snprintf(path, sizeof path, "%s/exit/99", rundir);
+    int n = snprintf(rec, sizeof rec, "%s 1 began", name);
+    jnl_seal(rec, (size_t)n, rec + n);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    assert_int_equal(fwrite(rec, 1, (size_t)n + JNL_SEAL_LEN, f), (size_t)n + JNL_SEAL_LEN);
+    fclose(f);
+}
+
 static void lost_runs_rerun_or_hold(void **state)
 {
     (void)state;
@@ -461,6 +475,7 @@ static void lost_runs_rerun_or_hold(void **state)
     job_close(js);
     journal_start("again");
     journal_start("careful");
+    exitlog_began("careful");
     js = open_js();
     assert_int_equal(st_of(js, "careful"), JOB_HELD);
     assert_string_equal(info(js, "careful").cause, "crash");
@@ -485,6 +500,43 @@ static void lost_rerunnable_run_is_queued(void **state)
     assert_int_equal(job_limit_jobs(js, 2), 0);
     assert_int_equal(job_run(js, NULL), 0);
     assert_string_equal(slurp(out), "again\n");
+    job_close(js);
+}
+
+/* A run that is not rerunnable and left no "began" record never ran (the
+ * crash came between its start record and its process): it is queued
+ * again, not held, and runs once. */
+static void never_begun_run_is_queued_not_held(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    assert_int_equal(job_limit_jobs(js, 0), 0);
+    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
+    job_close(js);
+    journal_start("careful");
+    js = open_js();
+    assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
+    assert_null(info(js, "careful").cause);
+    assert_int_equal(job_limit_jobs(js, 2), 0);
+    assert_int_equal(job_run(js, NULL), 0);
+    assert_string_equal(slurp(out), "careful\n");
+    job_close(js);
+    js = open_js(); /* the journal says the same after a replay */
+    assert_int_equal(st_of(js, "careful"), JOB_DONE);
+    job_close(js);
+}
+
+/* A run that is not rerunnable writes its "began" record before its
+ * command runs: a finished run's exit log holds both. */
+static void began_is_recorded_before_the_run(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    char text[256];
+    snprintf(text, sizeof text, "cat %s/exit/[0-9]* > %s", rundir, out);
+    assert_int_equal(add_full(js, "careful", 0, "", "", text, 0, JOB_SHELL), 0);
+    assert_int_equal(job_run(js, NULL), 0);
+    assert_non_null(strstr(slurp(out), "careful 1 began #"));
     job_close(js);
 }
 
@@ -654,6 +706,8 @@ int main(void)
         T(a_dead_spawner_is_replaced),
         T(lost_runs_rerun_or_hold),
         T(lost_rerunnable_run_is_queued),
+        T(never_begun_run_is_queued_not_held),
+        T(began_is_recorded_before_the_run),
         T(comb_jobs_run_comb_code),
         T(unwritable_log_fails_the_run_with_126),
         T(logs_hold_output_and_failures),
