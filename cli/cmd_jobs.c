@@ -319,6 +319,8 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
     char err[1200];
     if (rc == 0) {
         rc = jobsrv_request(rundir, &req, timeout_ms, &reply, err, sizeof err);
+        if (rc == 3 && strcmp(verb, "wait")) /* no dispatcher: the run directory itself */
+            rc = jobsrv_offline(rundir, &req, &reply, err, sizeof err);
         if (rc == 0)
             fwrite(reply.p ? reply.p : "", 1, reply.len, stdout);
         else
