@@ -35,6 +35,8 @@ static const char usage_text[] =
     "  delete|force|retry|hold|release RUNDIR NAME...\n"
     "  limit RUNDIR NAME VALUE...       NAME: a resource, jobs or load; VALUE: n or none\n"
     "  wait RUNDIR [-t SECONDS] [NAME...]  until the jobs (all: none named) are settled\n"
+    "  With no dispatcher serving RUNDIR, all but wait open RUNDIR itself (a finished\n"
+    "  or crashed run) and change its journal; the next run goes on from there.\n"
     "\n"
     "SPEC: NAME [-p PRIO] [-a AFTER,...] [-u RESOURCE,...] [-r] [-H] [-c] [-d DIR] -- COMMAND\n"
     "  -a  prerequisites: jobs (must exit 0) or resources (earlier users must finish)\n"
