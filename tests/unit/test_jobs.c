@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "jobs/jobs.h"
 #include "jobs/server.h"
 #include "jobs/journal.h"
+#include "jobs/spawn.h"
 
 static char dir[64], rundir[96], out[96];
 static FILE *evlog;
@@ -526,6 +528,48 @@ static void never_begun_run_is_queued_not_held(void **state)
     job_close(js);
 }
 
+/* A spawner that outlived its dispatcher may still start a run it was
+ * asked for: a restart waits until no spawner holds its lock before it
+ * takes a run without a record for one that never began. */
+static void restart_waits_for_an_earlier_spawner(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    assert_int_equal(job_limit_jobs(js, 0), 0);
+    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
+    job_close(js);
+    journal_start("careful");
+    char lock[128];
+    snprintf(lock, sizeof lock, "%s/exit/lock", rundir);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t p = fork();
+    if (p == 0) { /* the lingering spawner: its lock for 0.3 s */
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = JSP_LOCK_BYTE,
+                           .l_len = 1};
+        int fd = open(lock, O_RDWR);
+        int ok = fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0;
+        if (write(pfd[1], ok ? "y" : "n", 1) != 1 || !ok)
+            _exit(1);
+        usleep(300000);
+        _exit(0);
+    }
+    char c = 0;
+    assert_int_equal(read(pfd[0], &c, 1), 1);
+    assert_int_equal(c, 'y');
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    js = open_js();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > 0.25);
+    assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
+    job_close(js);
+    int st;
+    assert_int_equal(waitpid(p, &st, 0), p);
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
 /* A run that is not rerunnable writes its "began" record before its
  * command runs: a finished run's exit log holds both. */
 static void began_is_recorded_before_the_run(void **state)
@@ -708,6 +752,7 @@ int main(void)
         T(lost_rerunnable_run_is_queued),
         T(never_begun_run_is_queued_not_held),
         T(began_is_recorded_before_the_run),
+        T(restart_waits_for_an_earlier_spawner),
         T(comb_jobs_run_comb_code),
         T(unwritable_log_fails_the_run_with_126),
         T(logs_hold_output_and_failures),
