@@ -505,18 +505,25 @@ static void lost_rerunnable_run_is_queued(void **state)
     job_close(js);
 }
 
+/* A job "careful", not rerunnable, whose run 1 the journal says started
+ * but no process ever ran (as after a crash before the spawner ran it). */
+static void careful_started_no_process(void)
+{
+    jobs *js = open_js();
+    assert_int_equal(job_limit_jobs(js, 0), 0); /* nothing starts */
+    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
+    job_close(js);
+    journal_start("careful");
+}
+
 /* A run that is not rerunnable and left no "began" record never ran (the
  * crash came between its start record and its process): it is queued
  * again, not held, and runs once. */
 static void never_begun_run_is_queued_not_held(void **state)
 {
     (void)state;
+    careful_started_no_process();
     jobs *js = open_js();
-    assert_int_equal(job_limit_jobs(js, 0), 0);
-    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
-    job_close(js);
-    journal_start("careful");
-    js = open_js();
     assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
     assert_null(info(js, "careful").cause);
     assert_int_equal(job_limit_jobs(js, 2), 0);
@@ -534,11 +541,7 @@ static void never_begun_run_is_queued_not_held(void **state)
 static void restart_waits_for_an_earlier_spawner(void **state)
 {
     (void)state;
-    jobs *js = open_js();
-    assert_int_equal(job_limit_jobs(js, 0), 0);
-    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
-    job_close(js);
-    journal_start("careful");
+    careful_started_no_process();
     char lock[128];
     snprintf(lock, sizeof lock, "%s/exit/lock", rundir);
     int pfd[2];
@@ -559,7 +562,7 @@ static void restart_waits_for_an_earlier_spawner(void **state)
     assert_int_equal(c, 'y');
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    js = open_js();
+    jobs *js = open_js();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > 0.25);
     assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
