@@ -35,6 +35,8 @@ static const char usage_text[] =
     "  delete|force|retry|hold|release RUNDIR NAME...\n"
     "  limit RUNDIR NAME VALUE...       NAME: a resource, jobs or load; VALUE: n or none\n"
     "  wait RUNDIR [-t SECONDS] [NAME...]  until the jobs (all: none named) are settled\n"
+    "  With no dispatcher serving RUNDIR, all but wait open RUNDIR itself (a finished\n"
+    "  or crashed run) and change its journal; the next run goes on from there.\n"
     "\n"
     "SPEC: NAME [-p PRIO] [-a AFTER,...] [-u RESOURCE,...] [-r] [-H] [-c] [-d DIR] -- COMMAND\n"
     "  -a  prerequisites: jobs (must exit 0) or resources (earlier users must finish)\n"
@@ -319,6 +321,8 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
     char err[1200];
     if (rc == 0) {
         rc = jobsrv_request(rundir, &req, timeout_ms, &reply, err, sizeof err);
+        if (rc == 3 && strcmp(verb, "wait")) /* no dispatcher: the run directory itself */
+            rc = jobsrv_offline(rundir, &req, &reply, err, sizeof err);
         if (rc == 0)
             fwrite(reply.p ? reply.p : "", 1, reply.len, stdout);
         else
@@ -511,8 +515,8 @@ int cmd_jobs(int argc, char **argv)
         return usage();
     }
     const char *verb = argv[1], *rundir = argv[2];
-    if (!strcmp(verb, "__spawner")) /* internal: the dispatcher's (jobs/spawn.h) */
-        return jsp_serve(atoi(argv[2]));
+    if (!strcmp(verb, "__spawner") && argc == 4) /* internal: the dispatcher's (jobs/spawn.h) */
+        return jsp_serve(atoi(argv[2]), atoi(argv[3]));
     if (!strcmp(verb, "serve"))
         return cmd_serve(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "run"))

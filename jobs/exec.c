@@ -142,11 +142,10 @@ static int copy_output(const jobexec_run *r, int *bad)
     }
 }
 
-/* The exit record "NAME RUN STATUS", framed; its length, 0 if too long. */
-static size_t format_record(char *buf, size_t cap, const char *prefix, int status)
+/* The exit log record "NAME RUN WHAT" (WHAT: the wait status, or "began"),
+ * framed; its length, 0 if too long. */
+static size_t format_record(char *buf, size_t cap, const char *prefix, const char *d)
 {
-    char num[24];
-    const char *d = itoa_safe(status, num, sizeof num);
     size_t lp = strlen(prefix), ld = strlen(d);
     if (lp + 1 + ld + JNL_SEAL_LEN > cap)
         return 0;
@@ -177,10 +176,18 @@ static void wrapper(const jobexec_run *r, int lockfd)
     if (place_fds(fds, W_NFDS) < 0)
         _exit(127);
     int status = 127 << 8; /* unless the job runs */
+    char began[512];       /* a record: a name of at most 200 bytes, a number, a word */
+    size_t nb = r->durable ? format_record(began, sizeof began, r->record, "began") : 0;
     pid_t c = vfork();
     if (c == 0) {
         dup2(W_OUTW, 1);
         dup2(W_OUTW, 2);
+        /* The job's own process says it began, durably, before it becomes the
+           job: a restart that finds no record knows the job never ran. */
+        if (r->durable && (!nb || write(W_EXIT, began, nb) != (ssize_t)nb || fdatasync(W_EXIT) < 0)) {
+            put(2, "comb jobs: cannot record the run's start in the exit log\n");
+            _exit(127);
+        }
         exec_child(r->argv, r->envp, r->dir);
     }
     close(W_OUTW);
@@ -199,7 +206,8 @@ static void wrapper(const jobexec_run *r, int lockfd)
         put(logfd, line);
         put(logfd, "\n");
     }
-    size_t n = format_record(line, sizeof line, r->record, status);
+    char num[24];
+    size_t n = format_record(line, sizeof line, r->record, itoa_safe(status, num, sizeof num));
     if (n && write(W_EXIT, line, n) == (ssize_t)n && r->durable)
         fdatasync(W_EXIT);
     _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));

@@ -10,7 +10,10 @@
  * arrives (or at the end of a failed run, to record the failure there), since
  * creating a file per run cost more than a trivial job. It reads until the
  * pipe's end of file, so a background process that keeps the job's output
- * open keeps the run going. Then it appends "NAME RUN STATUS" to the exit log
+ * open keeps the run going. For a durable run (not rerunnable) the job's own
+ * process, between vfork and exec, first appends "NAME RUN began" to the exit
+ * log and fdatasyncs it (or does not run the job): a restart that finds
+ * neither the lock nor any record then knows the job never ran. Then it appends "NAME RUN STATUS" to the exit log
  * (jobs/exitlog.h) in one write() and fdatasyncs it if the run is durable. So
  * a restarted dispatcher reads a run's end from the exit log, or finds the
  * lock still held (the run goes on), or finds neither (the run was lost with

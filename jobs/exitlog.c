@@ -191,8 +191,9 @@ static int parse(char *line, size_t len, xl_record_fn fn, void *ctx)
     long run = strtol(sp + 1, &end, 10);
     if (*end != ' ')
         return 0;
-    long status = strtol(end + 1, &end, 10);
-    if (*end || run <= 0 || run > INT_MAX || status < INT_MIN || status > INT_MAX)
+    int began = !strcmp(end + 1, "began");
+    long status = began ? XL_BEGAN : strtol(end + 1, &end, 10);
+    if ((!began && (*end || status < 0)) || run <= 0 || run > INT_MAX || status > INT_MAX)
         return 0;
     fn(ctx, line, (int)run, (int)status);
     return 1;

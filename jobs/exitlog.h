@@ -3,7 +3,10 @@
  *
  * A wrapper appends one record, "NAME RUN STATUS" (STATUS the raw wait
  * status) framed as a journal record (jobs/journal.h), with a single write()
- * to the file opened O_APPEND, so records of concurrent wrappers never mix; a wrapper of a run that is not rerunnable fdatasyncs it too. This
+ * to the file opened O_APPEND, so records of concurrent wrappers never mix; a wrapper of a run that is not rerunnable fdatasyncs it too. A run
+ * that is not rerunnable also has "NAME RUN began", written and fdatasynced
+ * by the job's own process just before it execs the job, so that a restart
+ * can tell a run that was lost after it began from one that never did. This
  * replaces a file created and renamed per run, which cost more than the
  * trivial jobs of a cycle themselves.
  *
@@ -27,7 +30,9 @@
 typedef struct exitlog exitlog;
 
 #define XL_UNKNOWN (-1) /* the generation of a run adopted after a restart */
+#define XL_BEGAN (-1)   /* the status xl_read passes for a "began" record */
 
+/* status: the raw wait status of the run's end, or XL_BEGAN. */
 typedef void (*xl_record_fn)(void *ctx, const char *name, int run, int status);
 
 /* Opens the exit log in dir (created if absent), starting a new current

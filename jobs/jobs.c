@@ -146,6 +146,8 @@ jobs *job_open(const char *rundir, const job_options *opt, char *err, size_t err
     }
     js->lockfd = js->runlockfd = -1;
     js->log = opt ? opt->log : NULL;
+    const char *gap = getenv("COMB_JOBS_TEST_GAP_MS"); /* for tests of the crash gap */
+    js->test_gap_ms = gap ? atol(gap) : 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     js->maxjobs = cpus > 0 ? cpus : 1;
     char note[PATH_MAX + 128], path[PATH_MAX];

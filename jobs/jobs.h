@@ -34,7 +34,8 @@
  * synced before a job starts and before a client is answered. Each job runs
  * under a wrapper that records its exit status in RUNDIR/exit atomically, so a
  * dispatcher that restarts learns what finished while it was down; a job that
- * was running when the machine died is rerun if rerunnable, held otherwise.
+ * was running when the machine died is rerun if rerunnable, held otherwise
+ * (unless its process never began: it records that before it runs the job).
  * Only one dispatcher may open a run directory at a time (RUNDIR/pid is locked).
  *
  * Errors: functions return 0 or -1 and leave the reason in job_error(); a
@@ -95,7 +96,8 @@ typedef struct job_options {
 
 /* Opens RUNDIR (created if absent), replays its journal and recovers: runs
  * whose wrapper recorded an exit are completed, live wrappers are adopted,
- * lost runs are queued again (rerunnable) or held. NULL with err on failure. */
+ * lost runs are queued again (rerunnable, or known never to have begun) or
+ * held. NULL with err on failure. */
 jobs *job_open(const char *rundir, const job_options *opt, char *err, size_t errlen);
 /* Syncs and closes; running jobs go on under their wrappers. */
 void job_close(jobs *js);

@@ -449,7 +449,7 @@ void jm_do_start(jobs *js, job *j, int run, double t)
     snap(j, s);
     j->phase = P_RUNNING;
     j->runs = run;
-    j->gone = j->xhave = 0;
+    j->gone = j->xhave = j->xbegan = 0;
     j->started = t;
     j->ended = 0;
     take(js, j);
@@ -467,14 +467,15 @@ void jm_do_end(jobs *js, job *j, int status, double t)
     propagate(js, j, s);
 }
 
-/* A run nobody recorded the end of: queued again, or held if not rerunnable. */
-void jm_do_lost(jobs *js, job *j)
+/* A run nobody recorded the end of: queued again, or held if it began and
+ * is not rerunnable. */
+void jm_do_lost(jobs *js, job *j, int began)
 {
     int s[2];
     snap(j, s);
     release(js, j);
     j->phase = P_PENDING;
-    if (!j->rerun)
+    if (began && !j->rerun)
         j->held = j->crashheld = 1;
     propagate(js, j, s);
     make_ready(js, j);

@@ -65,6 +65,7 @@ struct job {
     int xgen;              /* the exit log generation its run holds; 0 none */
     unsigned char gone;    /* its wrapper has exited */
     unsigned char xhave;   /* the exit record of its run was read: xstatus */
+    unsigned char xbegan;  /* the "began" record of its run was read */
     int xstatus, wst;      /* wst: the wrapper's own wait status */
     size_t runidx;
     double started, ended, kill_at;
@@ -114,6 +115,8 @@ struct jobs {
     double maxload, load_next, adopt_next;
     double sync_by; /* when the journal must next be synced, 0 if clean */
     int load_blocked, replaying;
+    int spawner_doubt; /* an earlier spawner outlived the wait: no run is known unbegun */
+    long test_gap_ms;  /* COMB_JOBS_TEST_GAP_MS: a pause after start records are synced */
     unsigned long gen, dgen;
     jw_buf rec;
     char err[1024];
@@ -154,7 +157,9 @@ int jm_submit_one(jobs *js, const job_spec *s);
 int jm_set_limit(jobs *js, const char *name, const char *text);
 void jm_do_start(jobs *js, job *j, int run, double t);
 void jm_do_end(jobs *js, job *j, int status, double t);
-void jm_do_lost(jobs *js, job *j);
+/* began: the run may have begun (else it is known it never did: its
+ * process left no "began" record and no spawner is left to start it). */
+void jm_do_lost(jobs *js, job *j, int began);
 /* A snapshot's state record (fields PHASE RUNS STATUS FLAGS PID STARTED
  * ENDED): where a job stood when the journal was compacted. */
 int jm_do_state(jobs *js, job *j, char **f);

@@ -47,8 +47,8 @@ static int apply_record(jobs *js, char **f, int n)
         j->pid = atoi(f[3]);
     else if (!strcmp(t, "end") && n == 5)
         jm_do_end(js, j, atoi(f[3]), atof(f[4]));
-    else if (!strcmp(t, "lost") && n == 3)
-        jm_do_lost(js, j);
+    else if ((!strcmp(t, "lost") || !strcmp(t, "unbegun")) && n == 3)
+        jm_do_lost(js, j, t[0] == 'l');
     else
         return job_fail(js, "unknown record '%s' with %d fields", t, n);
     return 0;

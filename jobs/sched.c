@@ -5,6 +5,7 @@
 #include "config.h"
 #include "jobs/sched.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #define ADOPT_POLL_MS 200  /* how often a run this process did not start is checked */
 #define LOAD_POLL 1.0      /* seconds between load-average readings */
 #define SYNC_LAG 1.0       /* seconds a record may wait for fsync when nothing needs it */
+#define SPAWNER_WAIT 10    /* seconds a restart waits for an earlier spawner to exit */
 
 static double now(void)
 {
@@ -82,14 +84,24 @@ static void finish(jobs *js, job *j, int status)
     jm_do_end(js, j, status, t);
 }
 
+/* A run whose wrapper is gone without an exit record. One that is not
+ * rerunnable is held only if it may have begun: its process wrote "began"
+ * before exec, so without that record (and with no spawner left that could
+ * still start it) it never ran and is queued again. */
 static void lose(jobs *js, job *j)
 {
     char rb[24];
-    if (jm_rec(js, "lost", j->name, jm_num(rb, j->runs), NULL) == 0 && jm_commit(js) == 0)
+    int began = j->rerun || j->xbegan || js->spawner_doubt;
+    if (jm_rec(js, began ? "lost" : "unbegun", j->name, jm_num(rb, j->runs), NULL) == 0 &&
+        jm_commit(js) == 0)
         unhold(js, j);
-    job_note(js, "job %s run %d was lost (its wrapper left no exit status): %s", j->name, j->runs,
-          j->rerun ? "queued again" : "held, not rerunnable");
-    jm_do_lost(js, j);
+    if (began)
+        job_note(js, "job %s run %d was lost (its wrapper left no exit status): %s", j->name,
+                 j->runs, j->rerun ? "queued again" : "held, not rerunnable");
+    else
+        job_note(js, "job %s run %d never began (lost before its process started): queued again",
+                 j->name, j->runs);
+    jm_do_lost(js, j, began);
 }
 
 /* The spawner died or could not be reached: the runs it started, or may
@@ -107,7 +119,7 @@ static void lose_spawner(jobs *js, const char *why)
 /* Asks the spawner for j's run (starting a spawner if there is none). */
 static int request_run(jobs *js, job *j, const jobexec_run *r, char *e, size_t elen)
 {
-    if (!js->sp && !(js->sp = jsp_open(js->comb, e, elen)))
+    if (!js->sp && !(js->sp = jsp_open(js->comb, js->runlock, e, elen)))
         return -1;
     if (jsp_start(js->sp, (long)j->seq, r, e, elen) == 0)
         return 0;
@@ -201,6 +213,9 @@ static int dispatch(jobs *js)
         return 0;
     if ((must_sync ? job_sync(js) : flush_journal(js)) < 0)
         return -1;
+    if (js->test_gap_ms > 0) /* tests: a crash between the start record and the run */
+        nanosleep(&(struct timespec){js->test_gap_ms / 1000, js->test_gap_ms % 1000 * 1000000L},
+                  NULL);
     /* backwards: a start that fails ends at once, moving the last run into its slot */
     for (size_t i = js->nrun; i-- > first;)
         spawn(js, js->run[i]);
@@ -211,7 +226,11 @@ static void on_record(void *ctx, const char *name, int run, int status)
 {
     jobs *js = ctx;
     job *j = jm_lookup(js, name);
-    if (j && j->phase == P_RUNNING && j->runs == run) {
+    if (!j || j->phase != P_RUNNING || j->runs != run)
+        return;
+    if (status == XL_BEGAN) {
+        j->xbegan = 1;
+    } else {
         j->xhave = 1;
         j->xstatus = status;
     }
@@ -365,8 +384,33 @@ int job_timeout_ms(jobs *js)
  * holds its lock: adopted), finished (its exit record is there) or was lost.
  * The locks are looked at before the records, which a wrapper writes before
  * it lets go of its lock. */
+/* Waits until no spawner of an earlier dispatcher is left (each holds a
+ * read lock on JSP_LOCK_BYTE of the run-lock file while it lives): one that
+ * outlived its dispatcher may still start a run it was asked for, so a run
+ * without a lock or a record is known never to have begun only once they are
+ * gone. 0, or -1 if one is still there after SPAWNER_WAIT seconds. */
+static int spawners_gone(jobs *js)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = JSP_LOCK_BYTE,
+                       .l_len = 1};
+    for (int i = 0; i < SPAWNER_WAIT * 100; i++) {
+        if (fcntl(js->runlockfd, F_OFD_SETLK, &fl) == 0) {
+            fl.l_type = F_UNLCK;
+            fcntl(js->runlockfd, F_OFD_SETLK, &fl);
+            return 0;
+        }
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    }
+    return -1;
+}
+
 int jsched_recover(jobs *js)
 {
+    if (js->nrun && spawners_gone(js) < 0) {
+        js->spawner_doubt = 1;
+        job_note(js, "a spawner of an earlier dispatcher still runs: runs without an exit "
+                     "status count as begun");
+    }
     for (size_t i = 0; i < js->nrun; i++)
         js->run[i]->adopted = (unsigned char)alive(js, js->run[i]);
     if (read_exits(js) < 0)

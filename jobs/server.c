@@ -191,14 +191,48 @@ static int start_wait(struct conn *c, char **names, int n)
     return 0;
 }
 
+/* Counts the fields a line of len bytes may split into. */
+static size_t max_fields(const char *line, size_t len)
+{
+    size_t max = 1;
+    for (size_t i = 0; i < len; i++)
+        max += line[i] == ' ';
+    return max;
+}
+
+int jobsrv_do(jobs *js, char **f, int n, jw_buf *body, char *err, size_t errlen)
+{
+    const char *verb = f[0];
+    char **a = f + 1;
+    int na = n - 1, rc;
+    err[0] = '\0';
+    if (!strcmp(verb, "submit"))
+        return do_submit(js, a, na, body, err, errlen);
+    if (!strcmp(verb, "status") && na >= 1)
+        rc = job_status_text(js, (const char *const *)a + 1, (size_t)na - 1, !strcmp(a[0], "1"),
+                             body);
+    else if (!strcmp(verb, "info"))
+        rc = job_info_text(js, (const char *const *)a, (size_t)na, body);
+    else if (!strcmp(verb, "dump") && na == 0)
+        rc = job_dump_text(js, body);
+    else if (!strcmp(verb, "limit"))
+        return do_limit(js, a, na, err, errlen);
+    else if ((rc = do_admin(js, verb, a, na, err, errlen)) == 1) {
+        snprintf(err, errlen, "unknown request '%.40s' (or wrong number of fields)", verb);
+        return -1;
+    } else
+        return rc;
+    if (rc < 0)
+        snprintf(err, errlen, "%s", job_error(js));
+    return rc;
+}
+
 /* Handles one request line (modified in place). A wait is parked on the
  * connection instead of answered. */
 static void handle(struct srv *s, struct conn *c, char *line, size_t len)
 {
     char err[1200];
-    size_t max = 3;
-    for (size_t i = 0; i < len; i++)
-        max += line[i] == ' ';
+    size_t max = max_fields(line, len);
     char **f = mem_alloc(max * sizeof *f);
     jw_buf body = {0};
     if (!f) {
@@ -222,34 +256,13 @@ static void handle(struct srv *s, struct conn *c, char *line, size_t len)
         reply_err(c, err);
         goto out;
     }
-    const char *verb = f[2];
-    char **a = f + 3;
-    int na = n - 3;
-    jobs *js = s->js;
-    if (!strcmp(verb, "submit"))
-        rc = do_submit(js, a, na, &body, err, sizeof err);
-    else if (!strcmp(verb, "status") && na >= 1)
-        rc = job_status_text(js, (const char *const *)a + 1, (size_t)na - 1, !strcmp(a[0], "1"),
-                             &body) < 0
-                 ? (snprintf(err, sizeof err, "%s", job_error(js)), -1)
-                 : 0;
-    else if (!strcmp(verb, "info"))
-        rc = job_info_text(js, (const char *const *)a, (size_t)na, &body) < 0
-                 ? (snprintf(err, sizeof err, "%s", job_error(js)), -1)
-                 : 0;
-    else if (!strcmp(verb, "dump") && na == 0)
-        rc = job_dump_text(js, &body) < 0 ? (snprintf(err, sizeof err, "%s", job_error(js)), -1)
-                                          : 0;
-    else if (!strcmp(verb, "limit"))
-        rc = do_limit(js, a, na, err, sizeof err);
-    else if (!strcmp(verb, "wait")) {
-        rc = check_names(js, a, na, err, sizeof err);
-        if (rc == 0 && start_wait(c, a, na) == 0)
+    if (!strcmp(f[2], "wait")) {
+        rc = check_names(s->js, f + 3, n - 3, err, sizeof err);
+        if (rc == 0 && start_wait(c, f + 3, n - 3) == 0)
             goto out;
         rc = -1; /* with err empty: out of memory */
-    } else if ((rc = do_admin(js, verb, a, na, err, sizeof err)) == 1) {
-        snprintf(err, sizeof err, "unknown request '%.40s' (or wrong number of fields)", verb);
-        rc = -1;
+    } else {
+        rc = jobsrv_do(s->js, f + 2, n - 2, &body, err, sizeof err);
     }
     if (rc < 0)
         reply_err(c, err[0] ? err : "out of memory");
@@ -619,16 +632,17 @@ int jobsrv_request(const char *rundir, const jw_buf *req, int timeout_ms, jw_buf
         return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        int none = fd >= 0 && (errno == ENOENT || errno == ECONNREFUSED);
         snprintf(err, errlen, "no dispatcher at %s: %s", a.sun_path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return -1;
+        return none ? 3 : -1;
     }
     jw_buf head = {0}, in = {0};
     size_t at = 0, len = 0;
     int rc = jw_printf(&head, "%s %d ", JOBSRV_MAGIC, JOBSRV_VERSION) < 0 ? -1 : 0;
-    if (rc == 0 && (jw_write_all(fd, head.p, head.len) < 0 || jw_write_all(fd, req->p, req->len) < 0 ||
-                    jw_write_all(fd, "\n", 1) < 0))
+    if (rc == 0 && (jw_send_all(fd, head.p, head.len) < 0 || jw_send_all(fd, req->p, req->len) < 0 ||
+                    jw_send_all(fd, "\n", 1) < 0))
         rc = -1;
     if (rc == 0)
         rc = read_reply(fd, timeout_ms, &in, &at, &len);
@@ -646,5 +660,36 @@ int jobsrv_request(const char *rundir, const jw_buf *req, int timeout_ms, jw_buf
         snprintf(err, errlen, "timed out");
     jw_free(&head);
     jw_free(&in);
+    return rc;
+}
+
+/* ---- without a dispatcher ------------------------------------------------- */
+
+int jobsrv_offline(const char *rundir, const jw_buf *req, jw_buf *reply, char *err,
+                   size_t errlen)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/journal", rundir);
+    if (access(path, F_OK) < 0)
+        return 3; /* no run directory: err still says no dispatcher listens */
+    job_options opt = {NULL, NULL, 1};
+    jobs *js = job_open(rundir, &opt, err, errlen);
+    if (!js)
+        return 1;
+    jw_buf line = {0};
+    size_t max = max_fields(req->p, req->len);
+    char **f = mem_alloc(max * sizeof *f);
+    int n = f && jw_put(&line, req->p, req->len) == 0 ? jw_split(line.p, f, (int)max) : -1;
+    int rc = n < 1 ? (snprintf(err, errlen, "out of memory or a malformed request"), 1)
+                   : jobsrv_do(js, f, n, reply, err, errlen) < 0 ? 1 : 0;
+    if (rc == 1 && !err[0])
+        snprintf(err, errlen, "out of memory");
+    if (rc == 0 && job_sync(js) < 0) {
+        snprintf(err, errlen, "%s", job_error(js));
+        rc = 1;
+    }
+    job_close(js);
+    mem_free(f, max * sizeof *f);
+    jw_free(&line);
     return rc;
 }

@@ -57,9 +57,24 @@ int jobsrv_serve(jobs *js, const jobsrv_monitor *mon, int ready_fd);
 /* Client: sends the request req (VERB and its fields, escaped: build it with
  * jw_field and job_spec_encode) to the dispatcher of rundir and reads the
  * reply's text into *reply. timeout_ms < 0 waits for ever. Returns 0 for an
- * ok reply, 1 for an err reply (its message in err), 2 on timeout, -1 if no
- * exchange took place (reason in err). */
+ * ok reply, 1 for an err reply (its message in err), 2 on timeout, 3 when no
+ * dispatcher listens there, -1 if the exchange failed otherwise (reason in
+ * err). */
 int jobsrv_request(const char *rundir, const jw_buf *req, int timeout_ms, jw_buf *reply,
                    char *err, size_t errlen);
+
+/* The request's verb applied to fields f[1..n) of dispatcher js, as a
+ * dispatcher does (every verb but wait, which only a running dispatcher can
+ * answer). 0 with the reply's text in body, or -1 with err (empty: out of
+ * memory). */
+int jobsrv_do(jobs *js, char **f, int n, jw_buf *body, char *err, size_t errlen);
+
+/* The same without a dispatcher: the run directory (a finished run, or a
+ * crashed one) is opened, recovered, changed and closed by the caller, as a
+ * dispatcher would, and nothing is run. Returns as jobsrv_request; 3 (err
+ * untouched) when rundir holds no journal; 1 with err when it cannot be
+ * opened (a dispatcher holds it) or the request is refused. */
+int jobsrv_offline(const char *rundir, const jw_buf *req, jw_buf *reply, char *err,
+                   size_t errlen);
 
 #endif

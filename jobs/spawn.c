@@ -30,22 +30,41 @@ struct jobspawn {
 
 /* ---- the dispatcher's side -------------------------------------------- */
 
-jobspawn *jsp_open(const char *exe, char *err, size_t errlen)
+/* A new description of the run-lock file with the spawner's read lock. */
+static int spawner_lock(const char *lockpath, char *err, size_t errlen)
+{
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = JSP_LOCK_BYTE,
+                       .l_len = 1};
+    int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+    if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+        snprintf(err, errlen, "%s (the spawner's lock): %s", lockpath, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+jobspawn *jsp_open(const char *exe, const char *lockpath, char *err, size_t errlen)
 {
     jobspawn *p = mem_calloc(1, sizeof *p);
-    int sv[2] = {-1, -1};
+    int sv[2] = {-1, -1}, lockfd = -1;
     if (!p) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     p->fd = -1;
+    if ((lockfd = spawner_lock(lockpath, err, errlen)) < 0)
+        goto fail;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
         snprintf(err, errlen, "socketpair: %s", strerror(errno));
+        close(lockfd);
         goto fail;
     }
-    char num[16];
+    char num[16], lnum[16];
     snprintf(num, sizeof num, "%d", sv[1]);
-    char *argv[] = {(char *)exe, "jobs", "__spawner", num, NULL};
+    snprintf(lnum, sizeof lnum, "%d", lockfd);
+    char *argv[] = {(char *)exe, "jobs", "__spawner", num, lnum, NULL};
     posix_spawnattr_t attr;
     sigset_t none;
     sigemptyset(&none);
@@ -53,11 +72,13 @@ jobspawn *jsp_open(const char *exe, char *err, size_t errlen)
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setsigmask(&attr, &none);
-    /* its end of the socket, and only that, must survive the exec */
-    int rc = fcntl(sv[1], F_SETFD, 0) < 0 ? errno
-                                          : posix_spawn(&p->pid, exe, NULL, &attr, argv, environ);
+    /* its end of the socket and its lock, and only those, must survive the exec */
+    int rc = fcntl(sv[1], F_SETFD, 0) < 0 || fcntl(lockfd, F_SETFD, 0) < 0
+                 ? errno
+                 : posix_spawn(&p->pid, exe, NULL, &attr, argv, environ);
     posix_spawnattr_destroy(&attr);
     close(sv[1]);
+    close(lockfd); /* the lock lives on in the spawner, or dies here */
     if (rc) {
         snprintf(err, errlen, "cannot start the spawner %s: %s", exe, strerror(rc));
         close(sv[0]);
@@ -117,7 +138,7 @@ int jsp_start(jobspawn *p, long id, const jobexec_run *r, char *err, size_t errl
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (jw_write_all(p->fd, b->p, b->len) < 0) {
+    if (jw_send_all(p->fd, b->p, b->len) < 0) {
         snprintf(err, errlen, "the spawner is gone: %s", strerror(errno));
         return -1;
     }
@@ -316,14 +337,15 @@ static int base_env(struct server *s)
     return 0;
 }
 
-int jsp_serve(int fd)
+int jsp_serve(int fd, int lockfd)
 {
     struct server s = {.fd = fd};
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     int sfd = -1;
-    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(lockfd, F_SETFD, FD_CLOEXEC) < 0 ||
+        sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
         (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || base_env(&s) < 0) {
         perror("comb jobs __spawner");
         return 1;

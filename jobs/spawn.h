@@ -13,6 +13,7 @@
  *   dispatcher -> spawner   start ID SLOT DURABLE LOCKPATH EXITPATH DIR LOGPATH
  *                                 HEADER FOOTER RECORD NENV ENV... ARGV...
  *   spawner -> dispatcher   started ID PID | failed ID MESSAGE | ended PID STATUS
+ * (the spawner is started as `comb jobs __spawner SOCKFD LOCKFD`).
  * A start request becomes a wrapper (jobs/exec.h) with the spawner's own
  * environment plus the NENV variables given. The spawner reaps its wrappers
  * and reports each end with the raw wait status. It runs in its own process
@@ -30,8 +31,15 @@
 
 typedef struct jobspawn jobspawn;
 
-/* Starts `exe jobs __spawner`. NULL with err on failure. */
-jobspawn *jsp_open(const char *exe, char *err, size_t errlen);
+/* A spawner holds a read lock on this byte of the run-lock file for its
+ * whole life (taken by the dispatcher before it starts the spawner, on a
+ * description only the spawner keeps), so that a restarted dispatcher can
+ * wait until no spawner that may still start a run is left. */
+#define JSP_LOCK_BYTE ((off_t)1 << 40)
+
+/* Starts `exe jobs __spawner` for the run-lock file lockpath. NULL with err
+ * on failure. */
+jobspawn *jsp_open(const char *exe, const char *lockpath, char *err, size_t errlen);
 /* Closes the socket; the spawner exits, its running wrappers go on. */
 void jsp_close(jobspawn *p);
 /* The socket, to poll for input. */
@@ -49,8 +57,8 @@ typedef void (*jsp_event_fn)(void *ctx, enum jsp_event e, long a, long b, const 
  * the spawner is gone (EOF or an error; err says which). */
 int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen);
 
-/* The spawner's side: serves the socket at fd until it closes. Returns the
- * process's exit status. */
-int jsp_serve(int fd);
+/* The spawner's side: serves the socket at fd until it closes, keeping
+ * lockfd (its lock on JSP_LOCK_BYTE) open. Returns the exit status. */
+int jsp_serve(int fd, int lockfd);
 
 #endif

@@ -156,16 +156,12 @@ int jw_split(char *line, char **fields, int max)
     }
 }
 
-int jw_write_all(int fd, const void *p, size_t n)
+/* Writes all n bytes with put (write, or send without SIGPIPE). */
+static int put_all(int fd, const void *p, size_t n, int sock)
 {
     const char *q = p;
-    int sock = 1;
     while (n > 0) {
         ssize_t w = sock ? send(fd, q, n, MSG_NOSIGNAL) : write(fd, q, n);
-        if (w < 0 && sock && errno == ENOTSOCK) {
-            sock = 0;
-            continue;
-        }
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -175,3 +171,6 @@ int jw_write_all(int fd, const void *p, size_t n)
     }
     return 0;
 }
+
+int jw_write_all(int fd, const void *p, size_t n) { return put_all(fd, p, n, 0); }
+int jw_send_all(int fd, const void *p, size_t n) { return put_all(fd, p, n, 1); }

@@ -23,9 +23,11 @@ int jw_field(jw_buf *b, const char *s);
 void jw_clear(jw_buf *b);
 void jw_free(jw_buf *b);
 
-/* Writes all n bytes to fd, a file or a socket (on a socket without SIGPIPE:
- * a peer that went away is an error, not a signal). 0, or -1 with errno. */
+/* Writes all n bytes to fd: write_all to a file or pipe (write(2)),
+ * send_all to a socket (without SIGPIPE: a peer that went away is an
+ * error, not a signal). 0, or -1 with errno. */
 int jw_write_all(int fd, const void *p, size_t n);
+int jw_send_all(int fd, const void *p, size_t n);
 
 /* Splits the NUL-terminated line in place into at most max fields and
  * unescapes each. Returns the count, or -1 for a bad escape, a NUL escape or

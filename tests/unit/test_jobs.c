@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "jobs/jobs.h"
 #include "jobs/server.h"
 #include "jobs/journal.h"
+#include "jobs/spawn.h"
 
 static char dir[64], rundir[96], out[96];
 static FILE *evlog;
@@ -450,6 +452,20 @@ static void journal_start(const char *name)
     jnl_close(j);
 }
 
+/* Makes the exit log say run 1 of name began (as its process does before
+ * it execs the job), in a generation of its own. */
+static void exitlog_began(const char *name)
+{
+    char path[128], rec[128 + JNL_SEAL_LEN];
+    snprintf(path, sizeof path, "%s/exit/99", rundir);
+    int n = snprintf(rec, sizeof rec, "%s 1 began", name);
+    jnl_seal(rec, (size_t)n, rec + n);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    assert_int_equal(fwrite(rec, 1, (size_t)n + JNL_SEAL_LEN, f), (size_t)n + JNL_SEAL_LEN);
+    fclose(f);
+}
+
 static void lost_runs_rerun_or_hold(void **state)
 {
     (void)state;
@@ -461,6 +477,7 @@ static void lost_runs_rerun_or_hold(void **state)
     job_close(js);
     journal_start("again");
     journal_start("careful");
+    exitlog_began("careful");
     js = open_js();
     assert_int_equal(st_of(js, "careful"), JOB_HELD);
     assert_string_equal(info(js, "careful").cause, "crash");
@@ -485,6 +502,88 @@ static void lost_rerunnable_run_is_queued(void **state)
     assert_int_equal(job_limit_jobs(js, 2), 0);
     assert_int_equal(job_run(js, NULL), 0);
     assert_string_equal(slurp(out), "again\n");
+    job_close(js);
+}
+
+/* A job "careful", not rerunnable, whose run 1 the journal says started
+ * but no process ever ran (as after a crash before the spawner ran it). */
+static void careful_started_no_process(void)
+{
+    jobs *js = open_js();
+    assert_int_equal(job_limit_jobs(js, 0), 0); /* nothing starts */
+    assert_int_equal(add_full(js, "careful", 0, "", "", append_cmd("careful"), 0, JOB_SHELL), 0);
+    job_close(js);
+    journal_start("careful");
+}
+
+/* A run that is not rerunnable and left no "began" record never ran (the
+ * crash came between its start record and its process): it is queued
+ * again, not held, and runs once. */
+static void never_begun_run_is_queued_not_held(void **state)
+{
+    (void)state;
+    careful_started_no_process();
+    jobs *js = open_js();
+    assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
+    assert_null(info(js, "careful").cause);
+    assert_int_equal(job_limit_jobs(js, 2), 0);
+    assert_int_equal(job_run(js, NULL), 0);
+    assert_string_equal(slurp(out), "careful\n");
+    job_close(js);
+    js = open_js(); /* the journal says the same after a replay */
+    assert_int_equal(st_of(js, "careful"), JOB_DONE);
+    job_close(js);
+}
+
+/* A spawner that outlived its dispatcher may still start a run it was
+ * asked for: a restart waits until no spawner holds its lock before it
+ * takes a run without a record for one that never began. */
+static void restart_waits_for_an_earlier_spawner(void **state)
+{
+    (void)state;
+    careful_started_no_process();
+    char lock[128];
+    snprintf(lock, sizeof lock, "%s/exit/lock", rundir);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t p = fork();
+    if (p == 0) { /* the lingering spawner: its lock for 0.3 s */
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = JSP_LOCK_BYTE,
+                           .l_len = 1};
+        int fd = open(lock, O_RDWR);
+        int ok = fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0;
+        if (write(pfd[1], ok ? "y" : "n", 1) != 1 || !ok)
+            _exit(1);
+        usleep(300000);
+        _exit(0);
+    }
+    char c = 0;
+    assert_int_equal(read(pfd[0], &c, 1), 1);
+    assert_int_equal(c, 'y');
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    jobs *js = open_js();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > 0.25);
+    assert_int_equal(st_of(js, "careful"), JOB_RUNNABLE);
+    job_close(js);
+    int st;
+    assert_int_equal(waitpid(p, &st, 0), p);
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A run that is not rerunnable writes its "began" record before its
+ * command runs: a finished run's exit log holds both. */
+static void began_is_recorded_before_the_run(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    char text[256];
+    snprintf(text, sizeof text, "cat %s/exit/[0-9]* > %s", rundir, out);
+    assert_int_equal(add_full(js, "careful", 0, "", "", text, 0, JOB_SHELL), 0);
+    assert_int_equal(job_run(js, NULL), 0);
+    assert_non_null(strstr(slurp(out), "careful 1 began #"));
     job_close(js);
 }
 
@@ -654,6 +753,9 @@ int main(void)
         T(a_dead_spawner_is_replaced),
         T(lost_runs_rerun_or_hold),
         T(lost_rerunnable_run_is_queued),
+        T(never_begun_run_is_queued_not_held),
+        T(began_is_recorded_before_the_run),
+        T(restart_waits_for_an_earlier_spawner),
         T(comb_jobs_run_comb_code),
         T(unwritable_log_fails_the_run_with_126),
         T(logs_hold_output_and_failures),

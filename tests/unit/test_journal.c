@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,21 @@ static void replays_what_was_synced(void **state)
     assert_string_equal(note, "");
     assert_int_equal(jnl_records(j), 2);
     append_survives(j, "four", 3);
+}
+
+/* A flush to the journal file goes straight to write(2): nothing tries
+ * send(2) first and fails with ENOTSOCK (which a success leaves in errno). */
+static void flush_writes_without_a_failed_send(void **state)
+{
+    (void)state;
+    struct seen s = {0};
+    journal *j = open_seen(&s);
+    assert_non_null(j);
+    assert_int_equal(jnl_append(j, "one 1", 5), 0);
+    errno = 0;
+    assert_int_equal(jnl_flush(j), 0);
+    assert_int_equal(errno, 0);
+    jnl_close(j);
 }
 
 static void torn_tail_is_truncated_and_reported(void **state)
@@ -279,6 +295,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(replays_what_was_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(flush_writes_without_a_failed_send, setup, teardown),
         cmocka_unit_test_setup_teardown(torn_tail_is_truncated_and_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_checksum_on_last_line_is_torn, setup, teardown),
         cmocka_unit_test_setup_teardown(damage_before_the_end_is_refused, setup, teardown),
