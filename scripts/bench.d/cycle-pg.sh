@@ -92,20 +92,19 @@ LANGUAGE sql AS $$
     SELECT CASE WHEN setl AND bills = 1 THEN 'billed_once' WHEN bills >= 2 THEN 'billed_multi'
                 WHEN setl AND bills = 0 THEN 'never_billed' WHEN rej THEN 'rejected'
                 ELSE 'in_process' END $$;
--- a valid YYYYMMDDhhmmss (its 14 digits checked by the caller's pattern)
-CREATE FUNCTION valid_time(t text) RETURNS bool IMMUTABLE LANGUAGE sql AS $$
-    SELECT CASE WHEN substr(t, 1, 4)::int >= 1 AND substr(t, 5, 2)::int BETWEEN 1 AND 12
-                THEN substr(t, 7, 2)::int BETWEEN 1 AND extract(day FROM
-                         make_date(substr(t, 1, 4)::int, substr(t, 5, 2)::int, 1)
-                         + interval '1 month - 1 day')::int
-                     AND substr(t, 9, 2)::int < 24 AND substr(t, 11, 2)::int < 60
-                     AND substr(t, 13, 2)::int < 60
-                ELSE false END $$;
+-- the day of a YYYYMMDDhhmmss that the pattern below passed is one of its month
+CREATE FUNCTION day_fits(t text) RETURNS bool IMMUTABLE LANGUAGE sql AS $$
+    SELECT substr(t, 7, 2) <= '28' OR CASE substr(t, 5, 2)
+        WHEN '02' THEN substr(t, 7, 2) = '29' AND substr(t, 1, 4)::int % 4 = 0
+                       AND (substr(t, 1, 4)::int % 100 <> 0 OR substr(t, 1, 4)::int % 400 = 0)
+        WHEN '04' THEN substr(t, 7, 2) <= '30' WHEN '06' THEN substr(t, 7, 2) <= '30'
+        WHEN '09' THEN substr(t, 7, 2) <= '30' WHEN '11' THEN substr(t, 7, 2) <= '30'
+        ELSE true END $$;
 CREATE FUNCTION valid_record(l text) RETURNS bool IMMUTABLE LANGUAGE sql AS $$
-    SELECT CASE WHEN l ~ '^[0-9]{10}\|[0-9]{14}\|[0-9]{1,10}\|[0-9]{1,15}\|[0-9]{1,3}\|[0-9]{1,10}\|[01]\|[0-9]{14}$'
+    SELECT CASE WHEN l ~ '^[0-9]{10}\|(?:[0-9]{4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9])\|[0-9]{1,10}\|[0-9]{1,15}\|[0-9]{1,3}\|[0-9]{1,10}\|[01]\|(?:[0-9]{4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9])$'
                 THEN split_part(l, '|', 3)::bigint < 4294967296
                      AND split_part(l, '|', 6)::bigint < 4294967296
-                     AND valid_time(split_part(l, '|', 2)) AND valid_time(split_part(l, '|', 8))
+                     AND day_fits(split_part(l, '|', 2)) AND day_fits(split_part(l, '|', 8))
                 ELSE false END $$;
 CREATE FUNCTION day_of(t bigint) RETURNS date IMMUTABLE LANGUAGE sql AS $$
     SELECT make_date((t / 10000000000)::int, (t / 100000000 % 100)::int, (t / 1000000 % 100)::int) $$;
@@ -166,19 +165,20 @@ pg_day() {
 \\set day $day
 \\set keep $keep
 SELECT to_date(:'day', 'YYYYMMDD') AS c \\gset
--- the dock's counts
-UPDATE files f SET records = s.n, rejected = s.bad, first_id = s.first
-FROM (SELECT file, count(*) AS n, count(*) FILTER (WHERE NOT valid_record(line)) AS bad,
-             min(id) AS first
-      FROM staging GROUP BY file) s
-WHERE f.id = s.file;
--- the load and the update, in one pass over the day's good records
-WITH new AS (
+-- the dock's counts, the load and the update, in one pass over the day's records
+WITH v AS MATERIALIZED (SELECT file, id, line, valid_record(line) AS ok FROM staging),
+counted AS (
+    UPDATE files f SET records = s.n, rejected = s.bad, first_id = s.first
+    FROM (SELECT file, count(*) AS n, count(*) FILTER (WHERE NOT ok) AS bad, min(id) AS first
+          FROM v GROUP BY file) s
+    WHERE f.id = s.file
+    RETURNING f.id, f.sys, f.first_id),
+new AS (
     INSERT INTO tags
     SELECT f[1]::bigint, f[2]::bigint, f[3]::bigint, f[4], f[5]::smallint, f[6]::bigint,
-           f[7]::smallint, f[8]::bigint, fl.sys, s.file, (s.id - fl.first_id + 2)::int, :day
-    FROM (SELECT file, id, string_to_array(line, '|') AS f FROM staging
-          WHERE valid_record(line)) s JOIN files fl ON fl.id = s.file
+           f[7]::smallint, f[8]::bigint, c.sys, s.file, (s.id - c.first_id + 2)::int, :day
+    FROM (SELECT file, id, string_to_array(line, '|') AS f FROM v WHERE ok) s
+         JOIN counted c ON c.id = s.file
     RETURNING onum, ts, cid, sys, status, seen)
 INSERT INTO tagsets AS t
 SELECT onum, ts, cid, day_of(ts), count(*) FILTER (WHERE sys = 4), bool_or(sys = 5),
