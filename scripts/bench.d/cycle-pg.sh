@@ -13,7 +13,9 @@
 #                       transaction the load (COPY of the accepted files),
 #                       the update (tags, tagsets, exits, deletes at KEEP
 #                       days into history) and the reports, written as
-#                       OUT/{dock,flow,inprocess,disposition}.tsv. WORK
+#                       OUT/{dock,flow,inprocess,disposition}.tsv, then
+#                       VACUUM ANALYZE and CHECKPOINT (autovacuum is off,
+#                       so each day pays for its own upkeep). WORK
 #                       keeps the archive, the quarantine and the names
 #                       accepted.
 #   pg_server_cpu       the server's CPU seconds so far (user+sys of the
@@ -36,7 +38,7 @@ pg_start() {
     pg_as "$PGBIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C \
         >"$PG_DIR/initdb.log" 2>&1 || { cat "$PG_DIR/initdb.log" >&2; return 1; }
     pg_as "$PGBIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
-        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses='' -c fsync=on -c shared_buffers=256MB -c max_wal_size=4GB -c work_mem=64MB -c maintenance_work_mem=256MB" \
+        -o "-p $PG_PORT -k $PG_DIR -c listen_addresses='' -c fsync=on -c shared_buffers=256MB -c max_wal_size=4GB -c work_mem=64MB -c maintenance_work_mem=256MB -c autovacuum=off" \
         start >/dev/null || { cat "$PG_DIR/server.log" >&2; return 1; }
     PG_RSS_FILE=$PG_DIR/rss
 }
@@ -197,6 +199,12 @@ SELECT g.onum, g.ts, g.cid, disposition(g.bills, g.setl, g.rej), g.ts, g.last / 
 DELETE FROM tags t USING history h
 WHERE h.cycle = :day AND t.onum = h.onum AND t.ts = h.ts AND t.cid = h.cid;
 COMMIT;
+-- the batch's upkeep, in the day it is due to: statistics and dead rows
+-- (autovacuum is off so that none of it lands in another day), and the
+-- day's pages on disk
+VACUUM (ANALYZE) tagsets;
+VACUUM (ANALYZE) tags;
+CHECKPOINT;
 SELECT pg_backend_pid() AS pid \\gset
 \\setenv PG_BACKEND :pid
 \\! grep VmHWM /proc/\$PG_BACKEND/status | tr -dc 0-9 >$PG_RSS_FILE
