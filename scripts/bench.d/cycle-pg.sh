@@ -20,7 +20,8 @@
 #                       accepted.
 #   pg_server_cpu       the server's CPU seconds so far (user+sys of the
 #                       postmaster, its reaped backends and live children)
-#   PG_RSS_FILE         where pg_day writes its backend's peak RSS (VmHWM, KB)
+#   PG_RSS_FILE         where pg_day writes its backend's peak RSS (VmHWM, KB);
+#                       it returns once that backend has ended and been reaped
 #
 # Needs PGBIN (default /usr/lib/postgresql/15/bin).
 
@@ -207,7 +208,7 @@ VACUUM (ANALYZE) tags;
 CHECKPOINT;
 SELECT pg_backend_pid() AS pid \\gset
 \\setenv PG_BACKEND :pid
-\\! grep VmHWM /proc/\$PG_BACKEND/status | tr -dc 0-9 >$PG_RSS_FILE
+\\! grep VmHWM /proc/\$PG_BACKEND/status | tr -dc 0-9 >$PG_RSS_FILE; echo \$PG_BACKEND >$PG_RSS_FILE.pid; awk '{ print \$14 + \$15 }' /proc/\$PG_BACKEND/stat >$PG_RSS_FILE.ticks
 \\pset footer off
 \\pset format unaligned
 \\pset fieldsep '\t'
@@ -232,6 +233,9 @@ FROM dispositions d LEFT JOIN (
 GROUP BY d.ord, d.name ORDER BY d.ord;
 EOF
     } | pg_sql
+    # until the postmaster has reaped the backend: its time is in the
+    # postmaster's children's time from then on (pg_server_cpu)
+    while [ -e "/proc/$(cat "$PG_RSS_FILE.pid")" ]; do sleep 0.05; done
     # a header even when a report has no rows (psql prints none then)
     for r in dock:name,outcome,records,rejected flow:sys,tags inprocess:last_sys,age,tagsets; do
         f=$out/${r%%:*}.tsv
