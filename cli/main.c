@@ -1,6 +1,7 @@
 /* main: comb's command line; parses options and hands off to the right front end. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,23 +59,30 @@ typedef struct Args {
     char **args;
 } Args;
 
+/* Commands written in comb: `comb NAME ARGS` runs command() of the stdlib
+ * module at PATH (found in the stdlib directory only, never beside the
+ * caller) with ARGS as its args(). */
+static const struct {
+    const char *name, *path;
+} comb_commands[] = {
+    {"gre", "gre.comb"},        /* the grep -F work-alike */
+    {"gen", "gen/gen.comb"},    /* test data: tap files and their reports */
+    {"cycle", "cycle/cycle.comb"},  /* the daily cycle: dock, update, reports */
+};
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, Args *a)
 {
-    /* `comb gre ARGS`: the grep -F work-alike written in comb (stdlib/gre.comb) */
-    if (argc > 1 && !strcmp(argv[1], "gre")) {
-        a->code = "import \"gre\"\ngre.command()";
-        a->nargs = argc - 2;
-        a->args = argv + 2;
-        return -1;
-    }
-    /* `comb cycle ARGS`: the daily cycle written in comb (stdlib/cycle/) */
-    if (argc > 1 && !strcmp(argv[1], "cycle")) {
-        a->code = "import \"cycle/cycle\"\ncycle.command()";
-        a->nargs = argc - 2;
-        a->args = argv + 2;
-        return -1;
-    }
+    static char code[PATH_MAX + 64];
+    for (size_t i = 0; argc > 1 && i < sizeof comb_commands / sizeof comb_commands[0]; i++)
+        if (!strcmp(argv[1], comb_commands[i].name)) {
+            snprintf(code, sizeof code, "import \"%s/%s\" as command\ncommand.command()",
+                     paths_stdlib(), comb_commands[i].path);
+            a->code = code;
+            a->nargs = argc - 2;
+            a->args = argv + 2;
+            return -1;
+        }
     int i = 1;
     for (; i < argc; i++) {
         const char *s = argv[i];

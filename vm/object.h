@@ -32,6 +32,9 @@ typedef struct VStr {
 } VStr;
 
 #define STR_VIEW 1u
+/* made by a concatenation: one more concatenation onto it is likely (a
+ * chain `a + b + c + ...`), so its successor gets room to grow in place */
+#define STR_CAT 2u
 
 /* The string whose chars[] hold s's bytes: s itself unless a view. */
 static inline VStr *str_owner(VStr *s)

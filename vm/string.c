@@ -8,7 +8,11 @@
 #include "vm/vm.h"
 
 /* A concatenation at least this long gets spare room, so that a loop of
- * `s += t` costs amortised O(len(t)) per step instead of copying s. */
+ * `s += t` costs amortised O(len(t)) per step instead of copying s. So does
+ * a shorter one onto a concatenation's result: then a chain
+ * `a + b + c + d` makes one string with room and views into it, not a new
+ * string per step (a single `a + b` stays exact: short strings are often
+ * kept, as map keys for instance). */
 #define CONCAT_ROOM_MIN 64
 #define STR_MAX ((size_t)1 << 46)
 
@@ -60,13 +64,14 @@ VStr *vm_str_concat(VM *vm, VStr *a, VStr *b)
         o->chars[n] = '\0';
         o->used = n;
         VStr *v = vm_new_obj(vm, sizeof(VStr), VT_STR);
-        v->hdr.flags = STR_VIEW;
+        v->hdr.flags = STR_VIEW | STR_CAT;
         v->data = o->chars;
         v->len = n;
         v->cap = v->used = 0;
         return v;
     }
-    VStr *s = owner_new(vm, n < CONCAT_ROOM_MIN ? n : 2 * n);
+    VStr *s = owner_new(vm, n >= CONCAT_ROOM_MIN || (a->hdr.flags & STR_CAT) ? 2 * n : n);
+    s->hdr.flags = STR_CAT;
     memcpy(s->chars, a->data, a->len);
     memcpy(s->chars + a->len, b->data, b->len);
     s->chars[n] = '\0';
