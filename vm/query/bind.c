@@ -645,6 +645,67 @@ static QExpr *bind_index(Binder *b, Value node)
     return e;
 }
 
+/* The type of a value that is x's or y's (an if's branches, the operands
+ * of a value-giving && or ||): one type, ints and floats give a float, nil
+ * takes the other's; -1 when they cannot be one column. */
+static int one_type(QType x, QType y)
+{
+    if (x == QT_ANY || y == QT_ANY)
+        return QT_ANY;
+    if (x == y || y == QT_NIL)
+        return x;
+    if (x == QT_NIL)
+        return y;
+    return numeric(x) && numeric(y) ? QT_FLOAT : -1;
+}
+
+/* e (an if: a the condition, b and c the values) typed from its values. */
+static QExpr *typed_choice(Binder *b, QExpr *e, const char *what)
+{
+    int t = one_type(e->b->type, e->c->type);
+    char d1[96], d2[96];
+    if (t < 0)
+        bind_error(b, e, "%s gives %s or %s: in a query its values must be of one type", what,
+                   qb_describe(b, e->b, d1, sizeof d1), qb_describe(b, e->c, d2, sizeof d2));
+    e->type = (QType)t;
+    e->tag = e->a->tag || e->b->tag || e->c->tag;
+    e->big = t == QT_INT && (e->b->big || e->c->big);
+    e->strw = e->b->strw > e->c->strw ? e->b->strw : e->c->strw;
+    return e;
+}
+
+/* a && b, a || b: over conditions a condition; given other values, as in
+ * comb, the operand that decided: a || b is if a { a } else { b } (a's
+ * truth: not nil, and true if a bool), a && b is if a { b } else { a }. */
+static QExpr *bind_logic(Binder *b, Value node, int op)
+{
+    QExpr *e = qb_new(b, op, node);
+    e->a = qb_expr(b, nval(node, 3));
+    e->b = qb_expr(b, nval(node, 4));
+    if ((e->a->type == QT_BOOL && e->b->type == QT_BOOL) || e->a->type == QT_ANY || e->b->type == QT_ANY) {
+        /* conditions; or over maps' values, which the row steps take as comb does */
+        e->a = quantify(b, e->a);   /* a bare bool tag field is a condition here */
+        e->b = quantify(b, e->b);
+        e->type = e->a->type == QT_BOOL && e->b->type == QT_BOOL ? QT_BOOL : QT_ANY;
+        e->tag = e->a->tag || e->b->tag;
+        return e;
+    }
+    QExpr *x = e->a, *truth = x;
+    if (x->type != QT_BOOL) {
+        truth = qb_new(b, QOP_NE, node);
+        truth->a = x;
+        truth->b = qb_const(b, node, v_nil());
+        truth->type = QT_BOOL;
+        truth->tag = x->tag;
+    }
+    QExpr *c = qb_new(b, QOP_IF, node);
+    c->a = truth;
+    c->b = op == QOP_OR ? x : e->b;
+    c->c = op == QOP_OR ? e->b : x;
+    c->fn = op;     /* explain shows it as written */
+    return typed_choice(b, c, op == QOP_AND ? "'&&'" : "'||'");
+}
+
 static QExpr *bind_node(Binder *b, Value node)
 {
     if (!IS_ARRAY(node))
@@ -679,12 +740,13 @@ static QExpr *bind_node(Binder *b, Value node)
         return bind_compare(b, node, op);
     case QOP_AND:
     case QOP_OR:
+        return bind_logic(b, node, op);
+    case QOP_IF:
         e = qb_new(b, op, node);
-        e->a = qb_bool(b, nval(node, 3), op == QOP_AND ? "each side of '&&'" : "each side of '||'");
-        e->b = qb_bool(b, nval(node, 4), op == QOP_AND ? "each side of '&&'" : "each side of '||'");
-        e->type = QT_BOOL;
-        e->tag = e->a->tag || e->b->tag;
-        return e;
+        e->a = qb_bool(b, nval(node, 3), "an if's condition");
+        e->b = qb_expr(b, nval(node, 4));
+        e->c = qb_expr(b, nval(node, 5));
+        return typed_choice(b, e, "this if");
     case QOP_MATCH:
     case QOP_NOMATCH:
         e = qb_new(b, op, node);

@@ -112,6 +112,9 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
     if ((e->op == QX_FUNC && e->fn == QF_day) ||
         (e->op == QX_AGG && (e->fn == QF_min || e->fn == QF_max)))
         return is_time(p, e->a, times);
+    if (e->op == QOP_IF && !e->fn)    /* times on both branches (or nil) */
+        return (is_time(p, e->b, times) || e->b->type == QT_NIL) &&
+               (is_time(p, e->c, times) || e->c->type == QT_NIL) && e->type != QT_NIL;
     return false;
 }
 

@@ -42,7 +42,8 @@
     X(IN)               /* a in set */                                      \
     X(INRANGE)          /* a in lo..hi: lo <= a < hi */                     \
     X(CALL)             /* a query function: "name", args... */             \
-    X(INDEX)            /* obj.key: obj, key (a node) */
+    X(INDEX)            /* obj.key: obj, key (a node) */                \
+    X(IF)               /* if c { a } else { b }: c, a, b */
 
 enum {
 #define X(name) QOP_##name,

@@ -206,10 +206,14 @@ static Value eval(Ctx *c, const QExpr *e)
     case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
         a = eval(c, e->a);
         return v_bool(compare(c, e, a, eval(c, e->b)));
-    case QOP_AND:
-        return v_bool(v_truthy(eval(c, e->a)) && v_truthy(eval(c, e->b)));
+    case QOP_AND:   /* as in comb: the operand that decided */
+        a = eval(c, e->a);
+        return v_truthy(a) ? eval(c, e->b) : a;
     case QOP_OR:
-        return v_bool(v_truthy(eval(c, e->a)) || v_truthy(eval(c, e->b)));
+        a = eval(c, e->a);
+        return v_truthy(a) ? a : eval(c, e->b);
+    case QOP_IF:
+        return eval(c, v_truthy(eval(c, e->a)) ? e->b : e->c);
     case QOP_MATCH:
     case QOP_NOMATCH:
         a = eval(c, e->a);
