@@ -252,12 +252,46 @@ static int read_line(FILE *in, Text *t)
     return text_add(t, "\n", 1) ? -1 : 1;
 }
 
+/* Whether a line holds no code: blank, or only a comment. */
+static bool no_code(const Text *l)
+{
+    int c = text_lead(l->p, l->len);
+    return !c || c == '\n' || c == '\r' || c == '#';
+}
+
+/* Reads on after the statement in t: lines without code are added to it,
+ * and a line starting with '|' too (a pipeline goes on there, as in a
+ * file), with what follows it. The first other line stays in ahead. 1, 0
+ * at the end of the input, -1 out of memory. */
+static int read_ahead(FILE *in, Text *t, Text *ahead, int *line)
+{
+    int got;
+    for (;;) {
+        ahead->len = 0;
+        if ((got = read_line(in, ahead)) <= 0)
+            return got;
+        if (!no_code(ahead) && !text_pipes_on(ahead->p, ahead->len))
+            return 1;
+        if (text_add(t, ahead->p, ahead->len))
+            return -1;
+        ++*line;
+    }
+}
+
 static RunStatus run_lines(Session *s, FILE *in)
 {
-    Text t = {0};
+    Text t = {0}, ahead = {0};
     RunStatus st = RUN_OK;
     int line = 0, first = 0, got;
-    while ((got = read_line(in, &t)) > 0) {
+    for (;;) {
+        if (ahead.len) {
+            got = text_add(&t, ahead.p, ahead.len) ? -1 : 1;
+            ahead.len = 0;
+        } else {
+            got = read_line(in, &t);
+        }
+        if (got <= 0)
+            break;
         line++;
         if (text_blank(t.p, t.len)) {
             t.len = 0;
@@ -265,12 +299,14 @@ static RunStatus run_lines(Session *s, FILE *in)
         }
         if (first == 0)
             first = line;
-        st = session_run(s, t.p, t.len, first, false);
+        if (text_lead(t.p, t.len) != '.' && (got = read_ahead(in, &t, &ahead, &line)) < 0)
+            break;
+        st = session_run(s, t.p, t.len, first, got == 0);
         if (st == RUN_MORE || st == RUN_MORE_EOF)
             continue;
         t.len = 0;
         first = 0;
-        if (st != RUN_OK || s->quit)
+        if (st != RUN_OK || s->quit || got == 0)
             break;
     }
     if (got == 0 && t.len && !s->quit)
@@ -280,6 +316,7 @@ static RunStatus run_lines(Session *s, FILE *in)
         st = RUN_ERROR;
     }
     text_free(&t);
+    text_free(&ahead);
     return st == RUN_MORE || st == RUN_MORE_EOF ? RUN_OK : st;
 }
 
