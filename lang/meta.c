@@ -2,11 +2,13 @@
 #include "config.h"
 #include "lang/meta.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "lang/help.h"
 #include "vm/opcodes.h"
+#include "vm/query/query.h"
 
 #define ARG_MAX 4096
 
@@ -80,6 +82,33 @@ static RunStatus cmd_mode(Session *s, const char *arg)
         return fail("unknown mode '%s'; modes: table tsv csv json", arg);
     s->mode = (TableFormat)f;
     return RUN_OK;
+}
+
+/* .output FILE, .once FILE: results into FILE, written anew. */
+static RunStatus open_output(Session *s, const char *path, bool once)
+{
+    if (!session_output_close(s))
+        return RUN_ERROR;
+    if (!*path)
+        return once ? fail("%s", ".once needs a file name") : RUN_OK;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %s", path, strerror(errno));
+    int by_name = vm_text_format_of(path, strlen(path));
+    s->out = f;
+    s->out_once = once;
+    s->out_mode = by_name ? (TableFormat)by_name : s->mode;
+    return RUN_OK;
+}
+
+static RunStatus cmd_output(Session *s, const char *arg)
+{
+    return open_output(s, arg, false);
+}
+
+static RunStatus cmd_once(Session *s, const char *arg)
+{
+    return open_output(s, arg, true);
 }
 
 static RunStatus cmd_read(Session *s, const char *arg)

@@ -346,6 +346,8 @@ int repl_main(VM *vm, const ReplOptions *o)
     } else {
         status = exit_status(session_run_stream(&s, stdin, "<stdin>"));
     }
+    if (!session_output_close(&s) && !status)
+        status = 1;
     text_free(&rp.pending);
     text_free(&rp.last);
     complete_free(&rp.matches);

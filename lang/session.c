@@ -142,11 +142,40 @@ static void report_time(Session *s, const Clock *start)
 
 /* ---- running a statement ---------------------------------------------- */
 
+bool session_output_close(Session *s)
+{
+    if (!s->out)
+        return true;
+    bool ok = !ferror(s->out);
+    ok &= fclose(s->out) == 0;
+    s->out = NULL;
+    s->out_once = false;
+    if (!ok)
+        fprintf(stderr, "comb: writing the output file failed\n");
+    return ok;
+}
+
+/* A result into the .output file, rows as they come. */
+static RunStatus show_to_file(Session *s, Value v)
+{
+    if (table_stream(s->vm, v, s->out_mode, s->out) && !ferror(s->out))
+        return RUN_OK;
+    err_begin(s);
+    if (ferror(s->out))
+        fprintf(stderr, "comb: writing the output file failed\n");
+    else
+        vm_print_error(s->vm, stderr);
+    err_end(s);
+    return RUN_ERROR;
+}
+
 static RunStatus show_result(Session *s, Value v)
 {
     vm_progress_clear();
     if (IS_NIL(v))
         return RUN_OK;
+    if (s->out)
+        return show_to_file(s, v);
     VStr *text = table_text(s->vm, v, s->mode, s->color);
     if (!text) {
         err_begin(s);
@@ -215,6 +244,8 @@ static RunStatus statement(Session *s, const char *src, size_t len, int first_li
         return RUN_ERROR;
     }
     RunStatus st = execute(s, p);
+    if (s->out_once && !session_output_close(s) && st == RUN_OK)
+        st = RUN_ERROR;
     report_time(s, &start);
     return st;
 }

@@ -29,6 +29,9 @@ typedef struct Session {
     bool color;         /* colour on stdout */
     bool color_err;     /* colour on stderr */
     bool quit;          /* .quit was run */
+    FILE *out;          /* .output/.once: results go here (NULL: stdout) */
+    bool out_once;      /* .once: only the next statement's */
+    TableFormat out_mode;   /* their format: by the file's extension, else the mode */
     const char *file;   /* where statements come from, for messages */
     /* Called with each whole statement (or dot command) just before it runs
      * or its errors are reported: the prompt records history here, so a
@@ -78,6 +81,10 @@ bool session_fields(Session *s, Value v, session_name_fn add, void *acc);
 /* `comb DIR`: opens the store in dir and binds it to `ds`. 0, or -1 after
  * reporting why (no store bindings yet, or the store would not open). */
 int session_bind_store(Session *s, const char *dir);
+
+/* Ends .output (or .once): results go to stdout again. Reports a failed
+ * write; false then. */
+bool session_output_close(Session *s);
 
 /* The last statement's function, for .dump; NULL before any. */
 VProto *session_last(Session *s);

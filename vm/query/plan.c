@@ -377,9 +377,12 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
             sc->consumer = QC_STAT;
             return i + 1;
         case QV_write: {
-            /* Rows written as they are: straight from the blocks. */
+            /* Rows written as they are: straight from the blocks (text
+             * files: as a row step, through the text writer). */
             size_t nargs = nlen(st) - 3;
             QExpr *t = nargs ? qb_expr(b, nval(st, 3)) : NULL;
+            if (t && t->op == QOP_CONST && qtext_format(t->k))
+                return i;
             QExpr *o = nargs > 1 ? qb_expr(b, nval(st, 4)) : NULL;
             QExpr at = {.line = (int)nint(st, 1), .col = (int)nint(st, 2)};
             if (!t || nargs > 2 || t->op != QOP_CONST || (o && (o->op != QOP_CONST || !IS_MAP(o->k))))

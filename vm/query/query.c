@@ -120,8 +120,11 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
 
 VArray *vm_query_time_columns(VM *vm, Value qv)
 {
-    VQuery *q = handle_data(AS_HANDLE(qv));
-    QPlan *p = &q->plan;
+    return qp_time_columns(vm, &((VQuery *)handle_data(AS_HANDLE(qv)))->plan);
+}
+
+VArray *qp_time_columns(VM *vm, const QPlan *p)
+{
     VArray *times = vm_array_new(vm, 4);
     if (!p->typed)
         return times;

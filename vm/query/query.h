@@ -108,4 +108,15 @@ bool vm_query_streams(Value v);
  * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
 void vm_query_show_times(VM *vm, VArray *times, Value row);
 
+/* `| write(path)` with a path ending in .tsv, .csv or .json writes text in
+ * that format (any other path: a tagset file). The text is the prompt's
+ * (lang/table.c), which fills this in: it writes the rows (an array of
+ * maps, or a handle whose type's next gives them), showing the columns in
+ * times as ISO-8601, into path whole or not at all, and returns how many;
+ * it raises on error. NULL: this program cannot write text (an error). */
+enum { VM_TEXT_TSV = 1, VM_TEXT_CSV, VM_TEXT_JSON };
+/* The VM_TEXT_ format a file's name asks for by its extension, or 0. */
+int vm_text_format_of(const char *path, size_t len);
+extern int64_t (*vm_text_writer)(VM *vm, Value rows, VArray *times, VStr *path, int format);
+
 #endif

@@ -654,6 +654,8 @@ static Value stat(VM *vm, VArray *in)
 
 Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
 {
+    if (qtext_format(s->write_target))
+        return qtext_write(vm, p, s, rows);
     VHandle *schema = vm_schema_of(s->write_opts ? *(vm_map_ref(s->write_opts, v_obj(vm_str_cstr(vm, "schema"))) ?: &(Value){0}) : v_nil());
     if (!schema && p->typed)
         schema = p->scan.src->schema;
