@@ -60,6 +60,14 @@ static RunStatus cmd_schema(Session *s, const char *arg)
     return RUN_OK;
 }
 
+static RunStatus cmd_tables(Session *s, const char *arg)
+{
+    (void)arg;
+    if (!session_tables(s, stdout))
+        printf("no store or tagset file is bound to a name (let ds = open(\"DIR\"))\n");
+    return RUN_OK;
+}
+
 static RunStatus cmd_timer(Session *s, const char *arg)
 {
     if (!strcmp(arg, "on") || !strcmp(arg, "off"))

@@ -250,15 +250,33 @@ static RunStatus statement(Session *s, const char *src, size_t len, int first_li
     return st;
 }
 
+/* Whether src is the word w alone (spaces and a line end around it). */
+static bool is_word(const char *src, size_t len, const char *w)
+{
+    while (len && strchr(" \t\r\n", src[len - 1]))
+        len--;
+    while (len && (*src == ' ' || *src == '\t'))
+        src++, len--;
+    return len == strlen(w) && !memcmp(src, w, len);
+}
+
 RunStatus session_run(Session *s, const char *src, size_t len, int first_line, bool final)
 {
     size_t i = 0;
+    Value v;
     while (i < len && (src[i] == ' ' || src[i] == '\t'))
         i++;
     if (i < len && src[i] == '.') {
         if (s->ready)
             s->ready(src, len);
         return meta_run(s, src + i, len - i);
+    }
+    /* psql's and sqlite3's words, unless the session has made them names */
+    bool leave = is_word(src, len, "exit") || is_word(src, len, "quit");
+    if ((leave && !session_global(s, src + i, 4, &v)) || (is_word(src, len, "help") && !session_global(s, "help", 4, &v))) {
+        if (s->ready)
+            s->ready(src, len);
+        return meta_run(s, leave ? ".quit" : ".help", 5);
     }
     return statement(s, src, len, first_line, final);
 }
@@ -409,6 +427,21 @@ bool session_global(Session *s, const char *name, size_t len, Value *out)
         }
     }
     return false;
+}
+
+size_t session_tables(Session *s, FILE *out)
+{
+    size_t pos = 0, n = 0;
+    Value k, slot;
+    while (vm_map_next(s->mod->symbols, &pos, &k, &slot)) {
+        Value v = s->mod->vars[slot.as.i];
+        if (v.type == VT_UNDEF || !vm_source_of(v))
+            continue;
+        VStr *text = table_text(s->vm, v, TABLE_TSV, false);
+        fprintf(out, "%s\t%s", AS_STR(k)->data, text ? text->data : "?\n");
+        n++;
+    }
+    return n;
 }
 
 bool session_fields(Session *s, Value v, session_name_fn add, void *acc)

@@ -57,6 +57,10 @@ RunStatus session_run_stream(Session *s, FILE *in, const char *name);
  * missing_ok and it does not exist (~/.combrc). */
 RunStatus session_run_file(Session *s, const char *path, bool missing_ok);
 
+/* Prints each top-level name bound to a store or tagset file, with what it
+ * is (.tables); the count. */
+size_t session_tables(Session *s, FILE *out);
+
 /* The value of the session's top-level name, or false if it has none. */
 bool session_global(Session *s, const char *name, size_t len, Value *out);
 
