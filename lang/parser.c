@@ -420,6 +420,8 @@ static Expr *verb_expr(Parser *p)
     p->query++;
     Expr *e = binary(p, 0);
     p->query--;
+    if (check(p, T_ASSIGN))     /* SQL's = */
+        error_at(p, peek(p), "'=' assigns; to compare, write '=='");
     return e;
 }
 

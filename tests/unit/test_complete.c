@@ -125,12 +125,13 @@ static void fields_of_a_store_through_the_hook(void **state)
 static void commands_and_their_words(void **state)
 {
     (void)state;
-    assert_string_equal(offer("", ".t"), ".timer");
+    assert_string_equal(offer("", ".t"), ".tables .timer");
+    assert_string_equal(offer("", ".ti"), ".timer");
     assert_string_equal(offer("", ".d"), ".dump");
     assert_string_equal(offer(".mode ", "t"), "table tsv");
     assert_string_equal(offer(".timer ", "o"), "off on");
     assert_string_equal(offer(".help ", "wh"), "where");
-    assert_string_equal(offer(".help ", "ta"), "tags take tan");
+    assert_string_equal(offer(".help ", "ta"), "tables tags take tan");
 }
 
 int main(void)

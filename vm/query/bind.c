@@ -362,6 +362,16 @@ static void prepare_compare(Binder *b, QExpr *e)
         qx_num_test(e, &b->vs->s->fields[e->a->field]);
 }
 
+/* A time field compared with a string: say how a time is written. */
+static const char *time_hint(Binder *b, const QExpr *e)
+{
+    for (const QExpr *x = e->a; x; x = x == e->a ? e->b : NULL)
+        if (x->op == QX_FIELD && b->vs && b->vs->s->fields[x->field].type == ST_TIME &&
+            (x == e->a ? e->b : e->a)->type == QT_STR)
+            return " (a time is written without quotes: 2026-12-02 or 2026-12-02T13:05)";
+    return "";
+}
+
 static QExpr *bind_compare(Binder *b, Value node, int op)
 {
     QExpr *e = qb_new(b, op, node);
@@ -370,8 +380,8 @@ static QExpr *bind_compare(Binder *b, Value node, int op)
     e->type = QT_BOOL;
     char d1[96], d2[96];
     if (!comparable(op, e->a->type, e->b->type))
-        bind_error(b, e, "type mismatch: %s %s %s", qb_describe(b, e->a, d1, sizeof d1), qx_op_sym[op],
-                   qb_describe(b, e->b, d2, sizeof d2));
+        bind_error(b, e, "type mismatch: %s %s %s%s", qb_describe(b, e->a, d1, sizeof d1), qx_op_sym[op],
+                   qb_describe(b, e->b, d2, sizeof d2), time_hint(b, e));
     if (e->a->op == QOP_CONST && e->b->op != QOP_CONST) {
         QExpr *t = e->a;    /* constants on the right */
         e->a = e->b;
