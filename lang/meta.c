@@ -87,7 +87,7 @@ static RunStatus cmd_mode(Session *s, const char *arg)
     }
     int f = table_format_parse(arg);
     if (f < 0)
-        return fail("unknown mode '%s'; modes: table tsv csv json", arg);
+        return fail("unknown mode '%s'; modes: table tsv csv json line", arg);
     s->mode = (TableFormat)f;
     return RUN_OK;
 }

@@ -271,6 +271,15 @@ RunStatus session_run(Session *s, const char *src, size_t len, int first_line, b
             s->ready(src, len);
         return meta_run(s, src + i, len - i);
     }
+    if (is_word(src, len, "\\x")) {    /* psql's expanded display, on and off */
+        if (s->ready)
+            s->ready(src, len);
+        bool on = s->mode != TABLE_LINE;
+        s->unexpanded = on ? s->mode : s->unexpanded;
+        s->mode = on ? TABLE_LINE : s->unexpanded;
+        printf("Expanded display is %s.\n", on ? "on" : "off");
+        return RUN_OK;
+    }
     /* psql's and sqlite3's words, unless the session has made them names */
     bool leave = is_word(src, len, "exit") || is_word(src, len, "quit");
     if ((leave && !session_global(s, src + i, 4, &v)) || (is_word(src, len, "help") && !session_global(s, "help", 4, &v))) {

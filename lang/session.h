@@ -24,6 +24,7 @@ typedef struct Session {
     VModule *mod;       /* the statements' top-level names */
     VArray *keep;       /* rooted: what the session holds (KEEP_ slots) */
     TableFormat mode;   /* how results print */
+    TableFormat unexpanded; /* the mode \x goes back to */
     bool timer;
     bool terminal;      /* stdout is a terminal: pager, progress */
     bool color;         /* colour on stdout */

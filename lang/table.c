@@ -17,7 +17,7 @@
 
 #define JSON_DEPTH 64   /* deeper than this is taken for a cycle */
 
-const char *const table_format_names[] = {"table", "tsv", "csv", "json", NULL};
+const char *const table_format_names[] = {"table", "tsv", "csv", "json", "line", NULL};
 
 int table_format_parse(const char *name)
 {
@@ -111,11 +111,26 @@ static void add_csv_quoted(VM *vm, VStrBuf *sb, const VStr *s)
     vm_sb_add(vm, sb, "\"", 1);
 }
 
+/* A float as the aligned table shows it, rounded for reading to 12
+ * significant digits (as DuckDB's shell shows them): 37832.3, not the
+ * 37832.30000000011 a sum may hold. Machine formats keep every digit. */
+static VStr *float_for_reading(VM *vm, double d)
+{
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.12g", d);
+    if (isfinite(d) && !strpbrk(buf, ".e"))
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ".0");   /* still a float, as print shows */
+    return vm_str_new(vm, buf, (size_t)n);
+}
+
 /* The text of a value in a cell: nil is empty; strings are their bytes;
- * anything else as print shows it. */
+ * floats in the aligned table rounded for reading; anything else as print
+ * shows it. */
 static VStr *cell_text(VM *vm, Value v, TableFormat f)
 {
-    VStr *plain = IS_NIL(v) ? vm_str_new(vm, "", 0) : vm_tostring(vm, v);
+    VStr *plain = IS_NIL(v) ? vm_str_new(vm, "", 0)
+                  : IS_FLOAT(v) && f == TABLE_ALIGNED ? float_for_reading(vm, v.as.f)
+                                                      : vm_tostring(vm, v);
     VStrBuf sb;
     vm_sb_init(vm, &sb, plain->len + 2);
     if (f == TABLE_CSV && csv_needs_quotes(plain))
@@ -249,6 +264,30 @@ static void render_aligned(VM *vm, VStrBuf *sb, VArray *rows, bool bold)
     vm_sb_printf(vm, sb, "(%zu row%s)\n", rows->len, rows->len == 1 ? "" : "s");
 }
 
+/* .mode line: each row as one `name = value` line per column, names
+ * right-aligned, a blank line between rows (sqlite3's). */
+static void render_lines(VM *vm, VStrBuf *sb, VArray *rows)
+{
+    Grid g = make_grid(vm, rows, TABLE_ALIGNED);
+    size_t w = 0;
+    for (size_t c = 0; c < g.ncols; c++) {
+        VStr *s = grid_cell(&g, 0, c);
+        size_t n = table_text_width(s->data, s->len);
+        w = n > w ? n : w;
+    }
+    for (size_t l = 1; l < g.nlines; l++) {
+        vm_sb_addc(vm, sb, l > 1 ? "\n" : "");
+        for (size_t c = 0; c < g.ncols; c++) {
+            VStr *name = grid_cell(&g, 0, c), *s = grid_cell(&g, l, c);
+            add_spaces(vm, sb, w - table_text_width(name->data, name->len));
+            vm_sb_add(vm, sb, name->data, name->len);
+            vm_sb_addc(vm, sb, " = ");
+            vm_sb_add(vm, sb, s->data, s->len);
+            vm_sb_addc(vm, sb, "\n");
+        }
+    }
+}
+
 /* A TSV or CSV line: the header of cols (row nil), or row's cells. */
 static void delimited_line(VM *vm, VStrBuf *sb, VMap *cols, Value row, TableFormat f)
 {
@@ -373,6 +412,8 @@ void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold)
         VArray *rows = AS_ARRAY(v);
         if (f == TABLE_ALIGNED)
             render_aligned(vm, sb, rows, bold);
+        else if (f == TABLE_LINE)
+            render_lines(vm, sb, rows);
         else if (f == TABLE_JSON)
             render_json_rows(vm, sb, rows);
         else
@@ -382,7 +423,7 @@ void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold)
     if (f == TABLE_JSON)
         json(vm, sb, v, 0);
     else
-        vm_show(vm, sb, v, f == TABLE_ALIGNED);
+        vm_show(vm, sb, v, f == TABLE_ALIGNED || f == TABLE_LINE);
     vm_sb_add(vm, sb, "\n", 1);
 }
 
@@ -494,7 +535,7 @@ static void stream_job(VM *vm, void *ud)
 
 bool table_stream(VM *vm, Value v, TableFormat f, FILE *out)
 {
-    if (f == TABLE_ALIGNED || !vm_query_streams(v)) {
+    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(v)) {
         VStr *text = table_text(vm, v, f, false);
         if (text)
             fwrite(text->data, 1, text->len, out);

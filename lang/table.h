@@ -8,13 +8,14 @@
 
 #include "vm/vm.h"
 
-typedef enum { TABLE_ALIGNED, TABLE_TSV, TABLE_CSV, TABLE_JSON } TableFormat;
+/* LINE: each row as `name = value` lines (sqlite3's .mode line, psql's \x). */
+typedef enum { TABLE_ALIGNED, TABLE_TSV, TABLE_CSV, TABLE_JSON, TABLE_LINE } TableFormat;
 
 /* The format called name ("table", "tsv", "csv", "json"), or -1. */
 int table_format_parse(const char *name);
 const char *table_format_name(TableFormat f);
 
-/* The names, for messages and completion: "table|tsv|csv|json". */
+/* The names, for messages and completion: "table|tsv|csv|json|line". */
 extern const char *const table_format_names[];
 
 /* Whether v is rows: a non-empty array whose items are all maps. */

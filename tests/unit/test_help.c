@@ -60,8 +60,8 @@ static void each_kind_by_name(void **state)
 {
     (void)state;
     bool ok;
-    assert_non_null(strstr(shown("mode", &ok), ".mode [table|tsv|csv|json]: "));
-    assert_non_null(strstr(shown(".mode", &ok), ".mode [table|tsv|csv|json]: "));
+    assert_non_null(strstr(shown("mode", &ok), ".mode [table|tsv|csv|json|line]: "));
+    assert_non_null(strstr(shown(".mode", &ok), ".mode [table|tsv|csv|json|line]: "));
     assert_string_equal(shown("prompt", &ok), help_topics[0].text);
     assert_non_null(strstr(shown("verbs", &ok), "group by f"));
     assert_non_null(strstr(shown("natives", &ok), "push(a, v, ...)"));
@@ -109,7 +109,7 @@ static void reference_lists_every_entry(void **state)
         snprintf(want, sizeof want, "| `.%s", meta_commands[i].name);
         assert_non_null(strstr(text, want));
     }
-    assert_non_null(strstr(text, "`.mode [table\\|tsv\\|csv\\|json]`"));
+    assert_non_null(strstr(text, "`.mode [table\\|tsv\\|csv\\|json\\|line]`"));
     for (size_t i = 0; i < help_ntopics; i++)
         assert_non_null(strstr(text, help_topics[i].text));
 }

@@ -100,7 +100,7 @@ static bool in_names(VArray *names, VStr *n)
 }
 
 /* Whether e's value is a time: a time field, day() of one, min or max of
- * one, given the columns known to hold times. */
+ * one, one plus or minus seconds, given the columns known to hold times. */
 static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
 {
     if (!e)
@@ -112,6 +112,9 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
     if ((e->op == QX_FUNC && e->fn == QF_day) ||
         (e->op == QX_AGG && (e->fn == QF_min || e->fn == QF_max)))
         return is_time(p, e->a, times);
+    if (e->op == QOP_ADD || e->op == QOP_SUB)  /* a time plus or minus seconds (not two times) */
+        return is_time(p, e->a, times) != is_time(p, e->b, times) &&
+               (e->op == QOP_ADD || is_time(p, e->a, times));
     if (e->op == QOP_IF && !e->fn)    /* times on both branches (or nil) */
         return (is_time(p, e->b, times) || e->b->type == QT_NIL) &&
                (is_time(p, e->c, times) || e->c->type == QT_NIL) && e->type != QT_NIL;
