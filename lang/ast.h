@@ -61,6 +61,7 @@ typedef struct Verb {
     int line, col;
     VerbItem *items;
     int n, nkeys;
+    bool distinct;  /* select distinct: a distinct verb follows */
 } Verb;
 
 struct Expr {

@@ -923,13 +923,10 @@ static bool hoistable(Compiler *c, Expr *e, VArray *used)
         return hoistable(c, e->u.ifx.cond, used) && hoistable(c, e->u.ifx.then, used) &&
                hoistable(c, e->u.ifx.els, used);
     case E_PIPE:
-        if (!hoistable(c, e->u.pipe.src, used))
-            return false;
-        for (i = 0; i < e->u.pipe.n; i++)
-            for (int j = 0; j < e->u.pipe.verbs[i].n; j++)
-                if (!hoistable(c, e->u.pipe.verbs[i].items[j].e, used))
-                    return false;
-        return true;
+        /* A pipeline inside a query (`onum in (ds | where ... | select
+         * onum)`) is computed where the query is written: its verbs' names
+         * are its own source's fields, bound by its own _pipe. */
+        return hoistable(c, e->u.pipe.src, used);
     default:
         return true;    /* literals, fn literals (their names are their own) */
     }

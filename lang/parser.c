@@ -486,9 +486,16 @@ static void verb_args(Parser *p, Verb *v, const Token *t)
     switch (v->verb) {
     case QV_where:
     case QV_take:
+    case QV_skip:
         add_item(p, &l, (Name){0}, verb_expr(p), false);
         break;
     case QV_select:
+        if (is_word(peek(p), "distinct") && p->t[p->pos + 1].kind != T_COLON &&
+            p->t[p->pos + 1].kind != T_COMMA && p->t[p->pos + 1].kind != T_NEWLINE &&
+            p->t[p->pos + 1].kind != T_EOF && p->t[p->pos + 1].kind != T_PIPE) {
+            advance(p);     /* select distinct ...: a distinct verb follows (pipeline) */
+            v->distinct = true;
+        }
         named_items(p, &l);
         break;
     case QV_group: {
@@ -607,6 +614,11 @@ static Expr *pipeline(Parser *p, Expr *src)
         }
         list_add(p, &l, v);
         prev = v;
+        if (v->distinct) {
+            Verb *d = arena_alloc(p->a, sizeof *d);
+            *d = (Verb){.verb = QV_distinct, .line = v->line, .col = v->col};
+            list_add(p, &l, d);
+        }
         if (p->panic || !pipe_follows(p))
             break;
     }

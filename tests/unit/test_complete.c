@@ -98,7 +98,7 @@ static void names_keywords_and_natives(void **state)
 static void verbs_after_a_pipe(void **state)
 {
     (void)state;
-    assert_string_equal(offer("rows | ", "s"), "schema select sort stat");
+    assert_string_equal(offer("rows | ", "s"), "schema select skip sort stat");
     assert_string_equal(offer("rows | where x |\n", "co"), "count");
 }
 

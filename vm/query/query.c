@@ -223,7 +223,7 @@ Value vm_query_run(VM *vm, Value qv)
     int to = verb == QV_count && last >= 0 && p->steps[last].verb == QV_count ? last : p->nsteps;
     bool cuts = false;
     for (int i = 0; i < to; i++)
-        cuts |= p->steps[i].verb == QV_where || p->steps[i].verb == QV_take;
+        cuts |= p->steps[i].verb == QV_where || p->steps[i].verb == QV_take || p->steps[i].verb == QV_skip;
     if (to > 0 && (cuts || to < p->nsteps) && qcursor_streams(p, to)) {
         Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
         Value cur = qcursor_open(vm, qv, to);
