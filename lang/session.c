@@ -16,6 +16,7 @@
 #include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/progress.h"
+#include "vm/query/query.h"
 
 static bool store_fields(VM *vm, Value v, session_name_fn add, void *acc)
 {
@@ -455,6 +456,11 @@ size_t session_tables(Session *s, FILE *out)
 
 bool session_fields(Session *s, Value v, session_name_fn add, void *acc)
 {
+    /* a query: its source's fields, and the columns its verbs make */
+    if (vm_query_made_columns(v, add, acc)) {
+        session_fields(s, vm_query_source(v), add, acc);
+        return true;
+    }
     if (session_store_ops.fields && session_store_ops.fields(s->vm, v, add, acc))
         return true;
     if (!table_is_rows(v))

@@ -162,6 +162,31 @@ VArray *qp_time_columns(VM *vm, const QPlan *p)
     return times;
 }
 
+Value vm_query_source(Value v)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return v_nil();
+    return ((VQuery *)handle_data(AS_HANDLE(v)))->src;
+}
+
+bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return false;
+    VQuery *q = handle_data(AS_HANDLE(v));
+    for (size_t i = 0; i < q->stages->len; i++) {
+        Value st = qp_stage(q, (int)i);
+        int verb = (int)nint(st, 0);
+        if (verb != QV_select && verb != QV_group)
+            continue;
+        /* select: name, e, ...; group: nkeys, then name, e, ... */
+        for (size_t k = verb == QV_group ? 4 : 3; k + 1 < nlen(st); k += 2)
+            if (IS_STR(nval(st, k)))
+                add(acc, AS_STR(nval(st, k))->data, AS_STR(nval(st, k))->len);
+    }
+    return true;
+}
+
 /* A query's rows as a table shows them: the query run, its time columns
  * as ISO-8601 text. Anything else is returned as it is. */
 Value vm_query_display(VM *vm, Value v)

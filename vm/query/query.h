@@ -104,6 +104,12 @@ Value vm_query_display(VM *vm, Value v);
 /* Whether v is a query whose rows come from a scan a row at a time (maps
  * with the same keys), so a `for` over it holds no more than a block. */
 bool vm_query_streams(Value v);
+/* A query's source (its store, tagset file or array: for completion);
+ * nil when v is no query. */
+Value vm_query_source(Value v);
+/* Calls add(acc, name, len) for each column a query's select and group by
+ * stages make; false when v is no query. Does not raise. */
+bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc);
 /* One row of a query shown so: the columns named in times (from
  * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
 void vm_query_show_times(VM *vm, VArray *times, Value row);
