@@ -21,6 +21,7 @@
 #include <readline/readline.h>
 
 #include "lang/complete.h"
+#include "lang/multiline.h"
 #include "lang/session.h"
 #include "lang/text.h"
 #include "vm/progress.h"
@@ -267,6 +268,10 @@ static void interactive(Session *s)
         bool empty = text_blank(line, strlen(line));
         /* An empty line ends a statement the compiler was waiting on. */
         bool final = rp.pending.len && empty && rp.why == RUN_MORE_EOF;
+        char what[128];
+        if (rp.pending.len && empty && rp.why == RUN_MORE &&
+            ml_what_open(s->vm, rp.pending.p, rp.pending.len, what, sizeof what))
+            fprintf(stderr, "(still open: %s; close it, or Ctrl-C to drop the statement)\n", what);
         if (!rp.pending.len && text_pipes_on(line, strlen(line)) && !continue_last()) {
             free(line);
             continue;
