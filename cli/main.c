@@ -227,6 +227,7 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     VM *vm = vm_new(NULL);
+    table_register();
     if (!vm) {
         fprintf(stderr, "comb: out of memory\n");
         return EXIT_COMB_ERROR;

@@ -44,6 +44,7 @@ typedef enum {
     E_OR,
     E_SCHEMA,   /* schema NAME { text }: str holds the text, line/col where it starts */
     E_PIPE,     /* src | verb | verb ... */
+    E_IF,       /* if cond { then } else { els }: a value */
 } ExprKind;
 
 /* One item of a verb: `name: e`, a bare expression, a sort key with desc. */
@@ -60,6 +61,7 @@ typedef struct Verb {
     int line, col;
     VerbItem *items;
     int n, nkeys;
+    bool distinct;  /* select distinct: a distinct verb follows */
 } Verb;
 
 struct Expr {
@@ -98,6 +100,9 @@ struct Expr {
             Verb *verbs;
             int n;
         } pipe;
+        struct {
+            Expr *cond, *then, *els;
+        } ifx;
     } u;
 };
 

@@ -622,6 +622,17 @@ static void logic_to(Compiler *c, Expr *e, int dst)
     patch(c, end, here(c));
 }
 
+/* if c { a } else { b } as a value: the branch the condition picks. */
+static void if_to(Compiler *c, Expr *e, int dst)
+{
+    int f = cond_jump(c, e->u.ifx.cond, false);
+    expr_to(c, e->u.ifx.then, dst);
+    int end = emit_jump(c, e->line, e->col);
+    patch(c, f, here(c));
+    expr_to(c, e->u.ifx.els, dst);
+    patch(c, end, here(c));
+}
+
 /* A builder target: dst if it is the top temporary, else a new one (moved
  * to dst by finish_top). */
 static int top_target(Compiler *c, Expr *e, int dst)
@@ -908,14 +919,14 @@ static bool hoistable(Compiler *c, Expr *e, VArray *used)
     case E_AND:
     case E_OR:
         return hoistable(c, e->u.op.a, used) && hoistable(c, e->u.op.b, used);
+    case E_IF:
+        return hoistable(c, e->u.ifx.cond, used) && hoistable(c, e->u.ifx.then, used) &&
+               hoistable(c, e->u.ifx.els, used);
     case E_PIPE:
-        if (!hoistable(c, e->u.pipe.src, used))
-            return false;
-        for (i = 0; i < e->u.pipe.n; i++)
-            for (int j = 0; j < e->u.pipe.verbs[i].n; j++)
-                if (!hoistable(c, e->u.pipe.verbs[i].items[j].e, used))
-                    return false;
-        return true;
+        /* A pipeline inside a query (`onum in (ds | where ... | select
+         * onum)`) is computed where the query is written: its verbs' names
+         * are its own source's fields, bound by its own _pipe. */
+        return hoistable(c, e->u.pipe.src, used);
     default:
         return true;    /* literals, fn literals (their names are their own) */
     }
@@ -1039,6 +1050,13 @@ static Value qnode(Compiler *c, PipeC *pc, Expr *e)
     }
     case E_INDEX:
         return qop(c, pc, QOP_INDEX, e, e->u.index.obj, e->u.index.key);
+    case E_IF: {
+        VArray *a = qarr(c, QOP_IF, e, 3);
+        vm_array_push(c->vm, a, qnode(c, pc, e->u.ifx.cond));
+        vm_array_push(c->vm, a, qnode(c, pc, e->u.ifx.then));
+        vm_array_push(c->vm, a, qnode(c, pc, e->u.ifx.els));
+        return v_obj(a);
+    }
     default:
         error(c, e->line, e->col, "a field cannot be used inside %s in a query",
               e->kind == E_FN ? "a function" : e->kind == E_PIPE ? "another pipeline" : "a literal");
@@ -1141,6 +1159,9 @@ static void expr_to(Compiler *c, Expr *e, int dst)
         return;
     case E_PIPE:
         pipe_to(c, e, dst);
+        return;
+    case E_IF:
+        if_to(c, e, dst);
         return;
     }
 }

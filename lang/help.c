@@ -7,6 +7,7 @@
 
 #include "lang/meta.h"
 #include "vm/natives.h"
+#include "vm/query/query.h"
 
 const HelpEntry help_verbs[] = {
 #define X(name, last, usage, text) {#name, usage, text},
@@ -22,13 +23,22 @@ const HelpEntry help_topics[] = {
 };
 const size_t help_ntopics = sizeof help_topics / sizeof help_topics[0];
 
+const HelpEntry help_operators[] = {
+#define X(names, usage, text) {names, usage, text},
+#include "lang/operators.def"
+#undef X
+};
+const size_t help_noperators = sizeof help_operators / sizeof help_operators[0];
+
 /* The lists that are topics too. */
 static const HelpEntry lists[] = {
     {"natives", "the built-in functions and modules", NULL},
     {"verbs", "the pipeline verbs", NULL},
     {"commands", "the prompt's dot commands", NULL},
+    {"functions", "the functions of queries: quantifiers, aggregates, between", NULL},
+    {"operators", "the operators, and the if-expression", NULL},
 };
-enum { LIST_NATIVES, LIST_VERBS, LIST_COMMANDS, NLISTS };
+enum { LIST_NATIVES, LIST_VERBS, LIST_COMMANDS, LIST_FUNCTIONS, LIST_OPERATORS, NLISTS };
 
 /* A native's help is "usage: text"; the usage ends at its "): ". */
 static size_t usage_len(const VmNativeDef *d)
@@ -81,6 +91,32 @@ static void list_commands(FILE *out)
     }
 }
 
+/* A query function's help is "usage: text" too. */
+static void list_functions(FILE *out)
+{
+    for (size_t i = 0; i < QF__COUNT; i++)
+        fprintf(out, "  %s\n", vm_query_funcs[i].help);
+}
+
+static void list_operators(FILE *out)
+{
+    for (size_t i = 0; i < help_noperators; i++)
+        fprintf(out, "  %-30s %s\n", help_operators[i].usage, help_operators[i].text);
+}
+
+/* Whether topic is one of the space-separated names. */
+static bool among(const char *topic, const char *names)
+{
+    size_t n = strlen(topic);
+    for (const char *p = names; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && !memcmp(p, topic, n))
+            return true;
+        p += w + (p[w] == ' ');
+    }
+    return false;
+}
+
 static void overview(FILE *out)
 {
     fputs("comb: a query language and prompt for stores of tagsets.\n"
@@ -89,7 +125,8 @@ static void overview(FILE *out)
         fprintf(out, "  %-10s %s\n", help_topics[i].name, help_topics[i].usage);
     for (size_t i = 0; i < NLISTS; i++)
         fprintf(out, "  %-10s %s\n", lists[i].name, lists[i].usage);
-    fputs(".help NAME also explains one native, module, verb or command, e.g. .help len\n", out);
+    fputs(".help NAME also explains one native, module, verb, command, query function or\n"
+          "operator, e.g. .help len, .help any, .help &&\n", out);
 }
 
 static bool named(const char *a, const char *b)
@@ -110,7 +147,8 @@ bool help_show(FILE *out, const char *topic)
         overview(out);
         return true;
     }
-    void (*const list[NLISTS])(FILE *) = {list_natives, list_verbs, list_commands};
+    void (*const list[NLISTS])(FILE *) = {list_natives, list_verbs, list_commands, list_functions,
+                                          list_operators};
     for (size_t i = 0; i < NLISTS; i++)
         if (named(topic, lists[i].name)) {
             list[i](out);
@@ -138,6 +176,16 @@ bool help_show(FILE *out, const char *topic)
             fprintf(out, "%s%s: %s\n", found ? "| " : "", help_verbs[i].usage, help_verbs[i].text);
             found = true;
         }
+    for (size_t i = 0; i < QF__COUNT; i++)
+        if (named(topic, vm_query_funcs[i].name)) {
+            fprintf(out, "%sin a query: %s\n", found ? "| " : "", vm_query_funcs[i].help);
+            found = true;
+        }
+    for (size_t i = 0; i < help_noperators; i++)
+        if (among(topic, help_operators[i].name)) {
+            fprintf(out, "%s: %s\n", help_operators[i].usage, help_operators[i].text);
+            found = true;
+        }
     if (found)
         return true;
     for (size_t i = 0; i < meta_ncommands; i++)
@@ -163,6 +211,8 @@ void help_names(void (*add)(void *acc, const char *name, size_t len), void *acc)
         add(acc, vm_native_modules[k].name, strlen(vm_native_modules[k].name));
     for (size_t i = 0; i < meta_ncommands; i++)
         add(acc, meta_commands[i].name, strlen(meta_commands[i].name));
+    for (size_t i = 0; i < QF__COUNT; i++)
+        add(acc, vm_query_funcs[i].name, strlen(vm_query_funcs[i].name));
 }
 
 /* ---- the reference, in Markdown ---------------------------------------- */
@@ -209,6 +259,15 @@ void help_reference(FILE *out)
     fputs("\n### Pipeline verbs\n\n| verb | what it does |\n|------|--------------|\n", out);
     for (size_t i = 0; i < help_nverbs; i++)
         row(out, "", help_verbs[i].usage, strlen(help_verbs[i].usage), help_verbs[i].text);
+    fputs("\n### Query functions\n\n| function | what it does |\n|----------|--------------|\n", out);
+    for (size_t i = 0; i < QF__COUNT; i++) {
+        const char *h = vm_query_funcs[i].help, *sep = strstr(h, ": ");
+        size_t n = sep ? (size_t)(sep - h) : strlen(h);
+        row(out, "", h, n, sep ? sep + 2 : "");
+    }
+    fputs("\n### Operators\n\n| operator | what it does |\n|----------|--------------|\n", out);
+    for (size_t i = 0; i < help_noperators; i++)
+        row(out, "", help_operators[i].usage, strlen(help_operators[i].usage), help_operators[i].text);
     fputs("\n### Prompt commands\n\n| command | what it does |\n|---------|--------------|\n",
           out);
     char name[64];

@@ -16,6 +16,8 @@ extern const HelpEntry help_verbs[];
 extern const size_t help_nverbs;
 extern const HelpEntry help_topics[];   /* usage: the topic's summary */
 extern const size_t help_ntopics;
+extern const HelpEntry help_operators[];    /* name: the symbols, space-separated */
+extern const size_t help_noperators;
 
 /* .help: the overview (topic NULL or empty), a topic, or a native, verb or
  * command by name. False (after saying so) when nothing is called that. */

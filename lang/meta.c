@@ -2,11 +2,13 @@
 #include "config.h"
 #include "lang/meta.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "lang/help.h"
 #include "vm/opcodes.h"
+#include "vm/query/query.h"
 
 #define ARG_MAX 4096
 
@@ -58,6 +60,14 @@ static RunStatus cmd_schema(Session *s, const char *arg)
     return RUN_OK;
 }
 
+static RunStatus cmd_tables(Session *s, const char *arg)
+{
+    (void)arg;
+    if (!session_tables(s, stdout))
+        printf("no store or tagset file is bound to a name (let ds = open(\"DIR\"))\n");
+    return RUN_OK;
+}
+
 static RunStatus cmd_timer(Session *s, const char *arg)
 {
     if (!strcmp(arg, "on") || !strcmp(arg, "off"))
@@ -77,9 +87,36 @@ static RunStatus cmd_mode(Session *s, const char *arg)
     }
     int f = table_format_parse(arg);
     if (f < 0)
-        return fail("unknown mode '%s'; modes: table tsv csv json", arg);
+        return fail("unknown mode '%s'; modes: table tsv csv json line", arg);
     s->mode = (TableFormat)f;
     return RUN_OK;
+}
+
+/* .output FILE, .once FILE: results into FILE, written anew. */
+static RunStatus open_output(Session *s, const char *path, bool once)
+{
+    if (!session_output_close(s))
+        return RUN_ERROR;
+    if (!*path)
+        return once ? fail("%s", ".once needs a file name") : RUN_OK;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %s", path, strerror(errno));
+    int by_name = vm_text_format_of(path, strlen(path));
+    s->out = f;
+    s->out_once = once;
+    s->out_mode = by_name ? (TableFormat)by_name : s->mode;
+    return RUN_OK;
+}
+
+static RunStatus cmd_output(Session *s, const char *arg)
+{
+    return open_output(s, arg, false);
+}
+
+static RunStatus cmd_once(Session *s, const char *arg)
+{
+    return open_output(s, arg, true);
 }
 
 static RunStatus cmd_read(Session *s, const char *arg)

@@ -6,27 +6,57 @@
 
 #include "lang/load.h"
 
-static void scan(const TokenList *toks, bool at_eof, void *ud)
+#include <stdio.h>
+
+#define ML_STACK 64     /* brackets remembered; deeper ones are counted only */
+
+typedef struct Opener {
+    char *buf;
+    size_t n;
+    bool open;
+} Opener;
+
+static void find_opener(const TokenList *toks, bool at_eof, void *ud)
 {
-    bool *open = ud;
+    Opener *o = ud;
+    const Token *stack[ML_STACK];
     int depth = 0;
     TokKind last = T_EOF;
     for (size_t i = 0; i < toks->n; i++) {
-        TokKind k = toks->t[i].kind;
-        if (k == T_LPAREN || k == T_LBRACKET || k == T_LBRACE)
+        const Token *t = &toks->t[i];
+        if (t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_LBRACE) {
+            if (depth < ML_STACK)
+                stack[depth] = t;
             depth++;
-        else if ((k == T_RPAREN || k == T_RBRACKET || k == T_RBRACE) && depth > 0)
+        } else if ((t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE) && depth > 0) {
             depth--;
-        if (k != T_NEWLINE && k != T_EOF)
-            last = k;
+        }
+        if (t->kind != T_NEWLINE && t->kind != T_EOF)
+            last = t->kind;
     }
-    *open = depth > 0 || last == T_PIPE || at_eof;
+    o->open = true;
+    if (at_eof) {
+        snprintf(o->buf, o->n, "a string (or regex) not closed");
+    } else if (depth > 0 && depth <= ML_STACK) {
+        const Token *t = stack[depth - 1];
+        snprintf(o->buf, o->n, "'%c' from line %d, column %d", *t->start, t->line, t->col);
+    } else if (depth > 0) {
+        snprintf(o->buf, o->n, "%d brackets", depth);
+    } else if (last == T_PIPE) {
+        snprintf(o->buf, o->n, "a pipeline after its trailing '|'");
+    } else {
+        o->open = false;
+    }
+}
+
+bool ml_what_open(VM *vm, const char *src, size_t len, char *buf, size_t n)
+{
+    Opener o = {buf, n, false};
+    return !lc_with_tokens(vm, src, len, find_opener, &o) && o.open;
 }
 
 bool ml_open(VM *vm, const char *src, size_t len)
 {
-    bool open = false;
-    if (lc_with_tokens(vm, src, len, scan, &open))
-        return false;
-    return open;
+    char what[64];
+    return ml_what_open(vm, src, len, what, sizeof what);
 }

@@ -15,4 +15,9 @@
  * complete, so the compiler reports it. */
 bool ml_open(VM *vm, const char *src, size_t len);
 
+/* What keeps src open, for the prompt to say, into buf: the innermost
+ * bracket not closed and where it opened ("'(' from line 1, column 7"), a
+ * string or regex, or a trailing '|'; false when nothing is open. */
+bool ml_what_open(VM *vm, const char *src, size_t len, char *buf, size_t n);
+
 #endif

@@ -25,6 +25,8 @@ typedef struct Parser {
 } Parser;
 
 static Expr *expr(Parser *p);
+static Expr *binary(Parser *p, int min);
+static Expr *unary(Parser *p);
 static Block block(Parser *p);
 static Stmt *statement(Parser *p);
 static void sync(Parser *p);
@@ -172,6 +174,38 @@ static FnLit *fn_literal(Parser *p, const Token *kw, bool named)
 }
 
 /* array: '[' [expr {',' expr} [',']] ']' */
+/* A branch of an if-expression: '{' expr '}' */
+static Expr *if_branch(Parser *p)
+{
+    const Token *at = peek(p);
+    if (!expect(p, T_LBRACE, "'{' around a branch of an if-expression"))
+        return new_expr(p, E_NIL, at);
+    skip_newlines(p);
+    Expr *e = expr(p);
+    skip_newlines(p);
+    expect(p, T_RBRACE, "'}' after the branch's value (an if-expression's branch is one value)");
+    return e;
+}
+
+/* ifx: 'if' binary '{' expr '}' 'else' (ifx | '{' expr '}') */
+static Expr *if_expr(Parser *p, const Token *kw)
+{
+    Expr *e = new_expr(p, E_IF, kw);
+    e->u.ifx.cond = binary(p, 0);
+    e->u.ifx.then = if_branch(p);
+    size_t save = p->pos;
+    skip_newlines(p);
+    if (!match(p, T_ELSE)) {
+        p->pos = save;
+        error_at(p, kw, "an if-expression needs an else: if COND { VALUE } else { VALUE }");
+        e->u.ifx.els = new_expr(p, E_NIL, kw);
+        return e;
+    }
+    /* else if: through unary, which bounds the nesting */
+    e->u.ifx.els = check(p, T_IF) ? unary(p) : if_branch(p);
+    return e;
+}
+
 static Expr *array_literal(Parser *p, const Token *open)
 {
     Expr *e = new_expr(p, E_ARRAY, open);
@@ -262,6 +296,8 @@ static Expr *primary(Parser *p)
         e = new_expr(p, E_FN, t);
         e->u.fn = fn_literal(p, t, false);
         return e;
+    case T_IF:
+        return if_expr(p, t);
     default: {
         char buf[64];
         p->pos -= t->kind != T_EOF;     /* leave it for the statement's recovery */
@@ -384,6 +420,8 @@ static Expr *verb_expr(Parser *p)
     p->query++;
     Expr *e = binary(p, 0);
     p->query--;
+    if (check(p, T_ASSIGN))     /* SQL's = */
+        error_at(p, peek(p), "'=' assigns; to compare, write '=='");
     return e;
 }
 
@@ -448,9 +486,16 @@ static void verb_args(Parser *p, Verb *v, const Token *t)
     switch (v->verb) {
     case QV_where:
     case QV_take:
+    case QV_skip:
         add_item(p, &l, (Name){0}, verb_expr(p), false);
         break;
     case QV_select:
+        if (is_word(peek(p), "distinct") && p->t[p->pos + 1].kind != T_COLON &&
+            p->t[p->pos + 1].kind != T_COMMA && p->t[p->pos + 1].kind != T_NEWLINE &&
+            p->t[p->pos + 1].kind != T_EOF && p->t[p->pos + 1].kind != T_PIPE) {
+            advance(p);     /* select distinct ...: a distinct verb follows (pipeline) */
+            v->distinct = true;
+        }
         named_items(p, &l);
         break;
     case QV_group: {
@@ -569,6 +614,11 @@ static Expr *pipeline(Parser *p, Expr *src)
         }
         list_add(p, &l, v);
         prev = v;
+        if (v->distinct) {
+            Verb *d = arena_alloc(p->a, sizeof *d);
+            *d = (Verb){.verb = QV_distinct, .line = v->line, .col = v->col};
+            list_add(p, &l, d);
+        }
         if (p->panic || !pipe_follows(p))
             break;
     }

@@ -21,6 +21,7 @@
 #include <readline/readline.h>
 
 #include "lang/complete.h"
+#include "lang/multiline.h"
 #include "lang/session.h"
 #include "lang/text.h"
 #include "vm/progress.h"
@@ -33,6 +34,7 @@
 static struct {
     Session *s;
     Text pending;           /* the lines of the statement being typed */
+    Text last;              /* the statement that ran last, for a line starting with '|' */
     RunStatus why;          /* why it goes on: RUN_MORE or RUN_MORE_EOF */
     char *line;             /* what readline's callback got; NULL at the end */
     bool got_line;
@@ -228,6 +230,30 @@ static bool add_line(const char *line)
     return false;
 }
 
+/* Whether more input comes at once: pasted lines (a person types the next
+ * line much later than PASTE_MS after the Enter). */
+#define PASTE_MS 25
+static bool input_waiting(void)
+{
+    struct pollfd pfd = {fileno(rl_instream), POLLIN, 0};
+    return poll(&pfd, 1, PASTE_MS) > 0;
+}
+
+/* A line starting with '|' typed after a statement ran continues it, as in
+ * a file: the statement runs again with the verbs added. False out of
+ * memory. */
+static bool continue_last(void)
+{
+    if (!rp.last.len)
+        return true;
+    rp.pending.len = 0;
+    if (!text_add(&rp.pending, rp.last.p, rp.last.len))
+        return true;
+    rp.pending.len = 0;
+    fprintf(stderr, "comb: out of memory\n");
+    return false;
+}
+
 static void interactive(Session *s)
 {
     /* With results going to a file, the prompt and echo stay on the screen. */
@@ -235,21 +261,50 @@ static void interactive(Session *s)
     fprintf(rl_outstream, "comb %s: .help for help, Ctrl-D to leave\n", PACKAGE_VERSION);
     history_start();
     readline_setup(s);
-    char *line;
-    while (!s->quit && (line = read_line(rp.pending.len ? PROMPT_MORE : PROMPT))) {
+    char *line, *held = NULL;
+    bool eof = false;
+    while (!s->quit && (line = held ? held : read_line(rp.pending.len ? PROMPT_MORE : PROMPT))) {
+        held = NULL;
         bool empty = text_blank(line, strlen(line));
         /* An empty line ends a statement the compiler was waiting on. */
         bool final = rp.pending.len && empty && rp.why == RUN_MORE_EOF;
+        char what[128];
+        if (rp.pending.len && empty && rp.why == RUN_MORE &&
+            ml_what_open(s->vm, rp.pending.p, rp.pending.len, what, sizeof what))
+            fprintf(stderr, "(still open: %s; close it, or Ctrl-C to drop the statement)\n", what);
+        if (!rp.pending.len && text_pipes_on(line, strlen(line)) && !continue_last()) {
+            free(line);
+            continue;
+        }
         bool added = (!empty || rp.pending.len) && add_line(line);
         free(line);
         if (!added)
             continue;
+        /* Pasted lines: one starting with '|' goes on with this statement. */
+        while (text_lead(rp.pending.p, rp.pending.len) != '.' && input_waiting()) {
+            if (!(held = read_line(PROMPT_MORE)))
+                eof = true;
+            if (!held || !text_pipes_on(held, strlen(held)))
+                break;
+            bool ok = add_line(held);
+            free(held);
+            held = NULL;
+            if (!ok)
+                break;
+        }
         RunStatus st = session_run(s, rp.pending.p, rp.pending.len, 1, final);
-        if (st == RUN_MORE || st == RUN_MORE_EOF)
+        if (st == RUN_MORE || st == RUN_MORE_EOF) {
             rp.why = st;
-        else
+        } else {
+            rp.last.len = 0;
+            if (text_lead(rp.pending.p, rp.pending.len) != '.' && text_add(&rp.last, rp.pending.p, rp.pending.len))
+                rp.last.len = 0;
             rp.pending.len = 0;
+        }
+        if (eof)
+            break;
     }
+    free(held);
     if (!s->quit)
         fputc('\n', rl_outstream);
     s->ready = NULL;
@@ -296,7 +351,10 @@ int repl_main(VM *vm, const ReplOptions *o)
     } else {
         status = exit_status(session_run_stream(&s, stdin, "<stdin>"));
     }
+    if (!session_output_close(&s) && !status)
+        status = 1;
     text_free(&rp.pending);
+    text_free(&rp.last);
     complete_free(&rp.matches);
     return status;
 }

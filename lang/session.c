@@ -16,6 +16,7 @@
 #include "vm/lib_store.h"
 #include "vm/natives.h"
 #include "vm/progress.h"
+#include "vm/query/query.h"
 
 static bool store_fields(VM *vm, Value v, session_name_fn add, void *acc)
 {
@@ -142,11 +143,40 @@ static void report_time(Session *s, const Clock *start)
 
 /* ---- running a statement ---------------------------------------------- */
 
+bool session_output_close(Session *s)
+{
+    if (!s->out)
+        return true;
+    bool ok = !ferror(s->out);
+    ok &= fclose(s->out) == 0;
+    s->out = NULL;
+    s->out_once = false;
+    if (!ok)
+        fprintf(stderr, "comb: writing the output file failed\n");
+    return ok;
+}
+
+/* A result into the .output file, rows as they come. */
+static RunStatus show_to_file(Session *s, Value v)
+{
+    if (table_stream(s->vm, v, s->out_mode, s->out) && !ferror(s->out))
+        return RUN_OK;
+    err_begin(s);
+    if (ferror(s->out))
+        fprintf(stderr, "comb: writing the output file failed\n");
+    else
+        vm_print_error(s->vm, stderr);
+    err_end(s);
+    return RUN_ERROR;
+}
+
 static RunStatus show_result(Session *s, Value v)
 {
     vm_progress_clear();
     if (IS_NIL(v))
         return RUN_OK;
+    if (s->out)
+        return show_to_file(s, v);
     VStr *text = table_text(s->vm, v, s->mode, s->color);
     if (!text) {
         err_begin(s);
@@ -215,19 +245,48 @@ static RunStatus statement(Session *s, const char *src, size_t len, int first_li
         return RUN_ERROR;
     }
     RunStatus st = execute(s, p);
+    if (s->out_once && !session_output_close(s) && st == RUN_OK)
+        st = RUN_ERROR;
     report_time(s, &start);
     return st;
+}
+
+/* Whether src is the word w alone (spaces and a line end around it). */
+static bool is_word(const char *src, size_t len, const char *w)
+{
+    while (len && strchr(" \t\r\n", src[len - 1]))
+        len--;
+    while (len && (*src == ' ' || *src == '\t'))
+        src++, len--;
+    return len == strlen(w) && !memcmp(src, w, len);
 }
 
 RunStatus session_run(Session *s, const char *src, size_t len, int first_line, bool final)
 {
     size_t i = 0;
+    Value v;
     while (i < len && (src[i] == ' ' || src[i] == '\t'))
         i++;
     if (i < len && src[i] == '.') {
         if (s->ready)
             s->ready(src, len);
         return meta_run(s, src + i, len - i);
+    }
+    if (is_word(src, len, "\\x")) {    /* psql's expanded display, on and off */
+        if (s->ready)
+            s->ready(src, len);
+        bool on = s->mode != TABLE_LINE;
+        s->unexpanded = on ? s->mode : s->unexpanded;
+        s->mode = on ? TABLE_LINE : s->unexpanded;
+        printf("Expanded display is %s.\n", on ? "on" : "off");
+        return RUN_OK;
+    }
+    /* psql's and sqlite3's words, unless the session has made them names */
+    bool leave = is_word(src, len, "exit") || is_word(src, len, "quit");
+    if ((leave && !session_global(s, src + i, 4, &v)) || (is_word(src, len, "help") && !session_global(s, "help", 4, &v))) {
+        if (s->ready)
+            s->ready(src, len);
+        return meta_run(s, leave ? ".quit" : ".help", 5);
     }
     return statement(s, src, len, first_line, final);
 }
@@ -252,12 +311,46 @@ static int read_line(FILE *in, Text *t)
     return text_add(t, "\n", 1) ? -1 : 1;
 }
 
+/* Whether a line holds no code: blank, or only a comment. */
+static bool no_code(const Text *l)
+{
+    int c = text_lead(l->p, l->len);
+    return !c || c == '\n' || c == '\r' || c == '#';
+}
+
+/* Reads on after the statement in t: lines without code are added to it,
+ * and a line starting with '|' too (a pipeline goes on there, as in a
+ * file), with what follows it. The first other line stays in ahead. 1, 0
+ * at the end of the input, -1 out of memory. */
+static int read_ahead(FILE *in, Text *t, Text *ahead, int *line)
+{
+    int got;
+    for (;;) {
+        ahead->len = 0;
+        if ((got = read_line(in, ahead)) <= 0)
+            return got;
+        if (!no_code(ahead) && !text_pipes_on(ahead->p, ahead->len))
+            return 1;
+        if (text_add(t, ahead->p, ahead->len))
+            return -1;
+        ++*line;
+    }
+}
+
 static RunStatus run_lines(Session *s, FILE *in)
 {
-    Text t = {0};
+    Text t = {0}, ahead = {0};
     RunStatus st = RUN_OK;
     int line = 0, first = 0, got;
-    while ((got = read_line(in, &t)) > 0) {
+    for (;;) {
+        if (ahead.len) {
+            got = text_add(&t, ahead.p, ahead.len) ? -1 : 1;
+            ahead.len = 0;
+        } else {
+            got = read_line(in, &t);
+        }
+        if (got <= 0)
+            break;
         line++;
         if (text_blank(t.p, t.len)) {
             t.len = 0;
@@ -265,12 +358,14 @@ static RunStatus run_lines(Session *s, FILE *in)
         }
         if (first == 0)
             first = line;
-        st = session_run(s, t.p, t.len, first, false);
+        if (text_lead(t.p, t.len) != '.' && (got = read_ahead(in, &t, &ahead, &line)) < 0)
+            break;
+        st = session_run(s, t.p, t.len, first, got == 0);
         if (st == RUN_MORE || st == RUN_MORE_EOF)
             continue;
         t.len = 0;
         first = 0;
-        if (st != RUN_OK || s->quit)
+        if (st != RUN_OK || s->quit || got == 0)
             break;
     }
     if (got == 0 && t.len && !s->quit)
@@ -280,6 +375,7 @@ static RunStatus run_lines(Session *s, FILE *in)
         st = RUN_ERROR;
     }
     text_free(&t);
+    text_free(&ahead);
     return st == RUN_MORE || st == RUN_MORE_EOF ? RUN_OK : st;
 }
 
@@ -343,8 +439,28 @@ bool session_global(Session *s, const char *name, size_t len, Value *out)
     return false;
 }
 
+size_t session_tables(Session *s, FILE *out)
+{
+    size_t pos = 0, n = 0;
+    Value k, slot;
+    while (vm_map_next(s->mod->symbols, &pos, &k, &slot)) {
+        Value v = s->mod->vars[slot.as.i];
+        if (v.type == VT_UNDEF || !vm_source_of(v))
+            continue;
+        VStr *text = table_text(s->vm, v, TABLE_TSV, false);
+        fprintf(out, "%s\t%s", AS_STR(k)->data, text ? text->data : "?\n");
+        n++;
+    }
+    return n;
+}
+
 bool session_fields(Session *s, Value v, session_name_fn add, void *acc)
 {
+    /* a query: its source's fields, and the columns its verbs make */
+    if (vm_query_made_columns(v, add, acc)) {
+        session_fields(s, vm_query_source(v), add, acc);
+        return true;
+    }
     if (session_store_ops.fields && session_store_ops.fields(s->vm, v, add, acc))
         return true;
     if (!table_is_rows(v))

@@ -24,11 +24,15 @@ typedef struct Session {
     VModule *mod;       /* the statements' top-level names */
     VArray *keep;       /* rooted: what the session holds (KEEP_ slots) */
     TableFormat mode;   /* how results print */
+    TableFormat unexpanded; /* the mode \x goes back to */
     bool timer;
     bool terminal;      /* stdout is a terminal: pager, progress */
     bool color;         /* colour on stdout */
     bool color_err;     /* colour on stderr */
     bool quit;          /* .quit was run */
+    FILE *out;          /* .output/.once: results go here (NULL: stdout) */
+    bool out_once;      /* .once: only the next statement's */
+    TableFormat out_mode;   /* their format: by the file's extension, else the mode */
     const char *file;   /* where statements come from, for messages */
     /* Called with each whole statement (or dot command) just before it runs
      * or its errors are reported: the prompt records history here, so a
@@ -54,6 +58,10 @@ RunStatus session_run_stream(Session *s, FILE *in, const char *name);
  * missing_ok and it does not exist (~/.combrc). */
 RunStatus session_run_file(Session *s, const char *path, bool missing_ok);
 
+/* Prints each top-level name bound to a store or tagset file, with what it
+ * is (.tables); the count. */
+size_t session_tables(Session *s, FILE *out);
+
 /* The value of the session's top-level name, or false if it has none. */
 bool session_global(Session *s, const char *name, size_t len, Value *out);
 
@@ -78,6 +86,10 @@ bool session_fields(Session *s, Value v, session_name_fn add, void *acc);
 /* `comb DIR`: opens the store in dir and binds it to `ds`. 0, or -1 after
  * reporting why (no store bindings yet, or the store would not open). */
 int session_bind_store(Session *s, const char *dir);
+
+/* Ends .output (or .once): results go to stdout again. Reports a failed
+ * write; false then. */
+bool session_output_close(Session *s);
 
 /* The last statement's function, for .dump; NULL before any. */
 VProto *session_last(Session *s);

@@ -6,14 +6,18 @@
 
 #include "vm/query/query.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "vm/natives.h"
 
 #define JSON_DEPTH 64   /* deeper than this is taken for a cycle */
 
-const char *const table_format_names[] = {"table", "tsv", "csv", "json", NULL};
+const char *const table_format_names[] = {"table", "tsv", "csv", "json", "line", NULL};
 
 int table_format_parse(const char *name)
 {
@@ -107,11 +111,26 @@ static void add_csv_quoted(VM *vm, VStrBuf *sb, const VStr *s)
     vm_sb_add(vm, sb, "\"", 1);
 }
 
+/* A float as the aligned table shows it, rounded for reading to 12
+ * significant digits (as DuckDB's shell shows them): 37832.3, not the
+ * 37832.30000000011 a sum may hold. Machine formats keep every digit. */
+static VStr *float_for_reading(VM *vm, double d)
+{
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.12g", d);
+    if (isfinite(d) && !strpbrk(buf, ".e"))
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ".0");   /* still a float, as print shows */
+    return vm_str_new(vm, buf, (size_t)n);
+}
+
 /* The text of a value in a cell: nil is empty; strings are their bytes;
- * anything else as print shows it. */
+ * floats in the aligned table rounded for reading; anything else as print
+ * shows it. */
 static VStr *cell_text(VM *vm, Value v, TableFormat f)
 {
-    VStr *plain = IS_NIL(v) ? vm_str_new(vm, "", 0) : vm_tostring(vm, v);
+    VStr *plain = IS_NIL(v) ? vm_str_new(vm, "", 0)
+                  : IS_FLOAT(v) && f == TABLE_ALIGNED ? float_for_reading(vm, v.as.f)
+                                                      : vm_tostring(vm, v);
     VStrBuf sb;
     vm_sb_init(vm, &sb, plain->len + 2);
     if (f == TABLE_CSV && csv_needs_quotes(plain))
@@ -245,6 +264,30 @@ static void render_aligned(VM *vm, VStrBuf *sb, VArray *rows, bool bold)
     vm_sb_printf(vm, sb, "(%zu row%s)\n", rows->len, rows->len == 1 ? "" : "s");
 }
 
+/* .mode line: each row as one `name = value` line per column, names
+ * right-aligned, a blank line between rows (sqlite3's). */
+static void render_lines(VM *vm, VStrBuf *sb, VArray *rows)
+{
+    Grid g = make_grid(vm, rows, TABLE_ALIGNED);
+    size_t w = 0;
+    for (size_t c = 0; c < g.ncols; c++) {
+        VStr *s = grid_cell(&g, 0, c);
+        size_t n = table_text_width(s->data, s->len);
+        w = n > w ? n : w;
+    }
+    for (size_t l = 1; l < g.nlines; l++) {
+        vm_sb_addc(vm, sb, l > 1 ? "\n" : "");
+        for (size_t c = 0; c < g.ncols; c++) {
+            VStr *name = grid_cell(&g, 0, c), *s = grid_cell(&g, l, c);
+            add_spaces(vm, sb, w - table_text_width(name->data, name->len));
+            vm_sb_add(vm, sb, name->data, name->len);
+            vm_sb_addc(vm, sb, " = ");
+            vm_sb_add(vm, sb, s->data, s->len);
+            vm_sb_addc(vm, sb, "\n");
+        }
+    }
+}
+
 /* A TSV or CSV line: the header of cols (row nil), or row's cells. */
 static void delimited_line(VM *vm, VStrBuf *sb, VMap *cols, Value row, TableFormat f)
 {
@@ -369,6 +412,8 @@ void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold)
         VArray *rows = AS_ARRAY(v);
         if (f == TABLE_ALIGNED)
             render_aligned(vm, sb, rows, bold);
+        else if (f == TABLE_LINE)
+            render_lines(vm, sb, rows);
         else if (f == TABLE_JSON)
             render_json_rows(vm, sb, rows);
         else
@@ -378,7 +423,7 @@ void table_render(VM *vm, VStrBuf *sb, Value v, TableFormat f, bool bold)
     if (f == TABLE_JSON)
         json(vm, sb, v, 0);
     else
-        vm_show(vm, sb, v, f == TABLE_ALIGNED);
+        vm_show(vm, sb, v, f == TABLE_ALIGNED || f == TABLE_LINE);
     vm_sb_add(vm, sb, "\n", 1);
 }
 
@@ -409,69 +454,139 @@ VStr *table_text(VM *vm, Value v, TableFormat f, bool bold)
 
 /* ---- a query's rows as they come --------------------------------------- */
 
+/* Rows into out in format f (not aligned), a line at a time, each written
+ * before the next row is asked for (the rows may call comb, which may
+ * collect): rows is an array of maps, or a handle whose type's next gives
+ * them (a scan's rows all have the first one's keys); the columns named in
+ * times show as ISO-8601. The rows written. */
+static size_t stream_rows(VM *vm, Value rows, VArray *times, TableFormat f, FILE *out, bool file)
+{
+    VHandle *h = IS_HANDLE(rows) ? AS_HANDLE(rows) : NULL;
+    VMap *cols = NULL;
+    Value row, b;
+    int64_t pos = 0;
+    size_t n = 0;
+    if (!h && AS_ARRAY(rows)->len && table_is_rows(rows)) {
+        cols = columns_of(vm, AS_ARRAY(rows));
+        vm_push_root(vm, v_obj(cols));
+    }
+    for (; h ? h->type->next(vm, h->data, &pos, &row, &b)
+             : n < AS_ARRAY(rows)->len && (row = AS_ARRAY(rows)->items[n], true);
+         n++) {
+        if (!IS_MAP(row))
+            vm_error(vm, "write: a text file takes rows (maps), not %s", v_type_name(row));
+        vm_query_show_times(vm, times, row);
+        VStrBuf sb;
+        vm_sb_init(vm, &sb, 256);
+        if (f == TABLE_JSON) {
+            json_row(vm, &sb, row, n);
+        } else {
+            if (!n) {
+                if (!cols) {
+                    cols = vm_map_new(vm, 8);
+                    vm_push_root(vm, v_obj(cols));
+                    add_columns(vm, cols, AS_MAP(row));
+                }
+                delimited_line(vm, &sb, cols, v_nil(), f);
+            }
+            delimited_line(vm, &sb, cols, row, f);
+        }
+        VStr *line = vm_sb_done(vm, &sb);
+        fwrite(line->data, 1, line->len, out);
+        vm_gc_step(vm);     /* the rows written are garbage */
+    }
+    if (n && f == TABLE_JSON)
+        fputs(JSON_END, out);
+    if (!n && file) {   /* no rows: an empty file, or JSON's empty array */
+        fputs(f == TABLE_JSON ? "[]\n" : "", out);
+    } else if (!n) {    /* no rows: what the empty array shows */
+        VStrBuf sb;
+        vm_sb_init(vm, &sb, 16);
+        table_render(vm, &sb, v_obj(vm_array_new(vm, 0)), f, false);
+        VStr *s = vm_sb_done(vm, &sb);
+        fwrite(s->data, 1, s->len, out);
+    }
+    vm_pop_root(vm, cols ? 1 : 0);
+    return n;
+}
+
+/* ---- a query's rows as they come --------------------------------------- */
+
 typedef struct StreamJob {
     Value q;
     TableFormat f;
     FILE *out;
     Value it;           /* the query's cursor, closed after */
+    VArray *times;
+    size_t n;
 } StreamJob;
 
 static void stream_job(VM *vm, void *ud)
 {
     StreamJob *j = ud;
-    VArray *times = vm_query_time_columns(vm, j->q);
+    VArray *times = j->times ? j->times : vm_query_time_columns(vm, j->q);
     vm_push_root(vm, v_obj(times));
-    j->it = AS_HANDLE(j->q)->type->iter(vm, j->q);
+    if (IS_HANDLE(j->q) && AS_HANDLE(j->q)->type->iter)
+        j->it = AS_HANDLE(j->q)->type->iter(vm, j->q);
     vm_push_root(vm, j->it);
-    VHandle *h = AS_HANDLE(j->it);
-    VMap *cols = NULL;
-    Value row, b;
-    int64_t pos = 0;
-    size_t n = 0;
-    /* A line at a time, written before the next row is asked for: the
-     * rows may call comb, which may collect. */
-    for (; h->type->next(vm, h->data, &pos, &row, &b); n++) {
-        vm_query_show_times(vm, times, row);
-        VStrBuf sb;
-        vm_sb_init(vm, &sb, 256);
-        if (j->f == TABLE_JSON) {
-            json_row(vm, &sb, row, n);
-        } else {
-            if (!cols) {    /* a scan's rows all have the first one's keys */
-                cols = vm_map_new(vm, 8);
-                vm_push_root(vm, v_obj(cols));
-                add_columns(vm, cols, AS_MAP(row));
-                delimited_line(vm, &sb, cols, v_nil(), j->f);
-            }
-            delimited_line(vm, &sb, cols, row, j->f);
-        }
-        VStr *line = vm_sb_done(vm, &sb);
-        fwrite(line->data, 1, line->len, j->out);
-        vm_gc_step(vm);     /* the rows written are garbage */
-    }
-    if (n && j->f == TABLE_JSON)
-        fputs(JSON_END, j->out);
-    if (!n) {   /* no rows: what the empty array shows */
-        VStrBuf sb;
-        vm_sb_init(vm, &sb, 16);
-        table_render(vm, &sb, v_obj(vm_array_new(vm, 0)), j->f, false);
-        VStr *s = vm_sb_done(vm, &sb);
-        fwrite(s->data, 1, s->len, j->out);
-    }
-    vm_pop_root(vm, cols ? 3 : 2);
+    j->n = stream_rows(vm, IS_NIL(j->it) ? j->q : j->it, times, j->f, j->out, j->times != NULL);
+    vm_pop_root(vm, 2);
 }
 
 bool table_stream(VM *vm, Value v, TableFormat f, FILE *out)
 {
-    if (f == TABLE_ALIGNED || !vm_query_streams(v)) {
+    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(v)) {
         VStr *text = table_text(vm, v, f, false);
         if (text)
             fwrite(text->data, 1, text->len, out);
         return text != NULL;
     }
-    StreamJob j = {v, f, out, v_nil()};
+    StreamJob j = {v, f, out, v_nil(), NULL, 0};
     int rc = vm_protect(vm, stream_job, &j);
     if (IS_HANDLE(j.it) && AS_HANDLE(j.it)->type->close)
         AS_HANDLE(j.it)->type->close(vm, handle_data(AS_HANDLE(j.it)));
     return rc == 0;
+}
+
+/* ---- write(path) of a text file ----------------------------------------- */
+
+/* vm_text_writer: into a temporary file beside path, renamed over it when
+ * every row is written, removed on an error (raised again). */
+static int64_t write_text_file(VM *vm, Value rows, VArray *times, VStr *path, int format)
+{
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path->data) >= (int)sizeof tmp)
+        vm_error(vm, "write: the path is too long");
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        vm_error(vm, "write: cannot write %s: %s", path->data, strerror(errno));
+    }
+    mode_t mask = umask(0);     /* mkstemp's 0600 made as open(2) would */
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    StreamJob j = {rows, (TableFormat)format, f, v_nil(), times, 0};
+    int rc = vm_protect(vm, stream_job, &j);
+    int err = ferror(f) ? EIO : 0;
+    if (fclose(f) && !err)
+        err = errno;
+    if (!rc && !err && rename(tmp, path->data))
+        err = errno;
+    if (rc || err)
+        unlink(tmp);
+    if (rc)
+        vm_rethrow(vm);
+    if (err)
+        vm_error(vm, "write: cannot write %s: %s", path->data, strerror(err));
+    return (int64_t)j.n;
+}
+
+void table_register(void)
+{
+    _Static_assert((int)VM_TEXT_TSV == (int)TABLE_TSV && (int)VM_TEXT_CSV == (int)TABLE_CSV &&
+                       (int)VM_TEXT_JSON == (int)TABLE_JSON,
+                   "the text formats of write are the table's");
+    vm_text_writer = write_text_file;
 }

@@ -8,12 +8,14 @@
 
 #include "vm/vm.h"
 
-typedef enum { TABLE_ALIGNED, TABLE_TSV, TABLE_CSV, TABLE_JSON } TableFormat;
+/* LINE: each row as `name = value` lines (sqlite3's .mode line, psql's \x). */
+typedef enum { TABLE_ALIGNED, TABLE_TSV, TABLE_CSV, TABLE_JSON, TABLE_LINE } TableFormat;
 
 /* The format called name ("table", "tsv", "csv", "json"), or -1. */
 int table_format_parse(const char *name);
 const char *table_format_name(TableFormat f);
-/* The names, for messages and completion: "table|tsv|csv|json". */
+
+/* The names, for messages and completion: "table|tsv|csv|json|line". */
 extern const char *const table_format_names[];
 
 /* Whether v is rows: a non-empty array whose items are all maps. */
@@ -37,6 +39,10 @@ VStr *table_text(VM *vm, Value v, TableFormat f, bool bold);
  * header is the first row's keys (a scan's rows all have them). Run
  * protected: false with the error in the VM; what was written stays. */
 bool table_stream(VM *vm, Value v, TableFormat f, FILE *out);
+
+/* Lets `| write(path)` write .tsv, .csv and .json files in these formats
+ * (vm_text_writer). */
+void table_register(void);
 
 /* The columns text takes on a terminal: UTF-8 code points, each one column
  * (wide and combining characters are not told apart). */

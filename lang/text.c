@@ -38,3 +38,19 @@ bool text_blank(const char *p, size_t n)
             return false;
     return true;
 }
+
+int text_lead(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t')
+            return (unsigned char)p[i];
+    return 0;
+}
+
+bool text_pipes_on(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    return i < n && p[i] == '|' && (i + 1 == n || p[i + 1] != '|');
+}

@@ -17,5 +17,10 @@ void text_free(Text *t);
 
 /* Whether n bytes at p are only spaces, tabs and line ends. */
 bool text_blank(const char *p, size_t n);
+/* The first byte of the n at p that is no space or tab; 0 if none. */
+int text_lead(const char *p, size_t n);
+/* Whether a line goes on a pipeline written above it: it starts with '|'
+ * (and is no `||`). */
+bool text_pipes_on(const char *p, size_t n);
 
 #endif

@@ -1,13 +1,16 @@
-/* lib_math: numbers: abs, min, max, floor, ceil, sqrt, pow, exp, log, sin,
+/* lib_math: numbers: abs, min, max, floor, ceil, round, sqrt, pow, exp, log, sin,
  * cos, tan, atan, and random numbers (random, srand).
  *
- * Ints stay ints where the answer is one (abs, min, max, floor, ceil), and
+ * Ints stay ints where the answer is one (abs, min, max, floor, ceil,
+ * round), and
  * overflow is an error as it is for the operators; the rest work in double.
  * The random generator is xoshiro256** with one state per process (like C's
  * rand), seeded from the clock until srand fixes it. */
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +86,41 @@ Value nat_ceil(VM *vm, int argc, Value *argv)
 {
     (void)argc;
     return to_int(vm, argv, ceil);
+}
+
+/* round(x): an int; round(x, d): to d decimals, the float nearest the
+ * decimal (so round(2.675, 2) is 2.67: the double 2.675 is below it), or
+ * for d < 0 to a multiple of 10^-d; an int x stays an int. */
+Value nat_round(VM *vm, int argc, Value *argv)
+{
+    if (argc < 2 || IS_NIL(argv[1]))
+        return to_int(vm, argv, round);
+    int64_t d = vm_arg_int(vm, argv, 1);
+    if (IS_INT(argv[0])) {
+        int64_t x = argv[0].as.i, p = 1;
+        for (int64_t i = d; i < 0 && p <= INT64_MAX / 10; i++)
+            p *= 10;
+        if (d >= 0 || p == 1)
+            return argv[0];
+        int64_t r = x % p, q = x - r;   /* toward zero, then half away from it */
+        int64_t up = r >= 0 ? p - r <= r : -r >= p + r;
+        if (up && __builtin_add_overflow(q, x < 0 ? -p : p, &q))
+            vm_error(vm, "integer overflow");
+        return v_int(d < -18 ? 0 : q);
+    }
+    double x = vm_arg_num(vm, argv, 0);
+    if (d >= 17 || !isfinite(x))
+        return v_float(x);
+    if (d < 0) {
+        double p = pow(10, (double)-d);
+        return v_float(round(x / p) * p);
+    }
+    double p = pow(10, (double)d), s = x * p, t = floor(s) + 0.5;
+    if (fma(x, p, -t) == 0)     /* exactly half way: away from zero, as round(x) */
+        return v_float((x < 0 ? t - 0.5 : t + 0.5) / p);
+    char buf[400];  /* else the nearest: printf rounds the exact binary value */
+    snprintf(buf, sizeof buf, "%.*f", (int)d, x);
+    return v_float(strtod(buf, NULL));
 }
 
 /* The natives that are one C function of one number, giving a float. */

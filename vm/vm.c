@@ -315,6 +315,10 @@ void vm_print_error(VM *vm, FILE *out)
         while (i + same < vm->ntrace && i + same != VM_TRACE_MAX / 2 &&
                !memcmp(&vm->trace[i + same], t, sizeof *t))
             same++;
+        if (t->native && t->native->def->name[0] == '_') {
+            i += same;  /* the compiler's own (_pipe): not in the program's text */
+            continue;
+        }
         if (t->native)
             fprintf(out, "  in native %s", t->native->def->name);
         else

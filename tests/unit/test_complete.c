@@ -98,7 +98,7 @@ static void names_keywords_and_natives(void **state)
 static void verbs_after_a_pipe(void **state)
 {
     (void)state;
-    assert_string_equal(offer("rows | ", "s"), "schema select sort stat");
+    assert_string_equal(offer("rows | ", "s"), "schema select skip sort stat");
     assert_string_equal(offer("rows | where x |\n", "co"), "count");
 }
 
@@ -109,6 +109,19 @@ static void fields_of_the_source(void **state)
     assert_string_equal(offer("rows | where onum == 1 && ", "du"), "dur");
     /* the names are offered too: a predicate may use a variable */
     assert_string_equal(offer("rows | where ", "o"), "onum open other");
+}
+
+/* A name holding a query: its source's fields, and the columns its select
+ * and group by make. */
+static void fields_of_a_query(void **state)
+{
+    (void)state;
+    const char *src = "let q = rows | where bsid > 0 | select onum, total: bsid + 1\n"
+                      "let g = rows | group by bsid { howmany: count() }\n";
+    assert_int_equal(session_run(&sess, src, strlen(src), 1, true), RUN_OK);
+    assert_string_equal(offer("q | where ", "to"), "total totime");  /* names too */
+    assert_string_equal(offer("q | where ", "bs"), "bsid");
+    assert_string_equal(offer("g | where ", "how"), "howmany");
 }
 
 static void fields_of_a_store_through_the_hook(void **state)
@@ -125,12 +138,13 @@ static void fields_of_a_store_through_the_hook(void **state)
 static void commands_and_their_words(void **state)
 {
     (void)state;
-    assert_string_equal(offer("", ".t"), ".timer");
+    assert_string_equal(offer("", ".t"), ".tables .timer");
+    assert_string_equal(offer("", ".ti"), ".timer");
     assert_string_equal(offer("", ".d"), ".dump");
     assert_string_equal(offer(".mode ", "t"), "table tsv");
     assert_string_equal(offer(".timer ", "o"), "off on");
     assert_string_equal(offer(".help ", "wh"), "where");
-    assert_string_equal(offer(".help ", "ta"), "tags take tan");
+    assert_string_equal(offer(".help ", "ta"), "tables tags take tan");
 }
 
 int main(void)
@@ -141,6 +155,7 @@ int main(void)
         cmocka_unit_test(names_keywords_and_natives),
         cmocka_unit_test(verbs_after_a_pipe),
         cmocka_unit_test(fields_of_the_source),
+        cmocka_unit_test(fields_of_a_query),
         cmocka_unit_test(fields_of_a_store_through_the_hook),
         cmocka_unit_test(commands_and_their_words),
     };

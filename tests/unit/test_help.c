@@ -11,6 +11,7 @@
 
 #include "lang/help.h"
 #include "lang/meta.h"
+#include "vm/query/query.h"
 #include "tests/unit/eval.h"
 #include "vm/natives.h"
 
@@ -56,12 +57,39 @@ static void every_name_has_help(void **state)
     assert_non_null(strstr(both, "| sort f"));
 }
 
+/* Every query function and operator by name: .help any, .help between,
+ * .help && (each of an entry's symbols), .help if. */
+static void query_functions_and_operators(void **state)
+{
+    (void)state;
+    bool ok;
+    char want[512];
+    for (size_t i = 0; i < QF__COUNT; i++) {
+        snprintf(want, sizeof want, "in a query: %s\n", vm_query_funcs[i].help);
+        assert_non_null(strstr(shown(vm_query_funcs[i].name, &ok), want));
+        assert_true(ok);
+    }
+    for (size_t i = 0; i < help_noperators; i++) {
+        snprintf(want, sizeof want, "%s: %s\n", help_operators[i].usage, help_operators[i].text);
+        char names[64], *save = NULL;
+        snprintf(names, sizeof names, "%s", help_operators[i].name);
+        for (char *n = strtok_r(names, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
+            assert_non_null(strstr(shown(n, &ok), want));
+            assert_true(ok);
+        }
+    }
+    assert_non_null(strstr(shown("||", &ok), "a && b, a || b: "));
+    assert_non_null(strstr(shown("between", &ok), "between(e, lo, hi)"));
+    assert_non_null(strstr(shown("operators", &ok), "if c { a } else { b }"));
+    assert_non_null(strstr(shown("functions", &ok), "any(tags, PRED)"));
+}
+
 static void each_kind_by_name(void **state)
 {
     (void)state;
     bool ok;
-    assert_non_null(strstr(shown("mode", &ok), ".mode [table|tsv|csv|json]: "));
-    assert_non_null(strstr(shown(".mode", &ok), ".mode [table|tsv|csv|json]: "));
+    assert_non_null(strstr(shown("mode", &ok), ".mode [table|tsv|csv|json|line]: "));
+    assert_non_null(strstr(shown(".mode", &ok), ".mode [table|tsv|csv|json|line]: "));
     assert_string_equal(shown("prompt", &ok), help_topics[0].text);
     assert_non_null(strstr(shown("verbs", &ok), "group by f"));
     assert_non_null(strstr(shown("natives", &ok), "push(a, v, ...)"));
@@ -109,7 +137,7 @@ static void reference_lists_every_entry(void **state)
         snprintf(want, sizeof want, "| `.%s", meta_commands[i].name);
         assert_non_null(strstr(text, want));
     }
-    assert_non_null(strstr(text, "`.mode [table\\|tsv\\|csv\\|json]`"));
+    assert_non_null(strstr(text, "`.mode [table\\|tsv\\|csv\\|json\\|line]`"));
     for (size_t i = 0; i < help_ntopics; i++)
         assert_non_null(strstr(text, help_topics[i].text));
 }
@@ -136,6 +164,7 @@ int main(void)
         cmocka_unit_test(overview_lists_the_topics),
         cmocka_unit_test(every_name_has_help),
         cmocka_unit_test(each_kind_by_name),
+        cmocka_unit_test(query_functions_and_operators),
         cmocka_unit_test(modules_by_name),
         cmocka_unit_test(reference_lists_every_entry),
         cmocka_unit_test(names_for_completion),

@@ -62,6 +62,23 @@ static void an_unterminated_string_reads_on(void **state)
     assert_false(open_(state, "print(\"a\\\"b\")\n"));
 }
 
+/* What the prompt says is open: the innermost bracket and where. */
+static void what_is_open(void **state)
+{
+    char buf[128];
+    const char *src = "print(f(1,\n  [2, 3],\n  (4\n";
+    assert_true(ml_what_open(*state, src, strlen(src), buf, sizeof buf));
+    assert_string_equal(buf, "'(' from line 3, column 3");
+    src = "print(\"abc\n";
+    assert_true(ml_what_open(*state, src, strlen(src), buf, sizeof buf));
+    assert_string_equal(buf, "a string (or regex) not closed");
+    src = "ds | where x |\n";
+    assert_true(ml_what_open(*state, src, strlen(src), buf, sizeof buf));
+    assert_string_equal(buf, "a pipeline after its trailing '|'");
+    src = "f(1)\n";
+    assert_false(ml_what_open(*state, src, strlen(src), buf, sizeof buf));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -70,6 +87,7 @@ int main(void)
         cmocka_unit_test(brackets_in_strings_comments_and_regexes_do_not_count),
         cmocka_unit_test(a_trailing_pipe_reads_on),
         cmocka_unit_test(an_unterminated_string_reads_on),
+        cmocka_unit_test(what_is_open),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -362,6 +362,16 @@ static void prepare_compare(Binder *b, QExpr *e)
         qx_num_test(e, &b->vs->s->fields[e->a->field]);
 }
 
+/* A time field compared with a string: say how a time is written. */
+static const char *time_hint(Binder *b, const QExpr *e)
+{
+    for (const QExpr *x = e->a; x; x = x == e->a ? e->b : NULL)
+        if (x->op == QX_FIELD && b->vs && b->vs->s->fields[x->field].type == ST_TIME &&
+            (x == e->a ? e->b : e->a)->type == QT_STR)
+            return " (a time is written without quotes: 2026-12-02 or 2026-12-02T13:05)";
+    return "";
+}
+
 static QExpr *bind_compare(Binder *b, Value node, int op)
 {
     QExpr *e = qb_new(b, op, node);
@@ -370,8 +380,8 @@ static QExpr *bind_compare(Binder *b, Value node, int op)
     e->type = QT_BOOL;
     char d1[96], d2[96];
     if (!comparable(op, e->a->type, e->b->type))
-        bind_error(b, e, "type mismatch: %s %s %s", qb_describe(b, e->a, d1, sizeof d1), qx_op_sym[op],
-                   qb_describe(b, e->b, d2, sizeof d2));
+        bind_error(b, e, "type mismatch: %s %s %s%s", qb_describe(b, e->a, d1, sizeof d1), qx_op_sym[op],
+                   qb_describe(b, e->b, d2, sizeof d2), time_hint(b, e));
     if (e->a->op == QOP_CONST && e->b->op != QOP_CONST) {
         QExpr *t = e->a;    /* constants on the right */
         e->a = e->b;
@@ -677,6 +687,67 @@ static QExpr *bind_index(Binder *b, Value node)
     return e;
 }
 
+/* The type of a value that is x's or y's (an if's branches, the operands
+ * of a value-giving && or ||): one type, ints and floats give a float, nil
+ * takes the other's; -1 when they cannot be one column. */
+static int one_type(QType x, QType y)
+{
+    if (x == QT_ANY || y == QT_ANY)
+        return QT_ANY;
+    if (x == y || y == QT_NIL)
+        return x;
+    if (x == QT_NIL)
+        return y;
+    return numeric(x) && numeric(y) ? QT_FLOAT : -1;
+}
+
+/* e (an if: a the condition, b and c the values) typed from its values. */
+static QExpr *typed_choice(Binder *b, QExpr *e, const char *what)
+{
+    int t = one_type(e->b->type, e->c->type);
+    char d1[96], d2[96];
+    if (t < 0)
+        bind_error(b, e, "%s gives %s or %s: in a query its values must be of one type", what,
+                   qb_describe(b, e->b, d1, sizeof d1), qb_describe(b, e->c, d2, sizeof d2));
+    e->type = (QType)t;
+    e->tag = e->a->tag || e->b->tag || e->c->tag;
+    e->big = t == QT_INT && (e->b->big || e->c->big);
+    e->strw = e->b->strw > e->c->strw ? e->b->strw : e->c->strw;
+    return e;
+}
+
+/* a && b, a || b: over conditions a condition; given other values, as in
+ * comb, the operand that decided: a || b is if a { a } else { b } (a's
+ * truth: not nil, and true if a bool), a && b is if a { b } else { a }. */
+static QExpr *bind_logic(Binder *b, Value node, int op)
+{
+    QExpr *e = qb_new(b, op, node);
+    e->a = qb_expr(b, nval(node, 3));
+    e->b = qb_expr(b, nval(node, 4));
+    if ((e->a->type == QT_BOOL && e->b->type == QT_BOOL) || e->a->type == QT_ANY || e->b->type == QT_ANY) {
+        /* conditions; or over maps' values, which the row steps take as comb does */
+        e->a = quantify(b, e->a);   /* a bare bool tag field is a condition here */
+        e->b = quantify(b, e->b);
+        e->type = e->a->type == QT_BOOL && e->b->type == QT_BOOL ? QT_BOOL : QT_ANY;
+        e->tag = e->a->tag || e->b->tag;
+        return e;
+    }
+    QExpr *x = e->a, *truth = x;
+    if (x->type != QT_BOOL) {
+        truth = qb_new(b, QOP_NE, node);
+        truth->a = x;
+        truth->b = qb_const(b, node, v_nil());
+        truth->type = QT_BOOL;
+        truth->tag = x->tag;
+    }
+    QExpr *c = qb_new(b, QOP_IF, node);
+    c->a = truth;
+    c->b = op == QOP_OR ? x : e->b;
+    c->c = op == QOP_OR ? e->b : x;
+    c->fn = op;     /* explain shows it as written */
+    return typed_choice(b, c, op == QOP_AND ? "'&&'" : "'||'");
+}
+
 static QExpr *bind_node(Binder *b, Value node)
 {
     if (!IS_ARRAY(node))
@@ -711,12 +782,13 @@ static QExpr *bind_node(Binder *b, Value node)
         return bind_compare(b, node, op);
     case QOP_AND:
     case QOP_OR:
+        return bind_logic(b, node, op);
+    case QOP_IF:
         e = qb_new(b, op, node);
-        e->a = qb_bool(b, nval(node, 3), op == QOP_AND ? "each side of '&&'" : "each side of '||'");
-        e->b = qb_bool(b, nval(node, 4), op == QOP_AND ? "each side of '&&'" : "each side of '||'");
-        e->type = QT_BOOL;
-        e->tag = e->a->tag || e->b->tag;
-        return e;
+        e->a = qb_bool(b, nval(node, 3), "an if's condition");
+        e->b = qb_expr(b, nval(node, 4));
+        e->c = qb_expr(b, nval(node, 5));
+        return typed_choice(b, e, "this if");
     case QOP_MATCH:
     case QOP_NOMATCH:
         e = qb_new(b, op, node);

@@ -17,7 +17,7 @@ static void show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s);
 
 static void show_operand(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
 {
-    bool paren = (e->op >= QOP_ADD && e->op <= QOP_INRANGE) || e->op == QX_SET;
+    bool paren = (e->op >= QOP_ADD && e->op <= QOP_INRANGE) || e->op == QX_SET || e->op == QOP_IF;
     vm_sb_addc(vm, sb, paren ? "(" : "");
     show(vm, sb, e, s);
     vm_sb_addc(vm, sb, paren ? ")" : "");
@@ -68,6 +68,21 @@ static void show(VM *vm, VStrBuf *sb, const QExpr *e, const st_schema *s)
         show_operand(vm, sb, e->a, s);
         vm_sb_addc(vm, sb, e->op == QOP_AND ? " && " : " || ");
         show_operand(vm, sb, e->b, s);
+        return;
+    case QOP_IF:
+        if (e->fn) {    /* a || b, a && b giving a value (bind_logic) */
+            show_operand(vm, sb, e->fn == QOP_OR ? e->b : e->c, s);
+            vm_sb_addc(vm, sb, e->fn == QOP_AND ? " && " : " || ");
+            show_operand(vm, sb, e->fn == QOP_OR ? e->c : e->b, s);
+            return;
+        }
+        vm_sb_addc(vm, sb, "if ");
+        show(vm, sb, e->a, s);
+        vm_sb_addc(vm, sb, " { ");
+        show(vm, sb, e->b, s);
+        vm_sb_addc(vm, sb, " } else { ");
+        show(vm, sb, e->c, s);
+        vm_sb_addc(vm, sb, " }");
         return;
     case QOP_INDEX:
         show_operand(vm, sb, e->a, s);

@@ -857,6 +857,40 @@ static void eval_func(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v
         fail(k, e, notime ? msg : ops_message[AR_OVERFLOW]);
 }
 
+/* if c { a } else { b }: the condition splits the rows, and each branch is
+ * computed for its own rows only (as in comb, a branch not taken cannot
+ * fail); then the values are laid out in the rows' order. */
+static void eval_if(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
+{
+    KSel yes = scratch(k, e, 0), no = scratch(k, e, 1);
+    if (!yes.idx || !no.idx) {
+        memset(v->valid, 0, in->n);
+        return;
+    }
+    filter(k, e->a, tag, in, &yes);
+    difference(in, &yes, &no);
+    const KVec *vy = evaluate(k, e->b, tag, &yes), *vn = evaluate(k, e->c, tag, &no);
+    v->floats = e->big && (vy->floats || vn->floats);
+    for (uint32_t j = 0, h = 0, m = 0; j < in->n; j++) {
+        bool took = h < yes.n && yes.idx[h] == in->idx[j];
+        const QExpr *x = took ? e->b : e->c;
+        const KVec *s = took ? vy : vn;
+        uint32_t i = took ? h++ : m++;
+        bool ok = x->type != QT_NIL && valid_at(s, i);
+        v->valid[j] = ok;
+        if (e->type == QT_FLOAT)
+            v->f[j] = ok ? num_at(x, s, i) : 0;
+        else if (e->type == QT_STR)
+            v->sp[j] = ok ? s->sp[i] : "", v->sl[j] = ok ? s->sl[i] : 0;
+        else
+            v->i[j] = ok ? s->i[i] : 0;
+        if (v->floats) {
+            v->isf[j] = ok && kvec_float(s, i);
+            v->f[j] = v->isf[j] ? s->f[i] : 0;
+        }
+    }
+}
+
 static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in)
 {
     KVec *v = &slot(k, e)->v;
@@ -901,6 +935,9 @@ static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in)
     }
     case QOP_ADD: case QOP_SUB: case QOP_MUL: case QOP_DIV: case QOP_MOD:
         eval_arith(k, e, tag, in, v);
+        break;
+    case QOP_IF:
+        eval_if(k, e, tag, in, v);
         break;
     case QX_QUANT:
         if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last) {

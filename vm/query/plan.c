@@ -67,7 +67,8 @@ static uint64_t take_count(Binder *b, Value stage)
     QExpr *n = qb_expr(b, nval(stage, 3));
     char d[96];
     if (n->op != QOP_CONST || n->type != QT_INT || n->ki < 0)
-        bind_error(b, n, "take needs a count (an int >= 0), not %s", qb_describe(b, n, d, sizeof d));
+        bind_error(b, n, "%s needs a count (an int >= 0), not %s", vm_verbs[nint(stage, 0)].name,
+                   qb_describe(b, n, d, sizeof d));
     return (uint64_t)n->ki;
 }
 
@@ -134,9 +135,10 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
     switch (s->verb) {
     case QV_where:
     case QV_take:
+    case QV_skip:
         s->n = 1;
         s->e = qp_alloc(b->vm, p, sizeof *s->e);
-        if (s->verb == QV_take) {
+        if (s->verb != QV_where) {
             QExpr *n = qb_const(b, stage, v_int((int64_t)take_count(b, stage)));
             s->e[0] = n;
         } else {
@@ -377,9 +379,12 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
             sc->consumer = QC_STAT;
             return i + 1;
         case QV_write: {
-            /* Rows written as they are: straight from the blocks. */
+            /* Rows written as they are: straight from the blocks (text
+             * files: as a row step, through the text writer). */
             size_t nargs = nlen(st) - 3;
             QExpr *t = nargs ? qb_expr(b, nval(st, 3)) : NULL;
+            if (t && t->op == QOP_CONST && qtext_format(t->k))
+                return i;
             QExpr *o = nargs > 1 ? qb_expr(b, nval(st, 4)) : NULL;
             QExpr at = {.line = (int)nint(st, 1), .col = (int)nint(st, 2)};
             if (!t || nargs > 2 || t->op != QOP_CONST || (o && (o->op != QOP_CONST || !IS_MAP(o->k))))

@@ -237,6 +237,18 @@ typedef struct VQuery {
 
 /* Binds q's stages into q->plan. */
 void qp_bind(VM *vm, VQuery *q);
+/* vm_query_time_columns of a plan (vm/query/query.c). */
+VArray *qp_time_columns(VM *vm, const QPlan *p);
+
+/* ---- vm/query/textout.c: write(path) to a text file ---- */
+
+/* The text format the target asks for by its name's extension (a
+ * VM_TEXT_ value), or 0: a tagset file or store. */
+int qtext_format(Value target);
+/* Writes rows (an array, or a cursor) into the text file named by the
+ * step's target through vm_text_writer; the rows written. */
+Value qtext_write(VM *vm, const QPlan *p, const QStep *s, Value rows);
+
 /* Stage i's plan array, and the last stage's verb (-1: none). */
 Value qp_stage(VQuery *q, int i);
 int qp_last_verb(VQuery *q);

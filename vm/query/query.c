@@ -100,7 +100,7 @@ static bool in_names(VArray *names, VStr *n)
 }
 
 /* Whether e's value is a time: a time field, day() of one, min or max of
- * one, given the columns known to hold times. */
+ * one, one plus or minus seconds, given the columns known to hold times. */
 static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
 {
     if (!e)
@@ -112,13 +112,22 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
     if ((e->op == QX_FUNC && e->fn == QF_day) ||
         (e->op == QX_AGG && (e->fn == QF_min || e->fn == QF_max)))
         return is_time(p, e->a, times);
+    if (e->op == QOP_ADD || e->op == QOP_SUB)  /* a time plus or minus seconds (not two times) */
+        return is_time(p, e->a, times) != is_time(p, e->b, times) &&
+               (e->op == QOP_ADD || is_time(p, e->a, times));
+    if (e->op == QOP_IF && !e->fn)    /* times on both branches (or nil) */
+        return (is_time(p, e->b, times) || e->b->type == QT_NIL) &&
+               (is_time(p, e->c, times) || e->c->type == QT_NIL) && e->type != QT_NIL;
     return false;
 }
 
 VArray *vm_query_time_columns(VM *vm, Value qv)
 {
-    VQuery *q = handle_data(AS_HANDLE(qv));
-    QPlan *p = &q->plan;
+    return qp_time_columns(vm, &((VQuery *)handle_data(AS_HANDLE(qv)))->plan);
+}
+
+VArray *qp_time_columns(VM *vm, const QPlan *p)
+{
     VArray *times = vm_array_new(vm, 4);
     if (!p->typed)
         return times;
@@ -151,6 +160,31 @@ VArray *vm_query_time_columns(VM *vm, Value qv)
     }
     vm_pop_root(vm, 1);
     return times;
+}
+
+Value vm_query_source(Value v)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return v_nil();
+    return ((VQuery *)handle_data(AS_HANDLE(v)))->src;
+}
+
+bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return false;
+    VQuery *q = handle_data(AS_HANDLE(v));
+    for (size_t i = 0; i < q->stages->len; i++) {
+        Value st = qp_stage(q, (int)i);
+        int verb = (int)nint(st, 0);
+        if (verb != QV_select && verb != QV_group)
+            continue;
+        /* select: name, e, ...; group: nkeys, then name, e, ... */
+        for (size_t k = verb == QV_group ? 4 : 3; k + 1 < nlen(st); k += 2)
+            if (IS_STR(nval(st, k)))
+                add(acc, AS_STR(nval(st, k))->data, AS_STR(nval(st, k))->len);
+    }
+    return true;
 }
 
 /* A query's rows as a table shows them: the query run, its time columns
@@ -214,7 +248,7 @@ Value vm_query_run(VM *vm, Value qv)
     int to = verb == QV_count && last >= 0 && p->steps[last].verb == QV_count ? last : p->nsteps;
     bool cuts = false;
     for (int i = 0; i < to; i++)
-        cuts |= p->steps[i].verb == QV_where || p->steps[i].verb == QV_take;
+        cuts |= p->steps[i].verb == QV_where || p->steps[i].verb == QV_take || p->steps[i].verb == QV_skip;
     if (to > 0 && (cuts || to < p->nsteps) && qcursor_streams(p, to)) {
         Value *level = vm->nframes ? vm->frames[vm->nframes - 1].top : vm->stack;
         Value cur = qcursor_open(vm, qv, to);

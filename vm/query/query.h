@@ -42,7 +42,8 @@
     X(IN)               /* a in set */                                      \
     X(INRANGE)          /* a in lo..hi: lo <= a < hi */                     \
     X(CALL)             /* a query function: "name", args... */             \
-    X(INDEX)            /* obj.key: obj, key (a node) */
+    X(INDEX)            /* obj.key: obj, key (a node) */                \
+    X(IF)               /* if c { a } else { b }: c, a, b */
 
 enum {
 #define X(name) QOP_##name,
@@ -107,8 +108,25 @@ Value vm_query_display(VM *vm, Value v);
 /* Whether v is a query whose rows come from a scan a row at a time (maps
  * with the same keys), so a `for` over it holds no more than a block. */
 bool vm_query_streams(Value v);
+/* A query's source (its store, tagset file or array: for completion);
+ * nil when v is no query. */
+Value vm_query_source(Value v);
+/* Calls add(acc, name, len) for each column a query's select and group by
+ * stages make; false when v is no query. Does not raise. */
+bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc);
 /* One row of a query shown so: the columns named in times (from
  * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
 void vm_query_show_times(VM *vm, VArray *times, Value row);
+
+/* `| write(path)` with a path ending in .tsv, .csv or .json writes text in
+ * that format (any other path: a tagset file). The text is the prompt's
+ * (lang/table.c), which fills this in: it writes the rows (an array of
+ * maps, or a handle whose type's next gives them), showing the columns in
+ * times as ISO-8601, into path whole or not at all, and returns how many;
+ * it raises on error. NULL: this program cannot write text (an error). */
+enum { VM_TEXT_TSV = 1, VM_TEXT_CSV, VM_TEXT_JSON };
+/* The VM_TEXT_ format a file's name asks for by its extension, or 0. */
+int vm_text_format_of(const char *path, size_t len);
+extern int64_t (*vm_text_writer)(VM *vm, Value rows, VArray *times, VStr *path, int format);
 
 #endif

@@ -207,10 +207,14 @@ static Value eval(Ctx *c, const QExpr *e)
     case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
         a = eval(c, e->a);
         return v_bool(compare(c, e, a, eval(c, e->b)));
-    case QOP_AND:
-        return v_bool(v_truthy(eval(c, e->a)) && v_truthy(eval(c, e->b)));
+    case QOP_AND:   /* as in comb: the operand that decided */
+        a = eval(c, e->a);
+        return v_truthy(a) ? eval(c, e->b) : a;
     case QOP_OR:
-        return v_bool(v_truthy(eval(c, e->a)) || v_truthy(eval(c, e->b)));
+        a = eval(c, e->a);
+        return v_truthy(a) ? a : eval(c, e->b);
+    case QOP_IF:
+        return eval(c, v_truthy(eval(c, e->a)) ? e->b : e->c);
     case QOP_MATCH:
     case QOP_NOMATCH:
         a = eval(c, e->a);
@@ -278,7 +282,7 @@ static void select_row(VM *vm, const QStep *s, Value row, Value *out)
 int rows_streams_to(const QPlan *p, int from)
 {
     while (from < p->nsteps && (p->steps[from].verb == QV_where || p->steps[from].verb == QV_select ||
-                                p->steps[from].verb == QV_take))
+                                p->steps[from].verb == QV_take || p->steps[from].verb == QV_skip))
         from++;
     return from;
 }
@@ -295,6 +299,12 @@ int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *
             break;
         case QV_select:
             select_row(vm, s, *row, row);
+            break;
+        case QV_skip:   /* taken[i] counts the rows left out */
+            if (taken[i] < (uint64_t)s->e[0]->ki) {
+                taken[i]++;
+                return 0;
+            }
             break;
         default:    /* take */
             if (taken[i] >= (uint64_t)s->e[0]->ki)
@@ -696,8 +706,35 @@ static Value stat(VM *vm, VArray *in)
     return v_obj(out);
 }
 
+/* The rows without repeats, in their order: a row repeats one before it
+ * that prints the same (the same keys in the same order, the same values;
+ * 1 and 1.0 print apart, so they are two rows). */
+static VArray *distinct(VM *vm, VArray *in)
+{
+    VArray *out = vm_array_new(vm, in->len);
+    vm_push_root(vm, v_obj(out));
+    VMap *seen = vm_map_new(vm, in->len);
+    vm_push_root(vm, v_obj(seen));
+    for (size_t i = 0; i < in->len; i++) {
+        if (!IS_MAP(in->items[i]))
+            vm_error(vm, "distinct needs rows (maps), not %s", v_type_name(in->items[i]));
+        VStrBuf sb;     /* the row's text, as print shows it, is its identity */
+        vm_sb_init(vm, &sb, 64);
+        vm_show(vm, &sb, in->items[i], true);
+        Value key = v_obj(vm_sb_done(vm, &sb));
+        if (vm_map_ref(seen, key))
+            continue;
+        vm_map_set(vm, seen, key, v_bool(true));
+        vm_array_push(vm, out, in->items[i]);
+    }
+    vm_pop_root(vm, 2);
+    return out;
+}
+
 Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
 {
+    if (qtext_format(s->write_target))
+        return qtext_write(vm, p, s, rows);
     VHandle *schema = vm_schema_of(s->write_opts ? *(vm_map_ref(s->write_opts, v_obj(vm_str_cstr(vm, "schema"))) ?: &(Value){0}) : v_nil());
     if (!schema && p->typed)
         schema = p->scan.src->schema;
@@ -769,6 +806,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_sort: rows = v_obj(sort(vm, s, in)); break;
         case QV_group: rows = v_obj(group(vm, s, in)); break;
         case QV_tags: rows = v_obj(tags(vm, in)); break;
+        case QV_distinct: rows = v_obj(distinct(vm, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
         case QV_write: rows = rows_write(vm, p, s, rows); break;
