@@ -20,6 +20,19 @@
 /* Exit statuses: a comb error (syntax or run time) is 1, bad usage 2. */
 enum { EXIT_COMB_ERROR = 1, EXIT_USAGE = 2 };
 
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end (gre's
+ * is comb code, run by parse_args); --help lists them from here. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *what;
+} subcommands[] = {
+    {"gre", NULL, "LC_ALL=C grep -F's work-alike, written in comb (docs/GRE.md)"},
+    {"jobs", cmd_jobs, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},
+    {"store", cmd_store, "datastores: create, info, verify, load, gen (docs/STORE.md)"},
+};
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -43,8 +56,10 @@ static void usage(FILE *out)
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
-            "stdlib: %s\n",
-            paths_stdlib());
+            "commands (comb COMMAND --help for each):\n");
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        fprintf(out, "  comb %-6s %s\n", subcommands[i].name, subcommands[i].what);
+    fprintf(out, "\nstdlib: %s\n", paths_stdlib());
 }
 
 /* What the command line asks for. */
@@ -193,19 +208,10 @@ static int run(VM *vm, const Args *a)
     return 0;
 }
 
-/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end. */
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} subcommands[] = {
-    {"jobs", cmd_jobs},
-    {"store", cmd_store},
-};
-
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
-        if (!strcmp(argv[1], subcommands[i].name))
+    for (size_t i = 0; argc > 1 && i < NSUBCOMMANDS; i++)
+        if (subcommands[i].run && !strcmp(argv[1], subcommands[i].name))
             return subcommands[i].run(argc - 1, argv + 1);
     Args a = {.format = -1};
     int status = parse_args(argc, argv, &a);
