@@ -14,6 +14,7 @@
 #include "lang/paths.h"
 #include "lang/repl.h"
 #include "store/mem.h"
+#include "store/tagfile.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
 
@@ -178,9 +179,45 @@ static int eval(VM *vm, VModule *m, const Args *a)
     return 0;
 }
 
+static bool ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && !strcmp(s + n - m, end);
+}
+
+/* What `comb PATH` does with a path that is no program: -1 to run it as
+ * one, 0 to open the prompt on it (a store, a tagset file), else an exit
+ * status after saying why. */
+static int data_path(const char *path)
+{
+    static const char *const text[] = {".csv", ".tsv", ".txt", ".json", ".log"};
+    if (is_dir(path)) {
+        char store[4096];
+        snprintf(store, sizeof store, "%s/STORE", path);
+        if (!access(store, F_OK))
+            return 0;
+        fprintf(stderr, "comb: %s is not a datastore (there is no %s); comb store create or "
+                        "create_store() makes one\n", path, store);
+        return EXIT_COMB_ERROR;
+    }
+    if (st_file_is_tagset(path))
+        return 0;
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        if (ends_with(path, text[i])) {
+            fprintf(stderr, "comb: %s is data, not a comb program: read it with "
+                            "read_text(\"%s\", SCHEMA), or load it with comb store load\n",
+                    path, path);
+            return EXIT_USAGE;
+        }
+    return -1;
+}
+
 static int run(VM *vm, const Args *a)
 {
-    if (!a->code && (!a->file || is_dir(a->file))) {
+    int data = a->code || !a->file || !strcmp(a->file, "-") ? -1 : data_path(a->file);
+    if (data > 0)
+        return data;
+    if (!a->code && (!a->file || data == 0)) {
         ReplOptions o = {.norc = a->norc, .store_dir = a->file};
         return repl_main(vm, &o);
     }
