@@ -227,9 +227,9 @@ static Value eval(Ctx *c, const QExpr *e)
             argv[n] = eval(c, x->a);
             vm_push_root(c->vm, argv[n++]);  /* a later argument may call comb and collect */
         }
-        bool r = qx_call_values(e, n, argv);
+        Value r = qx_call_values(e, n, argv);
         vm_pop_root(c->vm, (size_t)n);
-        return v_bool(r);
+        return r;
     }
     case QX_AGG:
         return c->aggs ? c->aggs[e->agg] : v_nil();
