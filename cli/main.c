@@ -168,6 +168,7 @@ static void new_main(VM *vm, void *ud)
 static int eval(VM *vm, VModule *m, const Args *a)
 {
     Value fn = v_obj(m), result;
+    vm->place_module = m;   /* the rows shown after it returns name its places */
     TableFormat f = a->format >= 0 ? (TableFormat)a->format
                                    : isatty(fileno(stdout)) ? TABLE_ALIGNED : TABLE_TSV;
     if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||

@@ -73,6 +73,7 @@ static void init_job(VM *vm, void *ud)
     s->keep = vm_array_new(vm, KEEP_N);
     vm_push_root(vm, v_obj(s->keep));
     s->mod = vm_module_new(vm, "prompt", j->text);
+    vm->place_module = s->mod;  /* rows shown after a statement name its places */
     for (int i = 0; i < KEEP_N; i++)
         vm_array_push(vm, s->keep, v_nil());
     s->keep->items[KEEP_MODULE] = v_obj(s->mod);
