@@ -394,7 +394,7 @@ int rows_streams_to(const QPlan *p, int from);
  * *row must be rooted. */
 int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row);
 /* A write step's: rows (an array, or a cursor handle read to its end)
- * to its target; the number written. */
+ * to its target; how many rows it read (as the scan's write counts). */
 Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows);
 /* e's value for a row (map) with outer the enclosing row (a tagset around a
  * tag), for row steps. */

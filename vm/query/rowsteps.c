@@ -658,15 +658,16 @@ Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
     vm_push_root(vm, keep);
     Value row, b;
     int64_t pos = 0;
-    for (uint64_t i = 0; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
-                                        : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
+    uint64_t i = 0;
+    for (; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
+                          : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
          i++) {
         vm_loader_add(vm, l, IS_ARRAY(rows) ? AS_ARRAY(rows)->items[i] : row, i + 1);
         vm_gc_step(vm);     /* the rows written are garbage */
     }
-    int64_t n = vm_loader_finish(vm, l);
+    vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
-    return v_int(n);
+    return v_int((int64_t)i);   /* the rows, as the scan's write counts them */
 }
 
 Value rows_run(VM *vm, QPlan *p, int from, Value rows)
