@@ -209,6 +209,66 @@ static void and_into(Binder *b, QExpr **where, QExpr *e)
     *where = a;
 }
 
+/* The conjuncts of an AND tree, in order, found without recursion. */
+static QExpr **conjuncts(Binder *b, QExpr *e, size_t *n)
+{
+    size_t cap = 64, sp = 0, scap = 64;
+    QExpr **out = qp_alloc(b->vm, b->p, cap * sizeof *out);
+    QExpr **stack = qp_alloc(b->vm, b->p, scap * sizeof *stack);
+    *n = 0;
+    stack[sp++] = e;
+    while (sp) {
+        QExpr *x = stack[--sp];
+        if (x->op != QOP_AND) {
+            if (*n == cap) {
+                QExpr **more = qp_alloc(b->vm, b->p, 2 * cap * sizeof *more);
+                memcpy(more, out, cap * sizeof *more);
+                out = more;
+                cap *= 2;
+            }
+            out[(*n)++] = x;
+            continue;
+        }
+        if (sp + 2 > scap) {
+            QExpr **more = qp_alloc(b->vm, b->p, 2 * scap * sizeof *more);
+            memcpy(more, stack, sp * sizeof *more);
+            stack = more;
+            scap *= 2;
+        }
+        stack[sp++] = x->b;
+        stack[sp++] = x->a;
+    }
+    return out;
+}
+
+static QExpr *balanced(Binder *b, QExpr **c, size_t n)
+{
+    if (n == 1)
+        return c[0];
+    QExpr *a = qb_new_at(b, QOP_AND, c[0]->line, c[0]->col);
+    a->a = balanced(b, c, n / 2);
+    a->b = balanced(b, c + n / 2, n - n / 2);
+    a->type = QT_BOOL;
+    a->tag = a->a->tag || a->b->tag;
+    return a;
+}
+
+/* A where grown long (a where step per loop iteration, each and_into the
+ * last) as a balanced tree of the same conjuncts in the same order: the
+ * kernels, pruning and explain walk it recursively, so its depth must stay
+ * small. Short ones keep their shape (explain prints them as written). */
+static QExpr *rebalance(Binder *b, QExpr *e)
+{
+    int depth = 0;
+    for (const QExpr *x = e; x && x->op == QOP_AND; x = x->a)
+        depth++;
+    if (depth < 32)
+        return e;
+    size_t n;
+    QExpr **c = conjuncts(b, e, &n);
+    return balanced(b, c, n);
+}
+
 /* Whether e asks a comb function (a matcher's). */
 static bool calls_vm(const QExpr *e)
 {
@@ -558,6 +618,8 @@ void qp_bind(VM *vm, VQuery *q)
         first_step = bind_scan(&b, q, p);
         and_into(&b, &p->scan.where, b.residual[0]);
         and_into(&b, &p->scan.tag_where, b.residual[1]);
+        p->scan.where = rebalance(&b, p->scan.where);
+        p->scan.tag_where = rebalance(&b, p->scan.tag_where);
         p->scan.vm_calls = workers_call_vm(&p->scan);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */
