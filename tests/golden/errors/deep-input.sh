@@ -21,7 +21,8 @@ gen '"fn f() { return f }\nlet x = " + repeat("(", 300) + "f" + repeat("()", 300
 "$COMB" store gen calls --tagsets 200 --seed 3 --volumes 2 --partitions 2 >/dev/null || exit 1
 "$COMB" -e 'open("calls") | write("calls.ts")' >/dev/null
 "$COMB" - <<'END'
-let ds = open("calls"), file = open("calls.ts")
+let ds = open("calls")
+let file = open("calls.ts")
 let q = ds
 for i in 0..2500 { q = q | where onum > i }
 let t = file | tags
