@@ -495,10 +495,11 @@ static int do_gen(const args *a)
 
 int cmd_store(int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
-        return 0;
-    }
+    for (int i = 1; i < argc; i++)   /* `comb store gen --help` too */
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
     args a;
     int rc = parse_args(&a, argc, argv);
     if (rc)

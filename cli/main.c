@@ -15,11 +15,25 @@
 #include "lang/paths.h"
 #include "lang/repl.h"
 #include "store/mem.h"
+#include "store/tagfile.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
 
 /* Exit statuses: a comb error (syntax or run time) is 1, bad usage 2. */
 enum { EXIT_COMB_ERROR = 1, EXIT_USAGE = 2 };
+
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end (gre's
+ * is comb code, run by parse_args); --help lists them from here. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *what;
+} subcommands[] = {
+    {"gre", NULL, "LC_ALL=C grep -F's work-alike, written in comb (docs/GRE.md)"},
+    {"jobs", cmd_jobs, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},
+    {"store", cmd_store, "datastores: create, info, verify, load, gen (docs/STORE.md)"},
+};
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
 static void usage(FILE *out)
 {
@@ -44,8 +58,10 @@ static void usage(FILE *out)
             "  -h, --help        show this help and exit\n"
             "  -V, --version     show the version and exit\n"
             "\n"
-            "stdlib: %s\n",
-            paths_stdlib());
+            "commands (comb COMMAND --help for each):\n");
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        fprintf(out, "  comb %-6s %s\n", subcommands[i].name, subcommands[i].what);
+    fprintf(out, "\nstdlib: %s\n", paths_stdlib());
 }
 
 /* What the command line asks for. */
@@ -167,6 +183,7 @@ static void new_main(VM *vm, void *ud)
 static int eval(VM *vm, VModule *m, const Args *a)
 {
     Value fn = v_obj(m), result;
+    vm->place_module = m;   /* the rows shown after it returns name its places */
     TableFormat f = a->format >= 0 ? (TableFormat)a->format
                                    : isatty(fileno(stdout)) ? TABLE_ALIGNED : TABLE_TSV;
     if (vm_protect(vm, new_main, &fn) || vm_pcall(vm, fn, 0, NULL, &result) ||
@@ -178,9 +195,45 @@ static int eval(VM *vm, VModule *m, const Args *a)
     return 0;
 }
 
+static bool ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && !strcmp(s + n - m, end);
+}
+
+/* What `comb PATH` does with a path that is no program: -1 to run it as
+ * one, 0 to open the prompt on it (a store, a tagset file), else an exit
+ * status after saying why. */
+static int data_path(const char *path)
+{
+    static const char *const text[] = {".csv", ".tsv", ".txt", ".json", ".log"};
+    if (is_dir(path)) {
+        char store[4096];
+        snprintf(store, sizeof store, "%s/STORE", path);
+        if (!access(store, F_OK))
+            return 0;
+        fprintf(stderr, "comb: %s is not a datastore (there is no %s); comb store create or "
+                        "create_store() makes one\n", path, store);
+        return EXIT_COMB_ERROR;
+    }
+    if (st_file_is_tagset(path))
+        return 0;
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        if (ends_with(path, text[i])) {
+            fprintf(stderr, "comb: %s is data, not a comb program: read it with "
+                            "read_text(\"%s\", SCHEMA), or load it with comb store load\n",
+                    path, path);
+            return EXIT_USAGE;
+        }
+    return -1;
+}
+
 static int run(VM *vm, const Args *a)
 {
-    if (!a->code && (!a->file || is_dir(a->file))) {
+    int data = a->code || !a->file || !strcmp(a->file, "-") ? -1 : data_path(a->file);
+    if (data > 0)
+        return data;
+    if (!a->code && (!a->file || data == 0)) {
         ReplOptions o = {.norc = a->norc, .store_dir = a->file};
         return repl_main(vm, &o);
     }
@@ -208,19 +261,10 @@ static int run(VM *vm, const Args *a)
     return 0;
 }
 
-/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end. */
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} subcommands[] = {
-    {"jobs", cmd_jobs},
-    {"store", cmd_store},
-};
-
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
-        if (!strcmp(argv[1], subcommands[i].name))
+    for (size_t i = 0; argc > 1 && i < NSUBCOMMANDS; i++)
+        if (subcommands[i].run && !strcmp(argv[1], subcommands[i].name))
             return subcommands[i].run(argc - 1, argv + 1);
     Args a = {.format = -1};
     int status = parse_args(argc, argv, &a);

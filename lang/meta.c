@@ -143,11 +143,22 @@ static RunStatus cmd_quit(Session *s, const char *arg)
     return RUN_OK;
 }
 
-/* The argument: the rest of the line, trimmed, quotes around it dropped. */
+/* The argument: the rest of the line up to a `#` comment (one that starts
+ * the argument or follows a space, outside quotes), trimmed, quotes around
+ * it dropped. */
 static const char *argument(const char *p, const char *end, char *buf)
 {
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
+    bool quoted = false;
+    for (const char *c = p; c < end; c++) {
+        if (*c == '"')
+            quoted = !quoted;
+        else if (*c == '#' && !quoted && (c == p || c[-1] == ' ' || c[-1] == '\t')) {
+            end = c;
+            break;
+        }
+    }
     while (end > p && strchr(" \t\r\n", end[-1]))
         end--;
     if (end - p >= 2 && *p == '"' && end[-1] == '"') {

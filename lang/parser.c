@@ -21,6 +21,7 @@ typedef struct Parser {
     size_t pos;
     bool panic;         /* in an error: say nothing until the next statement */
     int depth;
+    int height;         /* the height of the expression parsed last */
     int query;          /* > 0 inside a verb: `in` is an operator */
 } Parser;
 
@@ -102,6 +103,24 @@ static bool enter(Parser *p)
         return true;
     error_at(p, peek(p), "program nested too deeply");
     return false;
+}
+
+/* An expression of height h made at t: the compiler walks trees
+ * recursively, and a suffix or operator wraps a subtree whose own nesting
+ * the parser has already left (`((f))()()...`), so heights are counted as
+ * trees grow, with the same limit as nesting. */
+static bool grow(Parser *p, int h, const Token *t)
+{
+    p->height = h;
+    if (h <= MAX_DEPTH)
+        return true;
+    error_at(p, t, "program nested too deeply");
+    return false;
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* The name in token t; "" if the parser did not find one (an error). */
@@ -210,12 +229,15 @@ static Expr *array_literal(Parser *p, const Token *open)
 {
     Expr *e = new_expr(p, E_ARRAY, open);
     List l = {0};
+    int h = 0;
     while (!check(p, T_RBRACKET) && !check(p, T_EOF) && !p->panic) {
         list_add(p, &l, expr(p));
+        h = max_int(h, p->height);
         if (!match(p, T_COMMA))
             break;
     }
     expect(p, T_RBRACKET, NULL);
+    grow(p, h + 1, open);
     e->u.list.items = (Expr **)l.items;
     e->u.list.n = l.n;
     return e;
@@ -226,6 +248,7 @@ static Expr *map_literal(Parser *p, const Token *open)
 {
     Expr *e = new_expr(p, E_MAP, open);
     List l = {0};
+    int h = 0;
     skip_newlines(p);
     while (!check(p, T_RBRACE) && !check(p, T_EOF) && !p->panic) {
         Expr *key;
@@ -237,11 +260,13 @@ static Expr *map_literal(Parser *p, const Token *open)
         } else {
             key = expr(p);
         }
+        h = max_int(h, p->height);
         list_add(p, &l, key);
         skip_newlines(p);
         expect(p, T_COLON, NULL);
         skip_newlines(p);
         list_add(p, &l, expr(p));
+        h = max_int(h, p->height);
         skip_newlines(p);
         if (!match(p, T_COMMA))
             break;
@@ -249,6 +274,7 @@ static Expr *map_literal(Parser *p, const Token *open)
     }
     skip_newlines(p);
     expect(p, T_RBRACE, NULL);
+    grow(p, h + 1, open);
     e->u.list.items = (Expr **)l.items;
     e->u.list.n = l.n;
     return e;
@@ -258,6 +284,7 @@ static Expr *primary(Parser *p)
 {
     const Token *t = advance(p);
     Expr *e;
+    p->height = 1;      /* a leaf; brackets and literals set their own */
     switch (t->kind) {
     case T_INT:
         e = new_expr(p, E_INT, t);
@@ -307,17 +334,26 @@ static Expr *primary(Parser *p)
     }
 }
 
-/* postfix: primary {'(' args ')' | '[' expr ']' | '.' NAME} */
+/* postfix: primary {'(' args ')' | '[' expr ']' | '.' NAME}
+ * Each suffix nests the tree one level deeper (the compiler walks it
+ * recursively), so it counts toward the nesting limit. */
 static Expr *postfix(Parser *p)
 {
     Expr *e = primary(p);
+    int depth = p->depth, h = p->height;
     for (;;) {
         const Token *t = peek(p);
+        if ((t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_DOT) &&
+            (!enter(p) || !grow(p, h + 1, t))) {
+            p->depth = depth;
+            return e;
+        }
         if (match(p, T_LPAREN)) {
             Expr *c = new_expr(p, E_CALL, t);
             List l = {0};
             while (!check(p, T_RPAREN) && !check(p, T_EOF) && !p->panic) {
                 list_add(p, &l, expr(p));
+                h = max_int(h, p->height);
                 if (!match(p, T_COMMA))
                     break;
             }
@@ -330,6 +366,7 @@ static Expr *postfix(Parser *p)
             Expr *x = new_expr(p, E_INDEX, t);
             x->u.index.obj = e;
             x->u.index.key = expr(p);
+            h = max_int(h, p->height);
             expect(p, T_RBRACKET, NULL);
             e = x;
         } else if (match(p, T_DOT)) {
@@ -342,8 +379,11 @@ static Expr *postfix(Parser *p)
             x->u.index.key = key;
             e = x;
         } else {
+            p->depth = depth;
+            p->height = h;
             return e;
         }
+        h++;
     }
 }
 
@@ -360,6 +400,7 @@ static Expr *unary(Parser *p)
         e = new_expr(p, E_UNARY, t);
         e->u.op.op = t->kind;
         e->u.op.a = unary(p);
+        grow(p, p->height + 1, t);
     } else {
         e = postfix(p);
     }
@@ -387,24 +428,32 @@ static int precedence(TokKind k)
 static Expr *binary(Parser *p, int min)
 {
     Expr *l = unary(p);
-    int depth = p->depth;
+    int depth = p->depth, h = p->height;
     for (;;) {
         const Token *t = peek(p);
         int prec = precedence(t->kind);
         if (prec <= min || (t->kind == T_IN && !p->query) || !enter(p)) {
             p->depth = depth;
+            p->height = h;
             return l;
         }
         advance(p);
         Expr *r = binary(p, prec);
+        int hr = p->height;
         if (t->kind == T_IN && check(p, T_DOTDOT)) {
             const Token *dd = advance(p);
             Expr *range = new_expr(p, E_BINARY, dd);
             range->u.op.op = T_DOTDOT;
             range->u.op.a = r;
             range->u.op.b = binary(p, prec);
+            hr = max_int(hr, p->height) + 1;
             r = range;
         }
+        if (!grow(p, max_int(h, hr) + 1, t)) {
+            p->depth = depth;
+            return l;
+        }
+        h = p->height;
         Expr *e = new_expr(p, t->kind == T_AND ? E_AND : t->kind == T_OR ? E_OR : E_BINARY, t);
         e->u.op.op = t->kind;
         e->u.op.a = l;

@@ -74,6 +74,7 @@ static void init_job(VM *vm, void *ud)
     s->keep = vm_array_new(vm, KEEP_N);
     vm_push_root(vm, v_obj(s->keep));
     s->mod = vm_module_new(vm, "prompt", j->text);
+    vm->place_module = s->mod;  /* rows shown after a statement name its places */
     for (int i = 0; i < KEEP_N; i++)
         vm_array_push(vm, s->keep, v_nil());
     s->keep->items[KEEP_MODULE] = v_obj(s->mod);
@@ -131,14 +132,14 @@ static double seconds(struct timespec a, struct timespec b)
     return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 }
 
-static void report_time(Session *s, const Clock *start)
+/* The time from start to end (the end of the statement's own work: the
+ * pager's time is the reader's). */
+static void report_time(Session *s, const Clock *start, const Clock *end)
 {
     if (!s->timer)
         return;
-    Clock end;
-    clock_now(&end);
-    fprintf(stderr, "time: wall %.3f s, cpu %.3f s\n", seconds(start->wall, end.wall),
-            seconds(start->cpu, end.cpu));
+    fprintf(stderr, "time: wall %.3f s, cpu %.3f s\n", seconds(start->wall, end->wall),
+            seconds(start->cpu, end->cpu));
 }
 
 /* ---- running a statement ---------------------------------------------- */
@@ -170,7 +171,9 @@ static RunStatus show_to_file(Session *s, Value v)
     return RUN_ERROR;
 }
 
-static RunStatus show_result(Session *s, Value v)
+/* Shows v; *paged: the time from which the pager had it (the timer
+ * leaves the time spent reading it out). */
+static RunStatus show_result(Session *s, Value v, Clock *paged)
 {
     vm_progress_clear();
     if (IS_NIL(v))
@@ -185,7 +188,8 @@ static RunStatus show_result(Session *s, Value v)
         return RUN_ERROR;
     }
     fflush(stdout);
-    term_page(text->data, text->len, s->terminal);
+    clock_now(paged);
+    term_page(text->data, text->len, s->terminal, s->mode == TABLE_ALIGNED);
     return RUN_OK;
 }
 
@@ -202,7 +206,7 @@ static void make_function(VM *vm, void *ud)
     j->s->keep->items[KEEP_LAST] = v_obj(vm_func_new(vm, j->p));
 }
 
-static RunStatus execute(Session *s, VProto *p)
+static RunStatus execute(Session *s, VProto *p, Clock *paged)
 {
     VM *vm = s->vm;
     Value result = v_nil();
@@ -213,7 +217,7 @@ static RunStatus execute(Session *s, VProto *p)
         rc = vm_pcall(vm, s->keep->items[KEEP_LAST], 0, NULL, &result);
     fflush(stdout);
     if (!rc)
-        return show_result(s, result);
+        return show_result(s, result, paged);
     bool interrupted = vm_error_status(vm) == 130;
     err_begin(s);
     if (interrupted)
@@ -244,10 +248,13 @@ static RunStatus statement(Session *s, const char *src, size_t len, int first_li
         err_end(s);
         return RUN_ERROR;
     }
-    RunStatus st = execute(s, p);
+    Clock end = {{0, 0}, {0, 0}};
+    RunStatus st = execute(s, p, &end);
     if (s->out_once && !session_output_close(s) && st == RUN_OK)
         st = RUN_ERROR;
-    report_time(s, &start);
+    if (!end.wall.tv_sec && !end.wall.tv_nsec)
+        clock_now(&end);    /* nothing was shown */
+    report_time(s, &start, &end);
     return st;
 }
 

@@ -49,16 +49,19 @@ static size_t visible_width(const char *p, size_t n)
     return w;
 }
 
-/* Whether text fits on the screen: fewer lines than rows (the prompt
- * needs one), none wider than cols. */
+/* Whether text fits on the screen: fewer screen lines than rows (the
+ * prompt needs one), a line wider than cols taking as many as it wraps to.
+ * A wide line alone is no reason to page: the pager would wait at its end. */
 static bool fits(const char *text, size_t len, int rows, int cols)
 {
-    int lines = 0;
+    size_t lines = 0;
     const char *p = text, *end = text + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *e = nl ? nl : end;
-        if (visible_width(p, (size_t)(e - p)) > (size_t)cols || ++lines >= rows)
+        size_t w = visible_width(p, (size_t)(e - p));
+        lines += w > (size_t)cols ? (w + (size_t)cols - 1) / (size_t)cols : 1;
+        if (lines >= (size_t)rows)
             return false;
         p = nl ? nl + 1 : end;
     }
@@ -84,12 +87,12 @@ static void to_pager(const char *cmd, const char *text, size_t len)
     sigaction(SIGPIPE, &old, NULL);
 }
 
-void term_page(const char *text, size_t len, bool terminal)
+void term_page(const char *text, size_t len, bool terminal, bool chop)
 {
     int rows, cols;
     const char *pager = getenv("PAGER");
     if (!pager)
-        pager = TERM_DEFAULT_PAGER;
+        pager = chop ? TERM_DEFAULT_PAGER : TERM_WRAP_PAGER;
     if (!terminal || !*pager || !term_size(1, &rows, &cols) || fits(text, len, rows, cols)) {
         fwrite(text, 1, len, stdout);
         fflush(stdout);

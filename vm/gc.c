@@ -164,6 +164,8 @@ static void mark_roots(VM *vm)
         vm_mark_obj(vm, &vm->reading->hdr);
     if (vm->args)
         vm_mark_obj(vm, &vm->args->hdr);
+    if (vm->place_module)
+        vm_mark_obj(vm, &vm->place_module->hdr);
 }
 
 static void sweep(VM *vm)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define BAR_MIN 10      /* columns of the bar itself, at least */
+#define ECHO_ROOM 3     /* columns left free at the end of the line */
 
 static double monotonic(void)
 {
@@ -98,10 +99,18 @@ static void add_count(char *buf, size_t size, uint64_t done, uint64_t total, con
         snprintf(buf + n, size - n, "  %llu %s", (unsigned long long)done, unit);
 }
 
+/* done, never shown above a known total (a file read twice, a scan that
+ * reads more than it planned: the bar says how far, not what it counted). */
+static uint64_t at_most(uint64_t done, uint64_t total)
+{
+    return total && done > total ? total : done;
+}
+
 static void draw(double now)
 {
-    uint64_t parts = atomic_load(&pg.parts_done), blocks = atomic_load(&pg.blocks_done),
-             bytes = atomic_load(&pg.bytes_done);
+    uint64_t parts = at_most(atomic_load(&pg.parts_done), pg.parts),
+             blocks = at_most(atomic_load(&pg.blocks_done), pg.blocks),
+             bytes = at_most(atomic_load(&pg.bytes_done), pg.bytes);
     double elapsed = now - pg.start, f = fraction(parts, blocks, bytes);
     char tail[160] = "";
     add_count(tail, sizeof tail, parts, pg.parts, "parts");
@@ -113,7 +122,10 @@ static void draw(double now)
         n = strlen(tail);
         snprintf(tail + n, sizeof tail - n, "  ETA %ld:%02ld", eta / 60, eta % 60);
     }
-    int bar = columns() - (int)strlen(pg.what) - (int)strlen(tail) - 3;
+    /* Short of the last columns: a line that fills the screen leaves the
+     * cursor waiting to wrap, and the "^C" the terminal echoes would push
+     * the bar up a line, out of reach of vm_progress_clear's \r. */
+    int bar = columns() - ECHO_ROOM - (int)strlen(pg.what) - (int)strlen(tail) - 3;
     if (bar < BAR_MIN)
         bar = BAR_MIN;
     int filled = f < 0 ? 0 : f > 1 ? bar : (int)(f * bar);

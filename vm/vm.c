@@ -200,6 +200,7 @@ static void capture_trace(VM *vm)
 {
     uint32_t n = vm->nframes, half = VM_TRACE_MAX / 2;
     vm->ntrace = 0;
+    vm->err_line = 0;
     vm->trace_skipped = n > VM_TRACE_MAX ? n - VM_TRACE_MAX : 0;
     for (uint32_t i = n; i-- > 0;) {
         if (vm->trace_skipped && i < n - half && i >= half)
@@ -249,12 +250,16 @@ _Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg)
     vm->err = v_obj(vm_str_cstr(vm, msg));
     vm->err_is_interrupt = false;
     capture_trace(vm);
-    for (int i = 0; i < vm->ntrace; i++)
-        if (vm->trace[i].p) {
-            vm->trace[i].line = line;
-            vm->trace[i].col = col;
-            break;
-        }
+    int i = 0;
+    while (i < vm->ntrace && !vm->trace[i].p)
+        i++;
+    if (i < vm->ntrace) {
+        vm->trace[i].line = line;
+        vm->trace[i].col = col;
+    } else {
+        vm->err_line = line;
+        vm->err_col = col;
+    }
     raise_error(vm);
 }
 
@@ -303,6 +308,8 @@ void vm_print_error(VM *vm, FILE *out)
             at = &vm->trace[i];
     if (at)
         fprintf(out, "%s:%u:%u: ", at->p->module->path->data, at->line, at->col);
+    else if (vm->err_line && vm->place_module)
+        fprintf(out, "%s:%u:%u: ", vm->place_module->path->data, vm->err_line, vm->err_col);
     else
         fputs("comb: ", out);
     fwrite(msg->data, 1, msg->len, out);

@@ -119,6 +119,12 @@ struct VM {
     VmTraceEntry trace[VM_TRACE_MAX];
     int ntrace;
     uint32_t trace_skipped; /* frames left out of the middle of the trace */
+    /* The module whose places an error raised with no comb frame names
+     * (vm_error_at: a query's rows shown after its statement returned, by
+     * the prompt or -e); set by the front end. err_line: that place, 0 if
+     * none. */
+    VModule *place_module;
+    uint32_t err_line, err_col;
 
     /* the step limit, counted on backward jumps and calls */
     uint64_t steps_left;
@@ -163,7 +169,7 @@ _Noreturn void vm_error(VM *vm, const char *fmt, ...) __attribute__((format(prin
 _Noreturn void vm_throw(VM *vm, Value err);
 /* Raises msg, reported at line:col of the comb function calling the
  * running native: for errors in code a native binds, such as a query's
- * fields. */
+ * fields. With no comb function running, at line:col of place_module. */
 _Noreturn void vm_error_at(VM *vm, uint32_t line, uint32_t col, const char *msg);
 /* The uncaught error as `file:line:col: message`, then the traceback. */
 void vm_print_error(VM *vm, FILE *out);

@@ -70,7 +70,7 @@ const char *qb_describe(Binder *b, const QExpr *e, char *buf, size_t n)
         snprintf(buf, n, "%.*s (%s)", s->len > 40 ? 40 : (int)s->len, s->data,
                  IS_OBJ(e->k) && !IS_STR(e->k) ? v_type_name(e->k) : type_word(e->type));
     } else if (e->op == QX_CALL) {
-        snprintf(buf, n, "a call of a comb function (a condition: true or false)");
+        snprintf(buf, n, "a call of a comb function");
     } else {
         snprintf(buf, n, "%s", type_word(e->type));
     }
@@ -293,7 +293,10 @@ static QExpr *quantify(Binder *b, QExpr *e)
 
 QExpr *qb_bool(Binder *b, Value node, const char *what)
 {
-    QExpr *e = quantify(b, qb_expr(b, node));
+    QExpr *e = qb_expr(b, node);
+    if (e->op == QX_CALL)   /* asked as a condition: it must give true or false */
+        e->type = QT_BOOL;
+    e = quantify(b, e);
     char d[96];
     if (e->type != QT_BOOL && e->type != QT_ANY)
         bind_error(b, e, "%s must be true or false, not %s", what, qb_describe(b, e, d, sizeof d));
@@ -558,7 +561,8 @@ static QExpr *bind_agg(Binder *b, Value node, int fn, QExpr *e)
 }
 
 /* f(args) with f a function of the program (captured when the pipeline
- * was written): a condition asked of comb per row. */
+ * was written), asked of comb per row: any value (QT_ANY), or where it is
+ * a condition (qb_bool) true or false. */
 static QExpr *bind_comb_call(Binder *b, Value node)
 {
     QExpr *e = qb_new(b, QX_CALL, node);
@@ -580,7 +584,7 @@ static QExpr *bind_comb_call(Binder *b, Value node)
     }
     e->call = cc;
     e->k = fx->k;
-    e->type = QT_BOOL;
+    e->type = QT_ANY;
     return e;
 }
 

@@ -1,6 +1,7 @@
 /* call: comb functions a query calls per row: a matcher's (`f in M`) or
- * one called with fields (`where ok(onum)`), from the kernels (arguments
- * as column vectors) and the row steps (as values). On the VM's thread
+ * one called with fields (`where ok(onum)`, `select s: lower(dnum)`), from
+ * the kernels (conditions only, arguments as column vectors) and the row
+ * steps (as values). On the VM's thread
  * only (QScan.vm_calls); their errors go up through the scan like any
  * raise. */
 #include "config.h"
@@ -58,10 +59,13 @@ bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j)
     int n = 0;
     for (const QExpr *x = e->a; x; x = x->b, n++)
         argv[n] = vec_value(cc->vm, x->a, args[n], j);
-    return qx_call_values(e, n, argv);
+    return call_bool(cc, n, argv);
 }
 
-bool qx_call_values(const QExpr *e, int argc, Value *argv)
+Value qx_call_values(const QExpr *e, int argc, Value *argv)
 {
-    return call_bool(e->call, argc, argv);
+    if (e->type == QT_BOOL)
+        return v_bool(call_bool(e->call, argc, argv));
+    const CombCall *cc = e->call;
+    return vm_call(cc->vm, cc->fn, argc, argv);
 }

@@ -211,6 +211,66 @@ static void and_into(Binder *b, QExpr **where, QExpr *e)
     *where = a;
 }
 
+/* The conjuncts of an AND tree, in order, found without recursion. */
+static QExpr **conjuncts(Binder *b, QExpr *e, size_t *n)
+{
+    size_t cap = 64, sp = 0, scap = 64;
+    QExpr **out = qp_alloc(b->vm, b->p, cap * sizeof *out);
+    QExpr **stack = qp_alloc(b->vm, b->p, scap * sizeof *stack);
+    *n = 0;
+    stack[sp++] = e;
+    while (sp) {
+        QExpr *x = stack[--sp];
+        if (x->op != QOP_AND) {
+            if (*n == cap) {
+                QExpr **more = qp_alloc(b->vm, b->p, 2 * cap * sizeof *more);
+                memcpy(more, out, cap * sizeof *more);
+                out = more;
+                cap *= 2;
+            }
+            out[(*n)++] = x;
+            continue;
+        }
+        if (sp + 2 > scap) {
+            QExpr **more = qp_alloc(b->vm, b->p, 2 * scap * sizeof *more);
+            memcpy(more, stack, sp * sizeof *more);
+            stack = more;
+            scap *= 2;
+        }
+        stack[sp++] = x->b;
+        stack[sp++] = x->a;
+    }
+    return out;
+}
+
+static QExpr *balanced(Binder *b, QExpr **c, size_t n)
+{
+    if (n == 1)
+        return c[0];
+    QExpr *a = qb_new_at(b, QOP_AND, c[0]->line, c[0]->col);
+    a->a = balanced(b, c, n / 2);
+    a->b = balanced(b, c + n / 2, n - n / 2);
+    a->type = QT_BOOL;
+    a->tag = a->a->tag || a->b->tag;
+    return a;
+}
+
+/* A where grown long (a where step per loop iteration, each and_into the
+ * last) as a balanced tree of the same conjuncts in the same order: the
+ * kernels, pruning and explain walk it recursively, so its depth must stay
+ * small. Short ones keep their shape (explain prints them as written). */
+static QExpr *rebalance(Binder *b, QExpr *e)
+{
+    int depth = 0;
+    for (const QExpr *x = e; x && x->op == QOP_AND; x = x->a)
+        depth++;
+    if (depth < 32)
+        return e;
+    size_t n;
+    QExpr **c = conjuncts(b, e, &n);
+    return balanced(b, c, n);
+}
+
 /* Whether e asks a comb function (a matcher's). */
 static bool calls_vm(const QExpr *e)
 {
@@ -312,6 +372,73 @@ static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
     b->skip_to = scan_sort(b, q, p, i + 1, keys);
 }
 
+/* Whether node (an expression as the compiler wrote it) calls a function
+ * of the program for a value, not as a condition (where's own, a side of
+ * `&& || !`, a quantifier's PRED), which gives true or false. The kernels
+ * hold typed columns only, so a stage with such a call in what the scan
+ * would compute runs as a row step. In a group's item (in_item), a call
+ * outside its aggregates runs after the scan and counts only inside one. */
+static bool value_call(Value node, bool cond, bool in_item)
+{
+    int op = IS_ARRAY(node) ? (int)nint(node, 0) : QOP_CONST;
+    if (op == QOP_CONST || op == QOP_FIELD || op == QOP_MODVAR || op == QOP_CAPTURE)
+        return false;
+    size_t from = 3;
+    if (op == QOP_CALL && !IS_STR(nval(node, 3))) {
+        if (!cond && !in_item)
+            return true;
+        from = 4;
+    } else if (op == QOP_CALL) {
+        VStr *name = AS_STR(nval(node, 3));
+        int fn = vm_query_func_find(name->data, name->len);
+        bool quant = fn == QF_any || fn == QF_all || fn == QF_first || fn == QF_last ||
+                     (fn == QF_count && nlen(node) == 6);
+        if (quant)
+            return value_call(nval(node, 5), true, in_item);
+        in_item &= fn == QF_between || fn == QF_day || fn == QF_hour;   /* else an aggregate */
+        from = 4;
+    }
+    cond = op == QOP_NOT || op == QOP_AND || op == QOP_OR;
+    for (size_t i = from; i < nlen(node); i++)
+        if (value_call(nval(node, i), cond, in_item))
+            return true;
+    return false;
+}
+
+/* Whether stage st of the scan (a where, sort or group) calls the program
+ * for a value (value_call). */
+static bool stage_value_call(Value st, int verb)
+{
+    if (verb == QV_where)
+        return value_call(nval(st, 3), true, false);
+    if (verb == QV_sort) {
+        for (size_t k = 3; k < nlen(st); k += 2)
+            if (value_call(nval(st, k), false, false))
+                return true;
+        return false;
+    }
+    if (verb == QV_group) {
+        int nkeys = (int)nint(st, 3);
+        for (size_t k = 5, i = 0; k < nlen(st); k += 2, i++)
+            if (value_call(nval(st, k), false, (int)i >= nkeys))
+                return true;
+    }
+    return false;
+}
+
+/* The conjuncts of a where's condition (node) that call the program for no
+ * value, into the scan's where: they narrow the rows (and the partitions
+ * and blocks read) before the where runs whole as a row step. */
+static void where_share(Binder *b, Value node, QExpr **where, QExpr **residual)
+{
+    if (IS_ARRAY(node) && nint(node, 0) == QOP_AND) {
+        where_share(b, nval(node, 3), where, residual);
+        where_share(b, nval(node, 4), where, residual);
+    } else if (!value_call(node, true, false)) {
+        add_where(b, where, residual, qb_bool(b, node, "where's condition"));
+    }
+}
+
 /* Binds the stages the scan can run; returns the first stage it cannot. */
 static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 {
@@ -324,6 +451,14 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         int verb = (int)nint(st, 0);
         binder_for(b, q, i);
         b->scope = sc->tags ? SC_TAG : SC_TAGSET;
+        if (stage_value_call(st, verb)) {
+            b->quantify = !sc->tags;
+            if (verb == QV_where)
+                where_share(b, nval(st, 3), sc->tags ? &sc->tag_where : &sc->where,
+                            &b->residual[sc->tags]);
+            b->quantify = false;
+            return i;
+        }
         switch (verb) {
         case QV_where:
             b->quantify = !sc->tags;
@@ -488,6 +623,8 @@ void qp_bind(VM *vm, VQuery *q)
         first_step = bind_scan(&b, q, p);
         and_into(&b, &p->scan.where, b.residual[0]);
         and_into(&b, &p->scan.tag_where, b.residual[1]);
+        p->scan.where = rebalance(&b, p->scan.where);
+        p->scan.tag_where = rebalance(&b, p->scan.tag_where);
         p->scan.vm_calls = workers_call_vm(&p->scan);
         scan_columns(&b, p);
         /* The rows the scan hands on, by name. */

@@ -65,10 +65,34 @@ static int against(const Dom *d, uint64_t o, Value k)
     return lt ? -1 : 1;
 }
 
+/* first_from for an int k over an int column (a u64's above the ints read
+ * as floats, greater than every int): the order of k itself, or k + 1,
+ * clamped. What the search finds, without its 64 steps per bound (a where
+ * step per loop iteration binds its comparisons again at every step). */
+static bool first_int(const Dom *d, int64_t k, int want, uint64_t *out)
+{
+    if (want && k == INT64_MAX) {
+        *out = TOP;     /* a u64's 2^63 is the first above; no signed value is */
+        return d->type == ST_U64;
+    }
+    int64_t t = want ? k + 1 : k;
+    if (d->type == ST_U64) {
+        *out = t < 0 ? d->lo : (uint64_t)t;
+        return true;
+    }
+    uint64_t o = (uint64_t)t ^ TOP;
+    if (o > d->hi)
+        return false;
+    *out = o < d->lo ? d->lo : o;
+    return true;
+}
+
 /* The first order whose value compares with k at least as want: false if
  * none does. */
 static bool first_from(const Dom *d, Value k, int want, uint64_t *out)
 {
+    if (IS_INT(k) && !is_float(d->type))
+        return first_int(d, k.as.i, want, out);
     uint64_t lo = d->lo, hi = d->hi;
     if (against(d, hi, k) < want)
         return false;

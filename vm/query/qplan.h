@@ -30,7 +30,7 @@ enum {
     QX_AGG,                /* an aggregate: fn, a = argument (or NULL for count()) */
     QX_FUNC,               /* between/day/hour: fn, a, b, c */
     QX_SET,                /* a in set: a, set */
-    QX_CALL,               /* a comb function of the row (bool): call, a = first QX_ARG */
+    QX_CALL,               /* a comb function of the row (a bool as a condition): call, a = first QX_ARG */
     QX_ARG,                /* an argument of a QX_CALL: a = its value, b = the next QX_ARG */
 };
 
@@ -385,12 +385,14 @@ void qkeep_forget(VM *vm, const char *dir);
 /* ---- vm/query/call.c: comb calls from the kernels and row steps ----------- */
 
 /* Calls a QX_CALL's comb function with its arguments' values at j (args[i]
- * the vector of its i-th QX_ARG): the bool it returns. On the VM's thread
- * only (QScan.vm_calls); its errors raise. */
+ * the vector of its i-th QX_ARG): the bool it returns (the kernels ask only
+ * calls that are conditions). On the VM's thread only (QScan.vm_calls); its
+ * errors raise. */
 #define QX_MAX_ARGS 8
 bool qx_call(const QExpr *e, const KVec *const *args, uint32_t j);
-/* The same with the arguments' values (row steps). */
-bool qx_call_values(const QExpr *e, int argc, Value *argv);
+/* The same with the arguments' values (row steps): what it returns, which
+ * must be a bool where the call is a condition (type QT_BOOL). */
+Value qx_call_values(const QExpr *e, int argc, Value *argv);
 /* A call of fn for the expression at (what names it in a message), in the
  * plan: a QX_CALL's call, or a matcher's QSet.mdata. */
 void *qx_call_new(VM *vm, QPlan *p, Value fn, const QExpr *at, const char *what);
@@ -411,7 +413,7 @@ int rows_streams_to(const QPlan *p, int from);
  * *row must be rooted. */
 int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *row);
 /* A write step's: rows (an array, or a cursor handle read to its end)
- * to its target; the number written. */
+ * to its target; how many rows it read (as the scan's write counts). */
 Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows);
 /* e's value for a row (map) with outer the enclosing row (a tagset around a
  * tag), for row steps. */

@@ -232,9 +232,9 @@ static Value eval(Ctx *c, const QExpr *e)
             argv[n] = eval(c, x->a);
             vm_push_root(c->vm, argv[n++]);  /* a later argument may call comb and collect */
         }
-        bool r = qx_call_values(e, n, argv);
+        Value r = qx_call_values(e, n, argv);
         vm_pop_root(c->vm, (size_t)n);
-        return v_bool(r);
+        return r;
     }
     case QX_AGG:
         return c->aggs ? c->aggs[e->agg] : v_nil();
@@ -743,15 +743,16 @@ Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
     vm_push_root(vm, keep);
     Value row, b;
     int64_t pos = 0;
-    for (uint64_t i = 0; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
-                                        : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
+    uint64_t i = 0;
+    for (; IS_ARRAY(rows) ? i < AS_ARRAY(rows)->len
+                          : AS_HANDLE(rows)->type->next(vm, handle_data(AS_HANDLE(rows)), &pos, &row, &b);
          i++) {
         vm_loader_add(vm, l, IS_ARRAY(rows) ? AS_ARRAY(rows)->items[i] : row, i + 1);
         vm_gc_step(vm);     /* the rows written are garbage */
     }
-    int64_t n = vm_loader_finish(vm, l);
+    vm_loader_finish(vm, l);
     vm_pop_root(vm, 1);
-    return v_int(n);
+    return v_int((int64_t)i);   /* the rows, as the scan's write counts them */
 }
 
 /* A stream's rows (read_text's {stream: true}) through the steps from

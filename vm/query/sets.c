@@ -142,10 +142,31 @@ static QSet *new_set(Binder *b, QType t, size_t n)
 
 /* ---- binding `a in S` --------------------------------------------------- */
 
-/* The values of a set: an array's items, a map's keys, a query's rows'
- * only column. */
-static VArray *set_values(Binder *b, QExpr *at, Value v)
+static bool numeric_type(QType t)
 {
+    return t == QT_INT || t == QT_FLOAT;
+}
+
+/* The lines of a stream (lines(path), a file), read to its end. */
+static Value stream_items(VM *vm, VHandle *h)
+{
+    VArray *a = vm_array_new(vm, 16);
+    vm_push_root(vm, v_obj(a));
+    int64_t pos = 0;
+    Value x, y;
+    while (h->type->next(vm, handle_data(h), &pos, &x, &y))
+        vm_array_push(vm, a, x);
+    vm_pop_root(vm, 1);
+    return v_obj(a);
+}
+
+/* The values of a set: an array's items, a map's keys, a query's rows'
+ * only column, a stream's lines (*text set). */
+static VArray *set_values(Binder *b, QExpr *at, Value v, bool *text)
+{
+    *text = IS_HANDLE(v) && AS_HANDLE(v)->type != &vm_query_type && AS_HANDLE(v)->type->next;
+    if (*text)
+        v = stream_items(b->vm, AS_HANDLE(v));
     if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type)
         v = vm_query_run(b->vm, v);
     if (IS_MAP(v)) {
@@ -157,7 +178,7 @@ static VArray *set_values(Binder *b, QExpr *at, Value v)
         return a;
     }
     if (!IS_ARRAY(v))
-        bind_error(b, at, "'in' needs an array, a map or a matcher on its right, not %s",
+        bind_error(b, at, "'in' needs an array, a map, lines(...) or a matcher on its right, not %s",
                    v_type_name(v));
     VArray *a = AS_ARRAY(v);
     if (!a->len || !IS_MAP(a->items[0]))
@@ -196,8 +217,15 @@ QExpr *qb_in(Binder *b, Value node)
         e->set->mdata = mc;
         return e;
     }
-    VArray *vals = set_values(b, setx, setx->k);
+    bool text;
+    VArray *vals = set_values(b, setx, setx->k, &text);
     qp_keep(b->vm, b->p, v_obj(vals));
+    /* lines of numbers for a number field: as int() or float() reads them */
+    for (size_t i = 0; text && numeric_type(e->a->type) && i < vals->len; i++) {
+        Value n = (e->a->type == QT_FLOAT ? nat_float : nat_int)(b->vm, 1, &vals->items[i]);
+        if (IS_INT(n) || IS_FLOAT(n))
+            vals->items[i] = n;
+    }
     if (e->a->type == QT_ANY) {
         e->k = v_obj(vals);
         return e;   /* the row steps look the values up one by one */

@@ -1,6 +1,8 @@
 # Which comb calls keep a scan on one thread. The scan's workers evaluate
 # the wheres, the sort and group keys and the aggregates' arguments: a call
-# there runs the scan on the VM's thread alone (threads 1). A group's items
+# there asked as a condition (a where's, a quantifier's) runs the scan on
+# the VM's thread alone (threads 1). A call for a value (a sort or group
+# key, a comparison's side) makes its step a row step; a group's items
 # around their aggregates, and every row step after the scan (select, a
 # where after take or select), run on the VM's thread after the scan: the
 # scan stays parallel (threads 4, one per partition). The results are the
@@ -23,12 +25,13 @@ show("group-items", ds | group by state { n: count(), big: big(count()), both: b
 show("take-where", ds | take 40 | where short(dur) | select onum, ts)
 show("select-where", ds | select onum, ts, dur | where short(dur) | take 5)
 show("sort-take-select", ds | sort dur desc, onum | take 3 | select onum, s: short(dur))
+show("sort-key", ds | sort short(dur), onum | take 3 | select onum, dur)
+show("group-key", ds | group by s: short(dur) { n: count() })
+show("where-value", ds | where short(dur) == true && state == "open")
 # in the scan: one thread
 show("where", ds | where short(dur) && state == "open")
 show("tags-where", ds | tags | where low(dnum))
 show("matcher", ds | where dnum in matcher(low) | select onum, ts)
-show("sort-key", ds | sort short(dur), onum | take 3 | select onum, dur)
-show("group-key", ds | group by s: short(dur) { n: count() })
 show("agg-arg", ds | group by state { n: sum(count(tags, low(dnum))) })
 END
 COMB_THREADS=4 "$COMB" q.comb > four || exit 1
