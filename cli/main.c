@@ -22,16 +22,21 @@
 /* Exit statuses: a comb error (syntax or run time) is 1, bad usage 2. */
 enum { EXIT_COMB_ERROR = 1, EXIT_USAGE = 2 };
 
-/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end (gre's
- * is comb code, run by parse_args); --help lists them from here. */
+/* Subcommands: `comb NAME ARGS...` hands ARGS to the NAME front end: a C
+ * one (run), or command() of a stdlib module written in comb (path, found in
+ * the stdlib directory only, never beside the caller; parse_args runs it
+ * with ARGS as its args()). --help lists them from here. */
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
+    const char *path;
     const char *what;
 } subcommands[] = {
-    {"gre", NULL, "LC_ALL=C grep -F's work-alike, written in comb (docs/GRE.md)"},
-    {"jobs", cmd_jobs, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},
-    {"store", cmd_store, "datastores: create, info, verify, load, gen (docs/STORE.md)"},
+    {"cycle", NULL, "cycle/cycle.comb", "the daily cycle: dock, update, history, reports (docs/CYCLE.md)"},
+    {"gen", NULL, "gen/gen.comb", "test data: tap files and their expected reports (docs/TAPS.md)"},
+    {"gre", NULL, "gre.comb", "the fixed-string grep work-alike, written in comb (docs/GRE.md)"},
+    {"jobs", cmd_jobs, NULL, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},
+    {"store", cmd_store, NULL, "datastores: create, info, verify, load, gen (docs/STORE.md)"},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
@@ -75,25 +80,14 @@ typedef struct Args {
     char **args;
 } Args;
 
-/* Commands written in comb: `comb NAME ARGS` runs command() of the stdlib
- * module at PATH (found in the stdlib directory only, never beside the
- * caller) with ARGS as its args(). */
-static const struct {
-    const char *name, *path;
-} comb_commands[] = {
-    {"gre", "gre.comb"},        /* the grep -F work-alike */
-    {"gen", "gen/gen.comb"},    /* test data: tap files and their reports */
-    {"cycle", "cycle/cycle.comb"},  /* the daily cycle: dock, update, reports */
-};
-
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, Args *a)
 {
     static char code[PATH_MAX + 64];
-    for (size_t i = 0; argc > 1 && i < sizeof comb_commands / sizeof comb_commands[0]; i++)
-        if (!strcmp(argv[1], comb_commands[i].name)) {
+    for (size_t i = 0; argc > 1 && i < NSUBCOMMANDS; i++)
+        if (subcommands[i].path && !strcmp(argv[1], subcommands[i].name)) {
             snprintf(code, sizeof code, "import \"%s/%s\" as command\ncommand.command()",
-                     paths_stdlib(), comb_commands[i].path);
+                     paths_stdlib(), subcommands[i].path);
             a->code = code;
             a->nargs = argc - 2;
             a->args = argv + 2;

@@ -728,6 +728,12 @@ static QExpr *bind_logic(Binder *b, Value node, int op)
     QExpr *e = qb_new(b, op, node);
     e->a = qb_expr(b, nval(node, 3));
     e->b = qb_expr(b, nval(node, 4));
+    /* a call of the program beside && or || is asked as a condition (as by
+     * qb_bool): it must give true or false, and quantifies like one */
+    if (e->a->op == QX_CALL)
+        e->a->type = QT_BOOL;
+    if (e->b->op == QX_CALL)
+        e->b->type = QT_BOOL;
     if ((e->a->type == QT_BOOL && e->b->type == QT_BOOL) || e->a->type == QT_ANY || e->b->type == QT_ANY) {
         /* conditions; or over maps' values, which the row steps take as comb does */
         e->a = quantify(b, e->a);   /* a bare bool tag field is a condition here */
