@@ -291,12 +291,19 @@ static QExpr *quantify(Binder *b, QExpr *e)
     return q;
 }
 
-QExpr *qb_bool(Binder *b, Value node, const char *what)
+/* node bound where a condition is asked: a call of the program there must
+ * give true or false (and so quantifies over tags like any condition). */
+static QExpr *condition(Binder *b, Value node)
 {
     QExpr *e = qb_expr(b, node);
-    if (e->op == QX_CALL)   /* asked as a condition: it must give true or false */
+    if (e->op == QX_CALL)
         e->type = QT_BOOL;
-    e = quantify(b, e);
+    return e;
+}
+
+QExpr *qb_bool(Binder *b, Value node, const char *what)
+{
+    QExpr *e = quantify(b, condition(b, node));
     char d[96];
     if (e->type != QT_BOOL && e->type != QT_ANY)
         bind_error(b, e, "%s must be true or false, not %s", what, qb_describe(b, e, d, sizeof d));
@@ -726,14 +733,8 @@ static QExpr *typed_choice(Binder *b, QExpr *e, const char *what)
 static QExpr *bind_logic(Binder *b, Value node, int op)
 {
     QExpr *e = qb_new(b, op, node);
-    e->a = qb_expr(b, nval(node, 3));
-    e->b = qb_expr(b, nval(node, 4));
-    /* a call of the program beside && or || is asked as a condition (as by
-     * qb_bool): it must give true or false, and quantifies like one */
-    if (e->a->op == QX_CALL)
-        e->a->type = QT_BOOL;
-    if (e->b->op == QX_CALL)
-        e->b->type = QT_BOOL;
+    e->a = condition(b, nval(node, 3));     /* a call beside && or || is a condition */
+    e->b = condition(b, nval(node, 4));
     if ((e->a->type == QT_BOOL && e->b->type == QT_BOOL) || e->a->type == QT_ANY || e->b->type == QT_ANY) {
         /* conditions; or over maps' values, which the row steps take as comb does */
         e->a = quantify(b, e->a);   /* a bare bool tag field is a condition here */
