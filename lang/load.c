@@ -148,11 +148,17 @@ typedef struct NewModule {
     VModule *m;
 } NewModule;
 
+/* A new module for the file at path, named by the file's base name. */
+static VModule *module_of(VM *vm, const char *path)
+{
+    char name[256];
+    return vm_module_new(vm, base_name(path, name, sizeof name), path);
+}
+
 static void new_module(VM *vm, void *ud)
 {
     NewModule *nm = ud;
-    char name[256];
-    nm->m = vm_module_new(vm, base_name(nm->path, name, sizeof name), nm->path);
+    nm->m = module_of(vm, nm->path);
 }
 
 static void register_module(VM *vm, VModule *m)
@@ -241,8 +247,7 @@ typedef struct CacheJob {
 static void cache_get_job(VM *vm, void *ud)
 {
     CacheJob *j = ud;
-    char name[256];
-    j->m = vm_module_new(vm, base_name(j->path, name, sizeof name), j->path);
+    j->m = module_of(vm, j->path);
     vm_push_root(vm, v_obj(j->m));
     j->m->main = lc_cache_get(vm, j->m, j->path);
     if (j->m->main)
