@@ -93,3 +93,8 @@ void lib_check_opts(VM *vm, VMap *m, const char *const *known)
         }
     }
 }
+
+void lib_put(VM *vm, VMap *m, const char *key, Value v)
+{
+    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, key)), v);
+}

@@ -29,6 +29,9 @@ VStr *lib_cstr_arg(VM *vm, Value *argv, int i);
  * and scans ask per query). */
 long long lib_env_megabytes(const char *name, long long dflt);
 
+/* m[key] = v, key a C string: for natives that answer with a map. */
+void lib_put(VM *vm, VMap *m, const char *key, Value v);
+
 /* Raises "unknown option 'x'" (with a "did you mean") for a key of the
  * options map m (NULL: none) not in known (NULL-terminated). */
 void lib_check_opts(VM *vm, VMap *m, const char *const *known);

@@ -46,11 +46,6 @@ Value nat_ls(VM *vm, int argc, Value *argv)
     return v_obj(out);
 }
 
-static void put(VM *vm, VMap *m, const char *key, Value v)
-{
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, key)), v);
-}
-
 /* stat(path): {type: "file" | "dir" | "link" | "other", size, mtime (seconds
  * since 1970 UTC)} of path itself (a link is not followed), or nil when
  * there is nothing there. */
@@ -67,9 +62,9 @@ Value nat_stat(VM *vm, int argc, Value *argv)
     const char *type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir"
                      : S_ISLNK(st.st_mode) ? "link" : "other";
     VMap *m = vm_map_new(vm, 3);
-    put(vm, m, "type", v_obj(vm_str_cstr(vm, type)));
-    put(vm, m, "size", v_int((int64_t)st.st_size));
-    put(vm, m, "mtime", v_int((int64_t)st.st_mtime));
+    lib_put(vm, m, "type", v_obj(vm_str_cstr(vm, type)));
+    lib_put(vm, m, "size", v_int((int64_t)st.st_size));
+    lib_put(vm, m, "mtime", v_int((int64_t)st.st_mtime));
     return v_obj(m);
 }
 

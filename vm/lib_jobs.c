@@ -386,11 +386,6 @@ static void fetch_info(VM *vm, Jobs *d, const char *name)
         vm_error(vm, "%s", job_error(d->js));
 }
 
-static void put(VM *vm, VMap *m, const char *key, Value v)
-{
-    vm_map_set(vm, m, v_obj(vm_str_cstr(vm, key)), v);
-}
-
 static Value cstr_value(VM *vm, const char *s) { return v_obj(vm_str_cstr(vm, s)); }
 
 static Value names_value(VM *vm, const char *const *v, size_t n)
@@ -422,28 +417,28 @@ static Value job_value(VM *vm, Jobs *d, char **f, int n)
     d->decoded = in.spec; /* freed next time, or with the handle */
     const job_spec *s = &in.spec;
     VMap *m = vm_map_new(vm, 20);
-    put(vm, m, "name", cstr_value(vm, s->name));
-    put(vm, m, "state", cstr_value(vm, job_state_name(in.state)));
+    lib_put(vm, m, "name", cstr_value(vm, s->name));
+    lib_put(vm, m, "state", cstr_value(vm, job_state_name(in.state)));
     jw_buf *t = &d->req; /* free for reuse: the request is answered */
     jw_clear(t);
     if (job_state_text(&in, t) < 0)
         vm_error(vm, "out of memory");
-    put(vm, m, "detail", v_obj(vm_str_new(vm, t->p, t->len)));
-    put(vm, m, "cause", in.cause ? cstr_value(vm, in.cause) : v_nil());
-    put(vm, m, "runs", v_int(in.runs));
+    lib_put(vm, m, "detail", v_obj(vm_str_new(vm, t->p, t->len)));
+    lib_put(vm, m, "cause", in.cause ? cstr_value(vm, in.cause) : v_nil());
+    lib_put(vm, m, "runs", v_int(in.runs));
     bool ended = in.state == JOB_DONE || in.state == JOB_FAILED;
-    put(vm, m, "exit", ended && WIFEXITED(in.status) ? v_int(WEXITSTATUS(in.status)) : v_nil());
-    put(vm, m, "signal", ended && WIFSIGNALED(in.status) ? v_int(WTERMSIG(in.status)) : v_nil());
-    put(vm, m, "pid", in.pid > 0 ? v_int(in.pid) : v_nil());
-    put(vm, m, "started", time_value(in.started));
-    put(vm, m, "ended", time_value(in.ended));
-    put(vm, m, s->kind == JOB_COMB ? "comb" : "run", cstr_value(vm, s->text));
-    put(vm, m, "after", names_value(vm, s->after, s->nafter));
-    put(vm, m, "uses", names_value(vm, s->uses, s->nuses));
-    put(vm, m, "prio", v_int(s->prio));
-    put(vm, m, "rerun", v_bool(s->rerun));
-    put(vm, m, "held", v_bool(s->held));
-    put(vm, m, "dir", s->dir ? cstr_value(vm, s->dir) : v_nil());
+    lib_put(vm, m, "exit", ended && WIFEXITED(in.status) ? v_int(WEXITSTATUS(in.status)) : v_nil());
+    lib_put(vm, m, "signal", ended && WIFSIGNALED(in.status) ? v_int(WTERMSIG(in.status)) : v_nil());
+    lib_put(vm, m, "pid", in.pid > 0 ? v_int(in.pid) : v_nil());
+    lib_put(vm, m, "started", time_value(in.started));
+    lib_put(vm, m, "ended", time_value(in.ended));
+    lib_put(vm, m, s->kind == JOB_COMB ? "comb" : "run", cstr_value(vm, s->text));
+    lib_put(vm, m, "after", names_value(vm, s->after, s->nafter));
+    lib_put(vm, m, "uses", names_value(vm, s->uses, s->nuses));
+    lib_put(vm, m, "prio", v_int(s->prio));
+    lib_put(vm, m, "rerun", v_bool(s->rerun));
+    lib_put(vm, m, "held", v_bool(s->held));
+    lib_put(vm, m, "dir", s->dir ? cstr_value(vm, s->dir) : v_nil());
     job_spec_free(&d->decoded);
     return v_obj(m);
 }
@@ -469,27 +464,27 @@ static void read_info(VM *vm, Jobs *d, VArray *list, VMap *summary)
                 vm_array_push(vm, list, job_value(vm, d, f + 1, n - 1));
         } else if (n == 7 && !strcmp(f[0], "resource")) {
             VMap *r = vm_map_new(vm, 5);
-            put(vm, r, "limit", limit_value(f[2]));
-            put(vm, r, "running", v_int(atoll(f[3])));
-            put(vm, r, "done", v_int(atoll(f[4])));
-            put(vm, r, "failed", v_int(atoll(f[5])));
-            put(vm, r, "total", v_int(atoll(f[6])));
-            put(vm, res, f[1], v_obj(r));
+            lib_put(vm, r, "limit", limit_value(f[2]));
+            lib_put(vm, r, "running", v_int(atoll(f[3])));
+            lib_put(vm, r, "done", v_int(atoll(f[4])));
+            lib_put(vm, r, "failed", v_int(atoll(f[5])));
+            lib_put(vm, r, "total", v_int(atoll(f[6])));
+            lib_put(vm, res, f[1], v_obj(r));
         } else if (n == 3 && !strcmp(f[0], "limits")) {
-            put(vm, lim, "jobs", limit_value(f[1]));
-            put(vm, lim, "load", limit_value(f[2]));
+            lib_put(vm, lim, "jobs", limit_value(f[1]));
+            lib_put(vm, lim, "load", limit_value(f[2]));
         } else {
             vm_error(vm, "the dispatcher's answer: an unexpected line");
         }
     }
     if (!summary)
         return;
-    put(vm, summary, "total", v_int(total));
+    lib_put(vm, summary, "total", v_int(total));
     for (int s = 0; s <= JOB_DELETED; s++)
-        put(vm, summary, job_state_name((enum job_state)s), v_int(count[s]));
-    put(vm, summary, "ok", v_bool(count[JOB_DONE] + count[JOB_DELETED] == total));
-    put(vm, summary, "resources", v_obj(res));
-    put(vm, summary, "limits", v_obj(lim));
+        lib_put(vm, summary, job_state_name((enum job_state)s), v_int(count[s]));
+    lib_put(vm, summary, "ok", v_bool(count[JOB_DONE] + count[JOB_DELETED] == total));
+    lib_put(vm, summary, "resources", v_obj(res));
+    lib_put(vm, summary, "limits", v_obj(lim));
 }
 
 static Value summary(VM *vm, Jobs *d)
