@@ -1,5 +1,5 @@
-/* exec: the wrapper that runs a job, keeps its output and records its
- * exit; plain children. */
+/* exec: a job's process, started from the spawner, and the record of its
+ * end; plain children. */
 #include "config.h"
 #include "jobs/exec.h"
 
@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "jobs/journal.h"
+#include "store/mem.h"
 
 static void put(int fd, const char *s)
 {
@@ -75,24 +77,6 @@ static int place_fds(const int *want, int n)
     return 0;
 }
 
-static void exec_child(const char *const *argv, char *const *envp, const char *dir)
-{
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dir && chdir(dir) < 0) {
-        put(2, "comb jobs: cannot change to directory ");
-        put(2, dir);
-        put(2, "\n");
-        _exit(127);
-    }
-    execve(argv[0], (char *const *)argv, envp);
-    put(2, "comb jobs: cannot run ");
-    put(2, argv[0]);
-    put(2, "\n");
-    _exit(127);
-}
-
 static void child_signals(void)
 {
     struct sigaction dfl;
@@ -101,46 +85,8 @@ static void child_signals(void)
     sigaction(SIGPIPE, &dfl, NULL); /* the dispatcher ignores it; jobs must not */
 }
 
-/* The wrapper's descriptors. */
-enum { W_LOCK = 3, W_EXIT, W_OUT, W_OUTW, W_NFDS };
-
-static int open_log(const jobexec_run *r)
-{
-    int fd = open(r->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0)
-        put(fd, r->header);
-    return fd;
-}
-
-/* Copies the job's output to its log until every writer has closed the
- * pipe. Returns the log (or -1 if nothing came); *bad when it could not be
- * written, after which the output is read and dropped so the job goes on. */
-static int copy_output(const jobexec_run *r, int *bad)
-{
-    char buf[16384];
-    int logfd = -1;
-    *bad = 0;
-    for (;;) {
-        ssize_t n = read(W_OUT, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return logfd;
-        if (!*bad && logfd < 0 && (logfd = open_log(r)) < 0)
-            *bad = 1;
-        for (char *p = buf; !*bad && n > 0;) {
-            ssize_t w = write(logfd, p, (size_t)n);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                *bad = 1;
-            } else {
-                p += w;
-                n -= w;
-            }
-        }
-    }
-}
+/* The job's descriptor for its lock (the one it may inherit). */
+#define LOCK_FD 3
 
 /* The exit log record "NAME RUN WHAT" (WHAT: the wait status, or "began"),
  * framed; its length, 0 if too long. */
@@ -156,91 +102,261 @@ static size_t format_record(char *buf, size_t cap, const char *prefix, const cha
     return lp + 1 + ld + JNL_SEAL_LEN;
 }
 
-/* The wrapper: runs in the forked child and never returns. */
-static void wrapper(const jobexec_run *r, int lockfd)
+/* execve, or each PATH entry in turn for a bare name, as execvp does (but
+ * with the run's envp). Returns only on failure. */
+static void exec_path(const char *const *argv, char *const *envp)
 {
+    const char *name = argv[0], *path = getenv("PATH");
+    if (strchr(name, '/') || !path) {
+        execve(name, (char *const *)argv, envp);
+        return;
+    }
+    char buf[4096];
+    size_t ln = strlen(name);
+    int denied = 0;
+    for (const char *d = path;; d++) {
+        const char *e = strchr(d, ':');
+        size_t ld = e ? (size_t)(e - d) : strlen(d);
+        if (ld + ln + 2 <= sizeof buf) {
+            memcpy(buf, ld ? d : ".", ld ? ld : 1);
+            size_t at = ld ? ld : 1;
+            buf[at] = '/';
+            memcpy(buf + at + 1, name, ln + 1);
+            execve(buf, (char *const *)argv, envp);
+            denied |= errno == EACCES;
+        }
+        if (!e)
+            break;
+        d = e;
+    }
+    if (denied)
+        errno = EACCES;
+}
+
+/* Execs argv with every signal unblocked; says why not and exits (127 if
+ * there is no such program, 126 if it cannot be run) when it cannot. */
+static void exec_or_die(const char *const *argv, char *const *envp)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    exec_path(argv, envp);
+    int missing = errno == ENOENT;
+    put(2, "comb jobs: cannot run ");
+    put(2, argv[0]);
+    put(2, missing ? ": not found\n" : ": not a program it may run\n");
+    _exit(missing ? 127 : 126);
+}
+
+/* The job's process, between vfork and exec: never returns. */
+static void job_child(const jobexec_run *r, const jobexec_proc *p, int out)
+{
+    char began[512]; /* a record: a name of at most 200 bytes, a number, a word */
+    size_t nb = r->durable ? format_record(began, sizeof began, r->record, "began") : 0;
     setpgid(0, 0);
     child_signals();
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGQUIT);
-    sigprocmask(SIG_SETMASK, &block, NULL);
-    int p[2], nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    int xfd = open(r->exitpath, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (nul < 0 || xfd < 0 || pipe2(p, O_CLOEXEC) < 0)
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
         _exit(127);
-    int fds[W_NFDS] = {nul, nul, nul, lockfd, xfd, p[0], p[1]};
-    if (place_fds(fds, W_NFDS) < 0)
+    if (p->lockfd == LOCK_FD ? fcntl(LOCK_FD, F_SETFD, 0) < 0 : dup2(p->lockfd, LOCK_FD) < 0)
         _exit(127);
-    int status = 127 << 8; /* unless the job runs */
-    char began[512];       /* a record: a name of at most 200 bytes, a number, a word */
-    size_t nb = r->durable ? format_record(began, sizeof began, r->record, "began") : 0;
-    pid_t c = vfork();
-    if (c == 0) {
-        dup2(W_OUTW, 1);
-        dup2(W_OUTW, 2);
-        /* The job's own process says it began, durably, before it becomes the
-           job: a restart that finds no record knows the job never ran. */
-        if (r->durable && (!nb || write(W_EXIT, began, nb) != (ssize_t)nb || fdatasync(W_EXIT) < 0)) {
-            put(2, "comb jobs: cannot record the run's start in the exit log\n");
-            _exit(127);
-        }
-        exec_child(r->argv, r->envp, r->dir);
+    /* The job's own process says it began, durably, before it becomes the
+       job: a restart that finds no record knows the job never ran. */
+    if (r->durable && (!nb || write(p->xfd, began, nb) != (ssize_t)nb || fdatasync(p->xfd) < 0)) {
+        put(2, "comb jobs: cannot record the run's start in the exit log\n");
+        _exit(127);
     }
-    close(W_OUTW);
-    int bad, logfd = copy_output(r, &bad);
-    if (c > 0)
-        while (waitpid(c, &status, 0) < 0 && errno == EINTR)
-            ;
-    if (bad && status == 0)
-        status = 126 << 8;
-    if (logfd < 0 && !bad && status != 0) /* a failure leaves its mark in the log */
-        logfd = open_log(r);
-    char line[512]; /* a record: a name of at most 200 bytes, two numbers */
-    if (logfd >= 0) {
-        describe_safe(status, line, sizeof line);
-        put(logfd, r->footer);
-        put(logfd, line);
-        put(logfd, "\n");
+    if (r->dir && chdir(r->dir) < 0) {
+        put(2, "comb jobs: cannot change to directory ");
+        put(2, r->dir);
+        put(2, "\n");
+        _exit(127);
+    }
+    exec_or_die(r->argv, r->envp);
+}
+
+/* vfork: the spawner waits, its memory lent, until the job execs. */
+static pid_t fork_job(const jobexec_run *r, const jobexec_proc *p, int out)
+{
+    pid_t c = vfork();
+    if (c == 0)
+        job_child(r, p, out);
+    return c;
+}
+
+/* The strings kept from the run's start to its end. */
+enum { K_LOG, K_HEADER, K_FOOTER, K_RECORD, K_N };
+
+static const char *kept(const jobexec_proc *p, int which)
+{
+    const char *s = p->keep;
+    for (int i = 0; i < which; i++)
+        s += strlen(s) + 1;
+    return s;
+}
+
+/* What the spawner keeps of r until the run's end. */
+static char *keep(const jobexec_run *r, size_t *len)
+{
+    const char *s[K_N] = {r->logpath, r->header, r->footer, r->record};
+    size_t l[K_N], n = 0;
+    for (int i = 0; i < K_N; i++)
+        n += (l[i] = strlen(s[i]) + 1);
+    char *k = mem_alloc(n);
+    if (!k)
+        return NULL;
+    for (size_t i = 0, at = 0; i < K_N; at += l[i++])
+        memcpy(k + at, s[i], l[i]);
+    *len = n;
+    return k;
+}
+
+int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->lockfd = p->logfd = p->xfd = p->outfd = -1;
+    p->durable = r->durable;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = r->slot, .l_len = 1};
+    int out[2] = {-1, -1};
+    if ((p->lockfd = open(r->lockpath, O_RDWR | O_CLOEXEC)) < 0 ||
+        fcntl(p->lockfd, F_OFD_SETLK, &fl) < 0) {
+        snprintf(err, errlen, "%s (byte %lld): %s", r->lockpath, (long long)r->slot,
+                 strerror(errno));
+        goto fail;
+    }
+    if ((p->xfd = fcntl(xfd, F_DUPFD_CLOEXEC, 0)) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+        !(p->keep = keep(r, &p->keeplen))) {
+        snprintf(err, errlen, "%s", p->keep || errno != ENOMEM ? strerror(errno) : "out of memory");
+        goto fail;
+    }
+    p->outfd = out[0];
+    pid_t c = fork_job(r, p, out[1]);
+    int e = errno;
+    close(out[1]);
+    if (c < 0) {
+        snprintf(err, errlen, "vfork: %s", strerror(e));
+        goto fail;
+    }
+    fcntl(p->outfd, F_SETFL, O_NONBLOCK);
+    setpgid(c, c); /* it did so itself; this one only makes sure */
+    p->pid = c;
+    return 0;
+fail:
+    jobexec_release(p);
+    return -1;
+}
+
+/* Opens the run's log (created if absent) and writes the header. */
+static int open_log(jobexec_proc *p)
+{
+    int fd = open(kept(p, K_LOG), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        put(fd, kept(p, K_HEADER));
+    return fd;
+}
+
+int jobexec_output(jobexec_proc *p)
+{
+    char buf[16384];
+    while (p->outfd >= 0) {
+        ssize_t n = read(p->outfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n <= 0) {
+            close(p->outfd);
+            p->outfd = -1;
+            break;
+        }
+        if (!p->bad && p->logfd < 0 && (p->logfd = open_log(p)) < 0)
+            p->bad = 1;
+        for (char *q = buf; !p->bad && n > 0;) {
+            ssize_t w = write(p->logfd, q, (size_t)n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                p->bad = 1;
+            } else {
+                q += w;
+                n -= w;
+            }
+        }
+    }
+    return 1;
+}
+
+size_t jobexec_end(jobexec_proc *p, int *status, char *rec, size_t cap)
+{
+    if (p->bad && *status == 0)
+        *status = 126 << 8;
+    if (p->logfd < 0 && !p->bad && *status != 0) /* a failure leaves its mark in the log */
+        p->logfd = open_log(p);
+    if (p->logfd >= 0) {
+        char d[32];
+        describe_safe(*status, d, sizeof d);
+        put(p->logfd, kept(p, K_FOOTER));
+        put(p->logfd, d);
+        put(p->logfd, "\n");
+        close(p->logfd);
+        p->logfd = -1;
     }
     char num[24];
-    size_t n = format_record(line, sizeof line, r->record, itoa_safe(status, num, sizeof num));
-    if (n && write(W_EXIT, line, n) == (ssize_t)n && r->durable)
-        fdatasync(W_EXIT);
-    _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+    return format_record(rec, cap, kept(p, K_RECORD), itoa_safe(*status, num, sizeof num));
+}
+
+void jobexec_release(jobexec_proc *p)
+{
+    int *fds[] = {&p->lockfd, &p->xfd, &p->outfd, &p->logfd};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+    if (p->keep)
+        mem_free(p->keep, p->keeplen);
+    p->keep = NULL;
+}
+
+/* Words that make the shell do something a plain exec would not. */
+static int shell_word(const char *w)
+{
+    static const char *const words[] = {
+        ".",     ":",      "alias", "bg",     "break", "case",   "cd",     "command", "continue",
+        "do",    "done",   "elif",  "else",   "esac",  "eval",   "exec",   "exit",    "export",
+        "fc",    "fg",     "fi",    "for",    "function", "getopts", "hash", "if",    "jobs",
+        "kill",  "local",  "read",  "readonly", "return", "select", "set",  "shift",   "source",
+        "test",  "then",   "time",  "times",  "trap",  "type",   "ulimit", "umask",   "unalias",
+        "unset", "until",  "wait",  "while",  "[",     "!",      "{",      "}",       "pwd"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcmp(w, words[i]))
+            return 1;
+    return 0;
+}
+
+int jobexec_words(const char *text, char *words, size_t cap, const char **argv, size_t max)
+{
+    size_t n = strlen(text), k = 0;
+    if (n + 1 > cap)
+        return 0;
+    for (size_t i = 0; i < n; i++) /* only what the shell leaves alone */
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,:+@%=- \t",
+                     text[i]))
+            return 0;
+    memcpy(words, text, n + 1);
+    for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t")) {
+        if (k + 1 >= max)
+            return 0;
+        argv[k++] = w;
+    }
+    argv[k] = NULL;
+    /* nothing, an assignment, or a builtin or keyword: the shell's */
+    return k > 0 && !strchr(argv[0], '=') && !shell_word(argv[0]);
 }
 
 static int open_pidfd(pid_t pid)
 {
     return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-int jobexec_start(const jobexec_run *r, pid_t *pid, char *err, size_t errlen)
-{
-    int lockfd = open(r->lockpath, O_RDWR | O_CLOEXEC);
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = r->slot, .l_len = 1};
-    if (lockfd < 0 || fcntl(lockfd, F_OFD_SETLK, &fl) < 0) {
-        snprintf(err, errlen, "%s (byte %lld): %s", r->lockpath, (long long)r->slot,
-                 strerror(errno));
-        if (lockfd >= 0)
-            close(lockfd);
-        return -1;
-    }
-    pid_t p = fork();
-    if (p == 0)
-        wrapper(r, lockfd);
-    int e = errno;
-    close(lockfd); /* the lock lives on in the wrapper, or dies here with the fork */
-    if (p < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(e));
-        return -1;
-    }
-    setpgid(p, p); /* also here, so a kill of the group right away finds it */
-    *pid = p;
-    return 0;
 }
 
 int jobexec_spawn(const char *const *argv, char *const *envp, const char *logpath, pid_t *pid,
@@ -259,7 +375,7 @@ int jobexec_spawn(const char *const *argv, char *const *envp, const char *logpat
         int fds[3] = {nul, logfd, logfd};
         if (nul < 0 || place_fds(fds, 3) < 0)
             _exit(127);
-        exec_child(argv, envp, NULL);
+        exec_or_die(argv, envp);
     }
     int e = errno;
     close(logfd);

@@ -1,29 +1,37 @@
-/* exec: the processes of the dispatcher: a job's wrapper, which records the
- * job's exit, and plain children (the monitor).
+/* exec: how a job's process is started and how its end is recorded, and
+ * plain children (the monitor).
  *
- * Wrappers are forked by the spawner (jobs/spawn.h). Before it forks one, it
- * opens the run-lock file anew and takes an open-file-description lock on
- * the job's byte of it (the job's submission index); the wrapper inherits
- * that description and holds the lock for its whole life. The wrapper is the leader of a new process
- * group; it runs the job (vfork + exec) with stdout and stderr on a pipe that
- * it copies to the job's log, creating the log only when the first output
- * arrives (or at the end of a failed run, to record the failure there), since
- * creating a file per run cost more than a trivial job. It reads until the
- * pipe's end of file, so a background process that keeps the job's output
- * open keeps the run going. For a durable run (not rerunnable) the job's own
- * process, between vfork and exec, first appends "NAME RUN began" to the exit
- * log and fdatasyncs it (or does not run the job): a restart that finds
- * neither the lock nor any record then knows the job never ran. Then it appends "NAME RUN STATUS" to the exit log
- * (jobs/exitlog.h) in one write() and fdatasyncs it if the run is durable. So
- * a restarted dispatcher reads a run's end from the exit log, or finds the
- * lock still held (the run goes on), or finds neither (the run was lost with
- * the machine). If the output cannot be written to the log, a run that would
- * have succeeded ends with exit 126. The wrapper blocks TERM, INT, HUP and
- * QUIT so that killing the group ends the job but still lets the wrapper
- * record how.
+ * One process creation per run, as make does: the spawner (jobs/spawn.h)
+ * vforks the job's own process, which execs the command. Before it vforks,
+ * the spawner opens the run-lock file anew and takes an open-file-description
+ * lock on the job's byte of it (the job's submission index); both the
+ * spawner and the job hold that description (the job on fd 3), so the lock
+ * lives as long as either does. The job's process leads a new process group,
+ * has stdin /dev/null and stdout and stderr straight on its log, opened by
+ * the spawner (appended, the header written first). For a durable run (not
+ * rerunnable) the job's own process, between vfork and exec, appends "NAME
+ * RUN began" to the exit log and fdatasyncs it (or does not run the job): a
+ * restart that finds neither the lock nor any record knows the job never
+ * ran. The spawner is suspended meanwhile (vfork), so nothing else it does
+ * can come between; a kill of the spawner at any moment leaves either no
+ * child (no record: never began) or a child that writes the record before
+ * it execs.
  *
- * The wrapper runs only async-signal-safe calls between fork and exit, since
- * the embedding comb process may have other threads. */
+ * When the spawner reaps the run, jobexec_end writes the log's footer and
+ * "exit N" or "signal N" if the run wrote something or failed, and otherwise
+ * takes the header back out (removing a log made for this run, so 10,000
+ * quiet jobs do not leave 10,000 files); it formats "NAME RUN STATUS" for the
+ * exit log (jobs/exitlog.h), which the spawner appends (one write(), and an
+ * fdatasync if the run is durable) before jobexec_release lets go of the
+ * lock. So a restarted dispatcher reads a run's end from the exit log, or
+ * finds the lock still held (the run goes on), or finds neither (the run was
+ * lost: with the machine, or with the spawner, whose runs then go on holding
+ * their locks and end without a record). If the log cannot be opened, the
+ * output goes to /dev/null and a run that would have succeeded ends 126.
+ *
+ * A command of plain words (no character the shell would treat specially,
+ * no assignment, not a shell builtin or keyword) is exec'd directly, looked
+ * up in PATH, as make does: no shell between. */
 #ifndef COMB_JOBS_EXEC_H
 #define COMB_JOBS_EXEC_H
 
@@ -31,21 +39,52 @@
 #include <sys/types.h>
 
 typedef struct jobexec_run {
-    const char *const *argv; /* argv[0] is an absolute path */
+    const char *const *argv; /* argv[0]: a path, or a name looked up in PATH */
     char *const *envp;
     const char *dir;         /* working directory, or NULL */
-    const char *logpath;     /* appended; created on the first output */
+    const char *logpath;     /* appended (created if absent; removed if the run left nothing) */
     const char *header;      /* written to the log before the run's output */
     const char *footer;      /* written after it, followed by "exit N" or "signal N" */
     const char *record;      /* "NAME RUN": the exit record's start */
     const char *lockpath;    /* the run-lock file */
-    off_t slot;              /* the byte of it held for the wrapper's life */
+    off_t slot;              /* the byte of it held for the run's life */
     const char *exitpath;    /* the exit log's current generation, appended */
     int durable;             /* fdatasync the exit record */
 } jobexec_run;
 
-/* Starts a wrapped run. Sets *pid (also the process group). 0, or -1 with err. */
-int jobexec_start(const jobexec_run *r, pid_t *pid, char *err, size_t errlen);
+/* A run the spawner started, until it is reaped and recorded. */
+typedef struct jobexec_proc {
+    pid_t pid;          /* also the process group */
+    int status;         /* the wait status, once reaped */
+    int lockfd;         /* the description holding the run's lock (the job has it too) */
+    int outfd;          /* the read end of the job's output, -1 at its end of file */
+    int logfd;          /* the log, once output came */
+    int xfd;            /* the exit log generation the run's records go to */
+    int durable, exited;
+    int bad;            /* the log could not be written */
+    char *keep;         /* logpath, header, footer, record, each NUL-ended */
+    size_t keeplen;
+} jobexec_proc;
+
+/* Starts run r (its envp complete) with its records going to xfd (the exit
+ * log at r->exitpath, kept open by the caller). 0 with *p filled, or -1 with
+ * err. */
+int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, size_t errlen);
+/* Copies the output that has come to the log, without waiting; 1 once every
+ * writer has closed it (p->outfd is then -1), else 0. */
+int jobexec_output(jobexec_proc *p);
+/* Once the run's process has exited and its output ended: finishes its log
+ * (a failure to write it turns a success into 126, in *status) and formats
+ * its exit record into rec. Returns the record's length (0 if too long). */
+size_t jobexec_end(jobexec_proc *p, int *status, char *rec, size_t cap);
+/* Lets go of the run's lock, exit log and descriptors, once its record is
+ * written. */
+void jobexec_release(jobexec_proc *p);
+
+/* The argv of a command text run directly, without a shell, in words (one
+ * buffer of cap bytes, the text split in place) and argv (max entries, NULL
+ * ended); 0 if it needs a shell. */
+int jobexec_words(const char *text, char *words, size_t cap, const char **argv, size_t max);
 
 /* Starts argv in its own process group, stdin /dev/null, stdout and stderr
  * appended to logpath. 0, or -1 with err. */

@@ -138,8 +138,12 @@ static void spawn(jobs *js, job *j)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
     snprintf(hdr, sizeof hdr, "--- comb jobs: %s run %d started %s\n", j->name, j->runs, when);
     snprintf(ftr, sizeof ftr, "--- comb jobs: %s run %d ", j->name, j->runs);
-    const char *argv[] = {j->kind == JOB_COMB ? js->comb : "/bin/sh",
-                          j->kind == JOB_COMB ? "-e" : "-c", j->text, NULL};
+    const char *sh[] = {j->kind == JOB_COMB ? js->comb : "/bin/sh",
+                        j->kind == JOB_COMB ? "-e" : "-c", j->text, NULL};
+    const char *direct[64]; /* a plain command is exec'd directly, as make does */
+    char words[1024];
+    const char *const *argv =
+        j->kind != JOB_COMB && jobexec_words(j->text, words, sizeof words, direct, 64) ? direct : sh;
     /* the job's own variables; the rest of its environment is the spawner's */
     int a = snprintf(env, sizeof env, "COMB_JOB=%s", j->name) + 1;
     int b = snprintf(env + a, sizeof env - (size_t)a, "COMB_JOB_RUN=%d", j->runs) + 1;

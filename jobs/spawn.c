@@ -25,6 +25,7 @@ extern char **environ;
 struct jobspawn {
     int fd;
     pid_t pid;
+    long live; /* runs asked for and not yet reported ended or failed */
     jw_buf in, line;
 };
 
@@ -97,7 +98,9 @@ void jsp_close(jobspawn *p)
         return;
     if (p->fd >= 0)
         close(p->fd);
-    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) /* it exits on the EOF */
+    /* it exits on the end of file once its runs have ended: waited for
+       only when none is left (else the zombie goes with this process) */
+    while (waitpid(p->pid, NULL, p->live > 0 ? WNOHANG : 0) < 0 && errno == EINTR)
         ;
     jw_free(&p->in);
     jw_free(&p->line);
@@ -142,11 +145,12 @@ int jsp_start(jobspawn *p, long id, const jobexec_run *r, char *err, size_t errl
         snprintf(err, errlen, "the spawner is gone: %s", strerror(errno));
         return -1;
     }
+    p->live++;
     return 0;
 }
 
 /* One event line (split in place). 0, or -1 if it is not one. */
-static int event(char *line, jsp_event_fn fn, void *ctx)
+static int event(jobspawn *p, char *line, jsp_event_fn fn, void *ctx)
 {
     char *f[4];
     int n = jw_split(line, f, 4);
@@ -158,6 +162,7 @@ static int event(char *line, jsp_event_fn fn, void *ctx)
         fn(ctx, JSP_ENDED, atol(f[1]), atol(f[2]), NULL);
     else
         return -1;
+    p->live -= f[0][0] != 's';
     return 0;
 }
 
@@ -196,6 +201,7 @@ static int take_input(int fd, jw_buf *b)
 }
 
 struct reading {
+    jobspawn *p;
     jsp_event_fn fn;
     void *ctx;
 };
@@ -203,13 +209,13 @@ struct reading {
 static int event_line(void *ctx, char *line)
 {
     struct reading *rd = ctx;
-    return event(line, rd->fn, rd->ctx);
+    return event(rd->p, line, rd->fn, rd->ctx);
 }
 
 int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen)
 {
     int end = take_input(p->fd, &p->in);
-    struct reading rd = {fn, ctx};
+    struct reading rd = {p, fn, ctx};
     if (p->in.len && each_line(&p->in, event_line, &rd) < 0) {
         snprintf(err, errlen, "the spawner said something unexpected");
         return -1;
@@ -225,10 +231,15 @@ int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen)
 /* ---- the spawner's side ------------------------------------------------- */
 
 struct server {
-    int fd;
+    int fd, lockfd;  /* lockfd: the spawner's lock, -1 once let go */
     jw_buf in, out;
     char **env; /* the spawner's environment less the job variables, then room */
     size_t nenv, capenv;
+    jobexec_proc *procs; /* the runs going on */
+    size_t nprocs, capprocs;
+    int xfd;     /* the exit log generation last asked for */
+    char *xpath;
+    size_t xcap;
 };
 
 static int is_job_var(const char *v)
@@ -258,11 +269,46 @@ static char **run_env(struct server *s, char **extra, size_t n)
 
 static void reply(struct server *s, const char *what, long a, const char *b)
 {
+    if (s->lockfd < 0)
+        return; /* no dispatcher to tell */
     char num[24];
     snprintf(num, sizeof num, "%ld", a);
     if (jw_field(&s->out, what) < 0 || jw_field(&s->out, num) < 0 || jw_field(&s->out, b) < 0 ||
         jw_puts(&s->out, "\n") < 0)
         jw_clear(&s->out); /* out of memory: the dispatcher learns it from the locks */
+}
+
+/* The exit log at path, opened once for all the runs that go to it. */
+static int exit_fd(struct server *s, const char *path)
+{
+    size_t n = strlen(path) + 1;
+    if (s->xfd >= 0 && !strcmp(s->xpath, path))
+        return s->xfd;
+    if (s->xfd >= 0)
+        close(s->xfd);
+    if (n > s->xcap) {
+        char *p = mem_realloc(s->xpath, s->xcap, n);
+        if (!p)
+            return s->xfd = -1;
+        s->xpath = p;
+        s->xcap = n;
+    }
+    memcpy(s->xpath, path, n);
+    return s->xfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+}
+
+/* Room for one more run. */
+static jobexec_proc *new_proc(struct server *s)
+{
+    if (s->nprocs == s->capprocs) {
+        size_t cap = s->capprocs ? 2 * s->capprocs : 16;
+        jobexec_proc *p = mem_realloc(s->procs, s->capprocs * sizeof *p, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        s->procs = p;
+        s->capprocs = cap;
+    }
+    return &s->procs[s->nprocs];
 }
 
 static int start_line(void *ctx, char *line)
@@ -284,29 +330,71 @@ static int start_line(void *ctx, char *line)
     jobexec_run r = {(const char *const *)f + START_FIELDS + nenv, envp, *f[6] ? f[6] : NULL,
                      f[7], f[8], f[9], f[10], f[4], (off_t)atoll(f[2]), f[5], atoi(f[3])};
     char err[512];
-    pid_t pid;
     f[n] = NULL; /* argv ends the line */
-    if (!envp)
+    int xfd = exit_fd(s, r.exitpath);
+    jobexec_proc *p = new_proc(s);
+    if (!envp || !p)
         reply(s, "failed", id, "out of memory");
-    else if (jobexec_start(&r, &pid, err, sizeof err) < 0)
+    else if (xfd < 0)
+        reply(s, "failed", id, strerror(errno));
+    else if (jobexec_start(&r, xfd, p, err, sizeof err) < 0)
         reply(s, "failed", id, err);
     else {
-        snprintf(err, sizeof err, "%ld", (long)pid);
+        s->nprocs++;
+        snprintf(err, sizeof err, "%ld", (long)p->pid);
         reply(s, "started", id, err);
     }
     mem_free(f, (max + 1) * sizeof *f);
     return 0;
 }
 
+/* Reaps the runs whose processes exited, taking in what output is left. */
 static void reap_all(struct server *s)
 {
     int st;
     pid_t pid;
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-        char num[24];
-        snprintf(num, sizeof num, "%d", st);
-        reply(s, "ended", pid, num);
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+        for (size_t i = 0; i < s->nprocs; i++)
+            if (s->procs[i].pid == pid && !s->procs[i].exited) {
+                s->procs[i].exited = 1;
+                s->procs[i].status = st;
+                jobexec_output(&s->procs[i]);
+                break;
+            }
+}
+
+/* Ends the runs whose processes exited and whose output ended: their logs
+ * finished, their records written (and synced if durable) before their
+ * locks are let go, then reported. */
+static void end_runs(struct server *s)
+{
+    size_t ended = 0; /* the ended runs are moved to the end of procs */
+    for (size_t i = 0; i + ended < s->nprocs;) {
+        jobexec_proc *p = &s->procs[i];
+        if (!p->exited || p->outfd >= 0) {
+            i++;
+            continue;
+        }
+        size_t last = s->nprocs - ++ended;
+        jobexec_proc t = *p;
+        *p = s->procs[last];
+        s->procs[last] = t;
+        p = &s->procs[last];
+        char rec[512];
+        size_t n = jobexec_end(p, &p->status, rec, sizeof rec);
+        if (!n || write(p->xfd, rec, n) != (ssize_t)n)
+            p->durable = 0; /* no record to make durable: the run counts as lost */
     }
+    for (size_t i = s->nprocs - ended; i < s->nprocs; i++)
+        if (s->procs[i].durable)
+            fdatasync(s->procs[i].xfd);
+    for (size_t i = s->nprocs - ended; i < s->nprocs; i++) {
+        char num[24];
+        snprintf(num, sizeof num, "%d", s->procs[i].status);
+        jobexec_release(&s->procs[i]);
+        reply(s, "ended", (long)s->procs[i].pid, num);
+    }
+    s->nprocs -= ended;
 }
 
 /* Sends what it can of the replies. -1 once the dispatcher is gone. */
@@ -337,43 +425,75 @@ static int base_env(struct server *s)
     return 0;
 }
 
+/* The dispatcher is gone: no run will be asked for any more, so the
+ * spawner lets go of its lock (a restarted dispatcher waits for that), and
+ * goes on only to record the ends of the runs still going. */
+static void deaf(struct server *s)
+{
+    if (s->lockfd >= 0)
+        close(s->lockfd);
+    s->lockfd = -1;
+    jw_clear(&s->out);
+}
+
 int jsp_serve(int fd, int lockfd)
 {
-    struct server s = {.fd = fd};
+    struct server s = {.fd = fd, .lockfd = lockfd, .xfd = -1};
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     int sfd = -1;
-    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(lockfd, F_SETFD, FD_CLOEXEC) < 0 ||
-        sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+    /* nothing of the spawner's may reach a job, whatever it inherited */
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0 || sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
         (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || base_env(&s) < 0) {
         perror("comb jobs __spawner");
         return 1;
     }
-    for (;;) {
-        struct pollfd pf[2] = {{fd, (short)(POLLIN | (s.out.len ? POLLOUT : 0)), 0},
-                               {sfd, POLLIN, 0}};
-        if (poll(pf, 2, -1) < 0 && errno != EINTR)
+    struct pollfd *pf = NULL;
+    size_t cappf = 0;
+    while (s.lockfd >= 0 || s.nprocs) {
+        if (cappf < s.nprocs + 2) { /* the signals, the dispatcher, each run's output */
+            struct pollfd *q = mem_realloc(pf, cappf * sizeof *q, (s.capprocs + 2) * sizeof *q);
+            if (!q)
+                break;
+            pf = q;
+            cappf = s.capprocs + 2;
+        }
+        pf[0] = (struct pollfd){sfd, POLLIN, 0};
+        pf[1] = (struct pollfd){s.lockfd >= 0 ? fd : -1, (short)(POLLIN | (s.out.len ? POLLOUT : 0)), 0};
+        for (size_t i = 0; i < s.nprocs; i++)
+            pf[i + 2] = (struct pollfd){s.procs[i].outfd, POLLIN, 0};
+        size_t npf = s.nprocs + 2;
+        if (poll(pf, npf, -1) < 0 && errno != EINTR)
             break;
-        if (pf[1].revents) {
+        for (size_t i = 2; i < npf; i++)
+            if (pf[i].revents)
+                jobexec_output(&s.procs[i - 2]);
+        if (pf[0].revents) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) > 0)
                 ;
             reap_all(&s);
         }
-        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        end_runs(&s);
+        if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             int end = take_input(fd, &s.in);
             if (s.in.len)
                 each_line(&s.in, start_line, &s);
             if (end)
-                break; /* the dispatcher is gone: so are we; the wrappers go on */
+                deaf(&s); /* the runs started go on; their ends are still recorded */
         }
-        if (send_out(&s) < 0)
-            break;
+        if (s.lockfd >= 0 && send_out(&s) < 0)
+            jw_clear(&s.out); /* its end of file is read next */
     }
     close(sfd);
+    if (s.xfd >= 0)
+        close(s.xfd);
     jw_free(&s.in);
     jw_free(&s.out);
     mem_free(s.env, s.capenv * sizeof *s.env);
+    mem_free(s.procs, s.capprocs * sizeof *s.procs);
+    mem_free(pf, cappf * sizeof *pf);
+    mem_free(s.xpath, s.xcap);
     return 0;
 }
