@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "store/mem.h"
+#include "jobs/exec.h"
 #include "jobs/jobs.h"
 #include "jobs/server.h"
 #include "jobs/journal.h"
@@ -659,6 +660,49 @@ static void logs_hold_output_and_failures(void **state)
     job_close(js);
 }
 
+/* Plain words are exec'd directly (as make does); anything the shell would
+ * read otherwise goes to the shell. */
+static void plain_commands_need_no_shell(void **state)
+{
+    (void)state;
+    char w[256];
+    const char *av[8];
+    assert_int_equal(jobexec_words("true", w, sizeof w, av, 8), 1);
+    assert_string_equal(av[0], "true");
+    assert_null(av[1]);
+    assert_int_equal(jobexec_words("  cp -p a/b.txt c:d  ", w, sizeof w, av, 8), 1);
+    assert_string_equal(av[0], "cp");
+    assert_string_equal(av[3], "c:d");
+    assert_null(av[4]);
+    const char *shell[] = {"echo $HOME", "a; b",   "a | b",   "a > f",   "echo 'x'",  "echo \"x\"",
+                           "ls *.c",     "a && b", "X=1 cmd", "cd /tmp", "exit 3",    "echo a\nb",
+                           "",           "   ",    "test -f x", "a b c d e f g h i"};
+    for (size_t i = 0; i < sizeof shell / sizeof *shell; i++)
+        assert_int_equal(jobexec_words(shell[i], w, sizeof w, av, 8), 0);
+    assert_int_equal(jobexec_words("true", w, 4, av, 8), 0); /* no room: the shell's */
+}
+
+/* A command run directly that is not there fails 127 and says so in its
+ * log; the same through the shell is the shell's 127. */
+static void a_missing_program_fails_127(void **state)
+{
+    (void)state;
+    jobs *js = open_js();
+    assert_int_equal(add(js, "missing", 0, "", "", "no-such-program-xyz arg"), 0);
+    assert_int_equal(add(js, "shmissing", 0, "", "", "no-such-program-xyz arg; true"), 0);
+    assert_int_equal(add(js, "quoted", 0, "", "", "sh -c 'echo quoted' ignored"), 0);
+    assert_int_equal(job_run(js, NULL), 1);
+    assert_int_equal(info(js, "missing").status, 127 << 8);
+    assert_int_equal(info(js, "shmissing").status, 0);
+    char path[160];
+    snprintf(path, sizeof path, "%s/log/missing.log", rundir);
+    assert_non_null(strstr(slurp(path), "comb jobs: cannot run no-such-program-xyz: not found\n"
+                                        "--- comb jobs: missing run 1 exit 127\n"));
+    snprintf(path, sizeof path, "%s/log/quoted.log", rundir);
+    assert_non_null(strstr(slurp(path), "\nquoted\n"));
+    job_close(js);
+}
+
 static void replay_restores_states(void **state)
 {
     (void)state;
@@ -771,6 +815,8 @@ int main(void)
         T(comb_jobs_run_comb_code),
         T(unwritable_log_fails_the_run_with_126),
         T(logs_hold_output_and_failures),
+        T(plain_commands_need_no_shell),
+        T(a_missing_program_fails_127),
         T(replay_restores_states),
         T(compaction_keeps_a_retried_jobs_runs),
         T(second_dispatcher_is_refused),
