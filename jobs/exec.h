@@ -2,32 +2,34 @@
  * plain children (the monitor).
  *
  * One process creation per run, as make does: the spawner (jobs/spawn.h)
- * vforks the job's own process, which execs the command. Before it vforks,
- * the spawner opens the run-lock file anew and takes an open-file-description
- * lock on the job's byte of it (the job's submission index); both the
- * spawner and the job hold that description (the job on fd 3), so the lock
- * lives as long as either does. The job's process leads a new process group,
- * has stdin /dev/null and stdout and stderr straight on its log, opened by
- * the spawner (appended, the header written first). For a durable run (not
- * rerunnable) the job's own process, between vfork and exec, appends "NAME
- * RUN began" to the exit log and fdatasyncs it (or does not run the job): a
- * restart that finds neither the lock nor any record knows the job never
- * ran. The spawner is suspended meanwhile (vfork), so nothing else it does
- * can come between; a kill of the spawner at any moment leaves either no
- * child (no record: never began) or a child that writes the record before
- * it execs.
+ * vforks the job's own process, which execs the command; no wrapper.
+ * Before it vforks, the spawner opens the run-lock file anew and takes an
+ * open-file-description lock on the job's byte of it (the job's submission
+ * index); the spawner and the job (on fd 3) both hold that description, so
+ * the lock lives while either does. The job's process leads a new process
+ * group, has stdin /dev/null and stdout and stderr on a pipe that the
+ * spawner copies to the job's log, creating the log only when the first
+ * output arrives (or at the end of a failed run, to record the failure
+ * there): creating and removing a file per run cost more than a trivial
+ * job (ext4's inode allocation). The run ends when its process has exited
+ * and the pipe is at its end of file, so a background process that keeps
+ * the output open keeps the run going.
  *
- * When the spawner reaps the run, jobexec_end writes the log's footer and
- * "exit N" or "signal N" if the run wrote something or failed, and otherwise
- * takes the header back out (removing a log made for this run, so 10,000
- * quiet jobs do not leave 10,000 files); it formats "NAME RUN STATUS" for the
- * exit log (jobs/exitlog.h), which the spawner appends (one write(), and an
- * fdatasync if the run is durable) before jobexec_release lets go of the
- * lock. So a restarted dispatcher reads a run's end from the exit log, or
- * finds the lock still held (the run goes on), or finds neither (the run was
- * lost: with the machine, or with the spawner, whose runs then go on holding
- * their locks and end without a record). If the log cannot be opened, the
- * output goes to /dev/null and a run that would have succeeded ends 126.
+ * For a durable run (not rerunnable) the job's own process, between vfork
+ * and exec, appends "NAME RUN began" to the exit log and fdatasyncs it (or
+ * does not run the job). The spawner is suspended meanwhile (vfork), and a
+ * kill of the spawner at any moment leaves either no child (no record, no
+ * lock: never began) or a child that writes the record before it execs. So
+ * a restart that finds neither the lock nor any record knows the job never
+ * ran. The spawner, reaping the run, writes the log's footer (if there is a
+ * log) and appends "NAME RUN STATUS" to the exit log (jobs/exitlog.h) in one
+ * write(), fdatasynced if the run is durable, before it lets go of the lock.
+ * So a restarted dispatcher reads a run's end from the exit log, or finds
+ * the lock still held (the run goes on), or finds neither (the run was
+ * lost: with the machine, or with the spawner, its parent, which alone can
+ * have its exit status: its runs go on holding their locks and end without
+ * a record). If the output cannot be written to the log, a run that would
+ * have succeeded ends with exit 126.
  *
  * A command of plain words (no character the shell would treat specially,
  * no assignment, not a shell builtin or keyword) is exec'd directly, looked
@@ -42,7 +44,7 @@ typedef struct jobexec_run {
     const char *const *argv; /* argv[0]: a path, or a name looked up in PATH */
     char *const *envp;
     const char *dir;         /* working directory, or NULL */
-    const char *logpath;     /* appended (created if absent; removed if the run left nothing) */
+    const char *logpath;     /* appended; created on the first output */
     const char *header;      /* written to the log before the run's output */
     const char *footer;      /* written after it, followed by "exit N" or "signal N" */
     const char *record;      /* "NAME RUN": the exit record's start */
@@ -93,7 +95,7 @@ int jobexec_spawn(const char *const *argv, char *const *envp, const char *logpat
 
 /* 1 if child pid has exited (*status set), 0 if not yet, -1 on error. */
 int jobexec_reap(pid_t pid, int *status);
-/* 0 when no wrapper holds byte slot of the run-lock file open at fd, else 1
+/* 0 when no run holds byte slot of the run-lock file open at fd, else 1
  * (also when it cannot tell: a run is never taken for lost on a doubt). */
 int jobexec_alive(int fd, off_t slot);
 /* "exit N" or "signal N". */

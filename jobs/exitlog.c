@@ -70,7 +70,7 @@ static int open_gen(exitlog *x, int n, int create)
     return 0;
 }
 
-/* A new current generation, its name made durable: a wrapper's fdatasync
+/* A new current generation, its name made durable: a run's fdatasync
  * covers the file's data, not the directory entry that finds it. */
 static int new_gen(exitlog *x)
 {
@@ -220,7 +220,7 @@ static long read_gen(exitlog *x, struct gen *g, xl_record_fn fn, void *ctx)
         }
         g->off += (off_t)used;
         if (r < CHUNK)
-            return bad; /* the end, or an incomplete line a wrapper is writing */
+            return bad; /* the end, or an incomplete line the spawner is writing */
     }
 }
 

@@ -1,9 +1,9 @@
-/* exitlog: where job wrappers record how their runs ended: append-only files
+/* exitlog: where the spawner records how runs ended: append-only files
  * of checksummed records, shared by all runs, read by the dispatcher.
  *
- * A wrapper appends one record, "NAME RUN STATUS" (STATUS the raw wait
+ * The spawner appends one record, "NAME RUN STATUS" (STATUS the raw wait
  * status) framed as a journal record (jobs/journal.h), with a single write()
- * to the file opened O_APPEND, so records of concurrent wrappers never mix; a wrapper of a run that is not rerunnable fdatasyncs it too. A run
+ * to the file opened O_APPEND, so records of concurrent writers never mix; the record of a run that is not rerunnable fdatasyncs it too. A run
  * that is not rerunnable also has "NAME RUN began", written and fdatasynced
  * by the job's own process just before it execs the job, so that a restart
  * can tell a run that was lost after it began from one that never did. This

@@ -2,7 +2,7 @@
  *
  * A job has a unique name, a priority, prerequisites, the resources it uses,
  * and what it runs: a shell command (/bin/sh -c TEXT) or a comb call (the comb
- * binary run as `comb -e TEXT`), in a child process under a wrapper, its
+ * binary run as `comb -e TEXT`), in a child process of the spawner, its
  * stdout and stderr appended to RUNDIR/log/NAME.log.
  *
  * Prerequisites ("after") name jobs or resources:
@@ -32,7 +32,7 @@
  *
  * Durability: every change is a record in RUNDIR/journal (jobs/journal.h),
  * synced before a job starts and before a client is answered. Each job runs
- * under a wrapper that records its exit status in RUNDIR/exit atomically, so a
+ * as a child of the spawner, which records its exit status in RUNDIR/exit, so a
  * dispatcher that restarts learns what finished while it was down; a job that
  * was running when the machine died is rerun if rerunnable, held otherwise
  * (unless its process never began: it records that before it runs the job).
@@ -84,7 +84,7 @@ typedef struct job_info {
     int cause_deleted;   /* BLOCKED because cause was deleted, not failed */
     int runs;            /* how many times it started */
     int status;          /* raw wait status of the latest run, -1 if none */
-    long pid;            /* its wrapper (= its process group) while running */
+    long pid;            /* its process (= its process group) while running */
     double started, ended; /* Unix times of the latest run, 0 if none */
 } job_info;
 
@@ -95,11 +95,11 @@ typedef struct job_options {
 } job_options;
 
 /* Opens RUNDIR (created if absent), replays its journal and recovers: runs
- * whose wrapper recorded an exit are completed, live wrappers are adopted,
+ * with an exit record are completed, live ones (their locks held) adopted,
  * lost runs are queued again (rerunnable, or known never to have begun) or
  * held. NULL with err on failure. */
 jobs *job_open(const char *rundir, const job_options *opt, char *err, size_t errlen);
-/* Syncs and closes; running jobs go on under their wrappers. */
+/* Syncs and closes; running jobs go on under their spawner. */
 void job_close(jobs *js);
 const char *job_error(const jobs *js);
 /* Sets the error job_error reports; returns -1. */

@@ -61,12 +61,12 @@ struct job {
     unsigned char rerun, held, forced, deleted, inheap, parked, adopted, crashheld;
     int unsat;
     int runs, status;
-    pid_t pid;             /* its wrapper, once the spawner said; 0 before */
+    pid_t pid;             /* its process, once the spawner said; 0 before */
     int xgen;              /* the exit log generation its run holds; 0 none */
-    unsigned char gone;    /* its wrapper has exited */
+    unsigned char gone;    /* the spawner said it ended (or its lock went) */
     unsigned char xhave;   /* the exit record of its run was read: xstatus */
     unsigned char xbegan;  /* the "began" record of its run was read */
-    int xstatus, wst;      /* wst: the wrapper's own wait status */
+    int xstatus, wst;      /* wst: the status the spawner said */
     size_t runidx;
     double started, ended, kill_at;
     /* derived by refresh() in status.c */
@@ -96,7 +96,7 @@ struct jobs {
     jobspawn *sp; /* started at the first run, again if it dies */
     int lockfd;
     int ownlog; /* log is RUNDIR/dispatcher.log, opened here */
-    char *runlock; /* RUNDIR/exit/lock: a byte per job, locked by its wrapper */
+    char *runlock; /* RUNDIR/exit/lock: a byte per job, locked while its run goes on */
     int runlockfd; /* for looking at those locks; it holds none */
     FILE *log;
     char *comb;

@@ -1,5 +1,5 @@
 /* sched: the start/reap cycle: starting what can start (journaled, then
- * handed to the spawner), reaping the runs whose wrappers ended, killing
+ * handed to the spawner), reaping the runs the spawner says ended, killing
  * deleted jobs, pacing the journal's syncs, and, after a replay, settling
  * the runs the journal says were going. */
 #include "config.h"
@@ -84,7 +84,7 @@ static void finish(jobs *js, job *j, int status)
     jm_do_end(js, j, status, t);
 }
 
-/* A run whose wrapper is gone without an exit record. One that is not
+/* A run that is gone without an exit record. One that is not
  * rerunnable is held only if it may have begun: its process wrote "began"
  * before exec, so without that record (and with no spawner left that could
  * still start it) it never ran and is queued again. */
@@ -96,7 +96,7 @@ static void lose(jobs *js, job *j)
         jm_commit(js) == 0)
         unhold(js, j);
     if (began)
-        job_note(js, "job %s run %d was lost (its wrapper left no exit status): %s", j->name,
+        job_note(js, "job %s run %d was lost (no exit status was recorded): %s", j->name,
                  j->runs, j->rerun ? "queued again" : "held, not rerunnable");
     else
         job_note(js, "job %s run %d never began (lost before its process started): queued again",
@@ -256,7 +256,7 @@ static int alive(const jobs *js, const job *j)
     return jobexec_alive(js->runlockfd, (off_t)j->seq);
 }
 
-/* What the spawner says: a wrapper started (its pid is journaled), could not
+/* What the spawner says: a run started (its pid is journaled), could not
  * start, or ended. */
 static void on_event(void *ctx, enum jsp_event e, long a, long b, const char *text)
 {
@@ -295,9 +295,10 @@ static void read_spawner(jobs *js)
         lose_spawner(js, err);
 }
 
-/* Ends the runs whose wrappers exited; checks adopted runs now and then. A
- * wrapper writes its record before it exits, so once it is gone the record
- * is there to read, or will never be. */
+/* Ends the runs the spawner says ended; checks adopted runs now and then.
+ * The spawner writes a run's record before it lets go of the run's lock and
+ * reports its end, so once it is gone the record is there to read, or will
+ * never be. */
 static void reap(jobs *js)
 {
     double t = now();
@@ -321,7 +322,7 @@ static void reap(jobs *js)
         if (j->xhave)
             finish(js, j, j->xstatus);
         else if (!j->adopted)
-            finish(js, j, j->wst); /* the wrapper itself was killed */
+            finish(js, j, j->wst); /* no record could be written */
         else if (ok)
             lose(js, j);
     }
@@ -384,10 +385,10 @@ int job_timeout_ms(jobs *js)
     return ms;
 }
 
-/* After a replay: each run the journal says is going goes on (its wrapper
- * holds its lock: adopted), finished (its exit record is there) or was lost.
- * The locks are looked at before the records, which a wrapper writes before
- * it lets go of its lock. */
+/* After a replay: each run the journal says is going goes on (its lock is
+ * held: adopted), finished (its exit record is there) or was lost. The
+ * locks are looked at before the records, which a spawner writes before it
+ * lets go of a run's lock. */
 /* Waits until no spawner of an earlier dispatcher is left (each holds a
  * read lock on JSP_LOCK_BYTE of the run-lock file while it lives): one that
  * outlived its dispatcher may still start a run it was asked for, so a run

@@ -5,8 +5,8 @@
 
 #include "jobs/jobs.h"
 
-/* After a replay: each run the journal says is going goes on (its wrapper
- * holds its lock: adopted), finished (its exit record is there) or was lost. */
+/* After a replay: each run the journal says is going goes on (its lock
+ * held: adopted), finished (its exit record is there) or was lost. */
 int jsched_recover(jobs *js);
 
 #endif

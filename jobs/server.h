@@ -46,11 +46,11 @@ typedef struct jobsrv_monitor {
  * meanwhile, until every job is settled (done, failed, blocked, held) or,
  * with no monitor to raise a limit, nothing can start. Returns 0 if every
  * job is done (or deleted), 1 if not, 2 if stop said so (running jobs go on
- * under their wrappers), -1 on error (job_error). */
+ * under their spawner), -1 on error (job_error). */
 int job_run(jobs *js, const jobsrv_monitor *mon);
 
 /* The daemon's loop: serves until SIGTERM, SIGINT or SIGHUP, then returns 0
- * (jobs go on under their wrappers). Once the socket listens it writes "ok\n"
+ * (jobs go on under their spawner). Once the socket listens it writes "ok\n"
  * to ready_fd (if >= 0) and closes it. -1 on error (job_error). */
 int jobsrv_serve(jobs *js, const jobsrv_monitor *mon, int ready_fd);
 

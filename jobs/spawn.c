@@ -1,4 +1,5 @@
-/* spawn: the spawner process that forks the wrappers, and its client. */
+/* spawn: the spawner process that starts and records the runs, and its
+ * client. */
 #include "config.h"
 #include "jobs/spawn.h"
 

@@ -1,26 +1,27 @@
-/* spawn: the spawner, a small process that forks the jobs' wrappers for
- * the dispatcher.
+/* spawn: the spawner, a small process that starts the jobs' processes for
+ * the dispatcher and records how they end.
  *
- * Why: fork() costs in proportion to the memory of the process that forks,
- * page tables copied and pages faulted back afterwards. A dispatcher holding
- * 10,000 jobs, or a comb program with a large heap that dispatches embedded,
- * spent most of its time per job in fork. The spawner is the comb binary run
- * afresh (`comb jobs __spawner`, posix_spawn: no copy of the dispatcher), so
- * it stays small, and forking from it stays cheap whatever the dispatcher
- * holds.
+ * Why a process apart: fork() costs in proportion to the memory of the
+ * process that forks, and a dispatcher holding 10,000 jobs, or a comb
+ * program with a large heap that dispatches embedded, would pay it per job;
+ * and a run's exit status goes only to its parent, which must outlive the
+ * dispatcher. The spawner is the comb binary run afresh (`comb jobs
+ * __spawner`, posix_spawn: no copy of the dispatcher); it vforks each job
+ * (jobs/exec.h), one process creation per run.
  *
  * The two talk over a stream socket in lines of escaped fields (jobwire):
  *   dispatcher -> spawner   start ID SLOT DURABLE LOCKPATH EXITPATH DIR LOGPATH
  *                                 HEADER FOOTER RECORD NENV ENV... ARGV...
  *   spawner -> dispatcher   started ID PID | failed ID MESSAGE | ended PID STATUS
  * (the spawner is started as `comb jobs __spawner SOCKFD LOCKFD`).
- * A start request becomes a wrapper (jobs/exec.h) with the spawner's own
- * environment plus the NENV variables given. The spawner reaps its wrappers
- * and reports each end with the raw wait status. It runs in its own process
- * group (a ^C at the terminal is for the dispatcher, not for it) and exits
- * when the dispatcher's end of the socket closes; the wrappers go on, as
- * they do when a dispatcher dies. A dispatcher that loses its spawner treats
- * the runs it started as adopted after a restart: their locks tell. */
+ * A start request becomes a run with the spawner's own environment plus the
+ * NENV variables given. The spawner copies each run's output to its log,
+ * reaps it, appends its exit record (synced if durable) and lets go of its
+ * lock, then reports the end with the wait status. It runs in its own
+ * process group (a ^C at the terminal is for the dispatcher, not for it).
+ * When the dispatcher's end of the socket closes (it exited or died), the
+ * spawner lets go of its own lock (it will start nothing more) and goes on
+ * until the runs it started have ended and been recorded, then exits. */
 #ifndef COMB_JOBS_SPAWN_H
 #define COMB_JOBS_SPAWN_H
 
@@ -40,7 +41,8 @@ typedef struct jobspawn jobspawn;
 /* Starts `exe jobs __spawner` for the run-lock file lockpath. NULL with err
  * on failure. */
 jobspawn *jsp_open(const char *exe, const char *lockpath, char *err, size_t errlen);
-/* Closes the socket; the spawner exits, its running wrappers go on. */
+/* Closes the socket; the spawner exits once its runs have ended (waited
+ * for here only if none is left). */
 void jsp_close(jobspawn *p);
 /* The socket, to poll for input. */
 int jsp_fd(const jobspawn *p);

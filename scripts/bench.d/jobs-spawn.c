@@ -3,10 +3,10 @@
  * prints the CPU (user + sys, children included), minor page faults and
  * context switches per job of each, interleaved in blocks of 100:
  *   spawn    posix_spawn of the job, then waitpid: one process creation,
- *            as make (and a spawner without wrappers) does;
+ *            as make and comb's spawner do;
  *   wrapper  fork of a wrapper that vforks the job and waits for it, as
- *            comb's spawner does, so that the wrapper survives the spawner
- *            and records the exit.
+ *            comb's spawner did, so that the wrapper survived the spawner
+ *            and recorded the exit: the price of keeping that.
  * Usage: jobs-spawn [N]   (default 2000) */
 #define _GNU_SOURCE
 #include <spawn.h>

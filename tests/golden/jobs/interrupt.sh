@@ -1,5 +1,5 @@
 # ^C during jobs_run stops the program (exit 130); the job it started goes
-# on under its wrapper, and the next jobs() of the directory adopts it or
+# on under its spawner, and the next jobs() of the directory adopts it or
 # finds it finished: it ran once.
 tmp=$(mktemp -d)
 "$COMB" -e "let d = jobs(\"$tmp/run\")
