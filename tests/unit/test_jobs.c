@@ -687,10 +687,12 @@ static void plain_commands_need_no_shell(void **state)
 static void a_missing_program_fails_127(void **state)
 {
     (void)state;
+    static const char *const spec[][2] = {{"missing", "no-such-program-xyz arg"},
+                                          {"shmissing", "no-such-program-xyz arg; true"},
+                                          {"quoted", "sh -c 'echo quoted' ignored"}};
     jobs *js = open_js();
-    assert_int_equal(add(js, "missing", 0, "", "", "no-such-program-xyz arg"), 0);
-    assert_int_equal(add(js, "shmissing", 0, "", "", "no-such-program-xyz arg; true"), 0);
-    assert_int_equal(add(js, "quoted", 0, "", "", "sh -c 'echo quoted' ignored"), 0);
+    for (size_t i = 0; i < sizeof spec / sizeof *spec; i++)
+        assert_int_equal(add(js, spec[i][0], 0, "", "", spec[i][1]), 0);
     assert_int_equal(job_run(js, NULL), 1);
     assert_int_equal(info(js, "missing").status, 127 << 8);
     assert_int_equal(info(js, "shmissing").status, 0);
