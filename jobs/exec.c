@@ -238,8 +238,7 @@ int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, siz
         goto fail;
     }
     fcntl(p->outfd, F_SETFL, O_NONBLOCK);
-    setpgid(c, c); /* it did so itself; this one only makes sure */
-    p->pid = c;
+    p->pid = c; /* its own group already: vfork returns once it has exec'd */
     return 0;
 fail:
     jobexec_release(p);

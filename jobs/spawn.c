@@ -14,12 +14,14 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/mem.h"
 #include "jobs/wire.h"
 
 #define START_FIELDS 12 /* "start" to NENV; then the variables, then argv */
+#define STARTED_HOLD_MS 20 /* how long a "started" may wait for company */
 
 extern char **environ;
 
@@ -241,7 +243,16 @@ struct server {
     int xfd;     /* the exit log generation last asked for */
     char *xpath;
     size_t xcap;
+    int urgent;       /* out holds more than "started" replies */
+    long hold_until;  /* else they are sent then (ms, monotonic) */
 };
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int is_job_var(const char *v)
 {
@@ -272,6 +283,13 @@ static void reply(struct server *s, const char *what, long a, const char *b)
 {
     if (s->lockfd < 0)
         return; /* no dispatcher to tell */
+    /* A "started" waits a little for an end to go with, so that the
+       dispatcher wakes once a run rather than twice: it needs the pid only
+       to journal it and to kill the run, if it is deleted. */
+    if (strcmp(what, "started"))
+        s->urgent = 1;
+    else if (!s->out.len)
+        s->hold_until = now_ms() + STARTED_HOLD_MS;
     char num[24];
     snprintf(num, sizeof num, "%ld", a);
     if (jw_field(&s->out, what) < 0 || jw_field(&s->out, num) < 0 || jw_field(&s->out, b) < 0 ||
@@ -460,12 +478,14 @@ int jsp_serve(int fd, int lockfd)
             pf = q;
             cappf = s.capprocs + 2;
         }
+        long wait = !s.out.len || s.urgent ? 0 : s.hold_until - now_ms();
+        int due = s.out.len && wait <= 0;
         pf[0] = (struct pollfd){sfd, POLLIN, 0};
-        pf[1] = (struct pollfd){s.lockfd >= 0 ? fd : -1, (short)(POLLIN | (s.out.len ? POLLOUT : 0)), 0};
+        pf[1] = (struct pollfd){s.lockfd >= 0 ? fd : -1, (short)(POLLIN | (due ? POLLOUT : 0)), 0};
         for (size_t i = 0; i < s.nprocs; i++)
             pf[i + 2] = (struct pollfd){s.procs[i].outfd, POLLIN, 0};
         size_t npf = s.nprocs + 2;
-        if (poll(pf, npf, -1) < 0 && errno != EINTR)
+        if (poll(pf, npf, s.out.len && !due ? (int)wait : -1) < 0 && errno != EINTR)
             break;
         for (size_t i = 2; i < npf; i++)
             if (pf[i].revents)
@@ -484,8 +504,10 @@ int jsp_serve(int fd, int lockfd)
             if (end)
                 deaf(&s); /* the runs started go on; their ends are still recorded */
         }
-        if (s.lockfd >= 0 && send_out(&s) < 0)
+        if (s.lockfd >= 0 && s.out.len && (s.urgent || now_ms() >= s.hold_until) &&
+            send_out(&s) < 0)
             jw_clear(&s.out); /* its end of file is read next */
+        s.urgent &= s.out.len > 0;
     }
     close(sfd);
     if (s.xfd >= 0)
