@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "jobs/journal.h"
-#include "store/mem.h"
 
 static void put(int fd, const char *s)
 {
@@ -149,8 +148,9 @@ static void exec_or_die(const char *const *argv, char *const *envp)
 }
 
 /* The job's process, between vfork and exec: never returns. */
-static void job_child(const jobexec_run *r, const jobexec_proc *p, int out)
+static void job_child(const jobexec_run *r, jobexec_proc *p, int out)
 {
+    p->pid = getpid(); /* for the keeper, should the spawner die in the vfork */
     char began[512]; /* a record: a name of at most 200 bytes, a number, a word */
     size_t nb = r->durable ? format_record(began, sizeof began, r->record, "began") : 0;
     setpgid(0, 0);
@@ -176,7 +176,7 @@ static void job_child(const jobexec_run *r, const jobexec_proc *p, int out)
 }
 
 /* vfork: the spawner waits, its memory lent, until the job execs. */
-static pid_t fork_job(const jobexec_run *r, const jobexec_proc *p, int out)
+static pid_t fork_job(const jobexec_run *r, jobexec_proc *p, int out)
 {
     pid_t c = vfork();
     if (c == 0)
@@ -195,26 +195,26 @@ static const char *kept(const jobexec_proc *p, int which)
     return s;
 }
 
-/* What the spawner keeps of r until the run's end. */
-static char *keep(const jobexec_run *r, size_t *len)
+/* Keeps what p needs of r until the run's end. 0, or -1 if too long. */
+static int keep(const jobexec_run *r, jobexec_proc *p)
 {
     const char *s[K_N] = {r->logpath, r->header, r->footer, r->record};
     size_t l[K_N], n = 0;
     for (int i = 0; i < K_N; i++)
         n += (l[i] = strlen(s[i]) + 1);
-    char *k = mem_alloc(n);
-    if (!k)
-        return NULL;
+    if (n > sizeof p->keep)
+        return -1;
     for (size_t i = 0, at = 0; i < K_N; at += l[i++])
-        memcpy(k + at, s[i], l[i]);
-    *len = n;
-    return k;
+        memcpy(p->keep + at, s[i], l[i]);
+    return 0;
 }
 
 int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, size_t errlen)
 {
-    memset(p, 0, sizeof *p);
-    p->lockfd = p->logfd = p->xfd = p->outfd = -1;
+    p->used = JOBEXEC_FREE;
+    p->pid = 0;
+    p->status = p->exited = p->bad = 0;
+    p->lockfd = p->logfd = p->xfd = p->outfd = p->outw = -1;
     p->durable = r->durable;
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = r->slot, .l_len = 1};
     int out[2] = {-1, -1};
@@ -224,24 +224,32 @@ int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, siz
                  strerror(errno));
         goto fail;
     }
-    if ((p->xfd = fcntl(xfd, F_DUPFD_CLOEXEC, 0)) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-        !(p->keep = keep(r, &p->keeplen))) {
-        snprintf(err, errlen, "%s", p->keep || errno != ENOMEM ? strerror(errno) : "out of memory");
+    if (keep(r, p) < 0) {
+        snprintf(err, errlen, "%s: too long", r->logpath);
+        goto fail;
+    }
+    if ((p->xfd = fcntl(xfd, F_DUPFD_CLOEXEC, 0)) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
         goto fail;
     }
     p->outfd = out[0];
+    p->outw = out[1];
+    fcntl(p->outfd, F_SETFL, O_NONBLOCK);
+    p->used = JOBEXEC_STARTING;
     pid_t c = fork_job(r, p, out[1]);
     int e = errno;
+    p->outw = -1;
     close(out[1]);
     if (c < 0) {
         snprintf(err, errlen, "vfork: %s", strerror(e));
         goto fail;
     }
-    fcntl(p->outfd, F_SETFL, O_NONBLOCK);
     p->pid = c; /* its own group already: vfork returns once it has exec'd */
+    p->used = JOBEXEC_RUNNING;
     return 0;
 fail:
     jobexec_release(p);
+    p->used = JOBEXEC_FREE;
     return -1;
 }
 
@@ -312,9 +320,6 @@ void jobexec_release(jobexec_proc *p)
             close(*fds[i]);
         *fds[i] = -1;
     }
-    if (p->keep)
-        mem_free(p->keep, p->keeplen);
-    p->keep = NULL;
 }
 
 /* Words that make the shell do something a plain exec would not. */

@@ -54,23 +54,31 @@ typedef struct jobexec_run {
     int durable;             /* fdatasync the exit record */
 } jobexec_run;
 
+/* What a run keeps from its start to its end, in place (jobexec_proc lives
+ * in memory shared with the spawner's keeper: jobs/spawn.h): logpath,
+ * header, footer, record. */
+#define JOBEXEC_KEEP 5120
+
+enum { JOBEXEC_FREE, JOBEXEC_STARTING, JOBEXEC_RUNNING };
+
 /* A run the spawner started, until it is reaped and recorded. */
 typedef struct jobexec_proc {
-    pid_t pid;          /* also the process group */
+    int used;           /* JOBEXEC_*: STARTING from before the vfork until it returns */
+    pid_t pid;          /* also the process group; written by the child itself too */
     int status;         /* the wait status, once reaped */
     int lockfd;         /* the description holding the run's lock (the job has it too) */
     int outfd;          /* the read end of the job's output, -1 at its end of file */
+    int outw;           /* its write end while the vfork lasts, else -1 */
     int logfd;          /* the log, once output came */
     int xfd;            /* the exit log generation the run's records go to */
     int durable, exited;
     int bad;            /* the log could not be written */
-    char *keep;         /* logpath, header, footer, record, each NUL-ended */
-    size_t keeplen;
+    char keep[JOBEXEC_KEEP]; /* logpath, header, footer, record, each NUL-ended */
 } jobexec_proc;
 
 /* Starts run r (its envp complete) with its records going to xfd (the exit
- * log at r->exitpath, kept open by the caller). 0 with *p filled, or -1 with
- * err. */
+ * log at r->exitpath, kept open by the caller). 0 with *p filled (RUNNING),
+ * or -1 with err (*p FREE). */
 int jobexec_start(const jobexec_run *r, int xfd, jobexec_proc *p, char *err, size_t errlen);
 /* Copies the output that has come to the log, without waiting; 1 once every
  * writer has closed it (p->outfd is then -1), else 0. */

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -233,13 +236,21 @@ int jsp_read(jobspawn *p, jsp_event_fn fn, void *ctx, char *err, size_t errlen)
 
 /* ---- the spawner's side ------------------------------------------------- */
 
+#define MAX_RUNS 4096 /* at once, per spawner */
+
+/* The memory the spawner shares with its keeper. */
+struct shared {
+    int deaf;    /* the dispatcher's socket and the spawner's lock are closed */
+    size_t top;  /* procs[top...] are all free */
+    jobexec_proc procs[MAX_RUNS];
+};
+
 struct server {
     int fd, lockfd;  /* lockfd: the spawner's lock, -1 once let go */
     jw_buf in, out;
     char **env; /* the spawner's environment less the job variables, then room */
     size_t nenv, capenv;
-    jobexec_proc *procs; /* the runs going on */
-    size_t nprocs, capprocs;
+    struct shared *sh; /* the runs going on, shared with the keeper */
     int xfd;     /* the exit log generation last asked for */
     char *xpath;
     size_t xcap;
@@ -281,7 +292,7 @@ static char **run_env(struct server *s, char **extra, size_t n)
 
 static void reply(struct server *s, const char *what, long a, const char *b)
 {
-    if (s->lockfd < 0)
+    if (s->sh->deaf)
         return; /* no dispatcher to tell */
     /* A "started" waits a little for an end to go with, so that the
        dispatcher wakes once a run rather than twice: it needs the pid only
@@ -316,18 +327,14 @@ static int exit_fd(struct server *s, const char *path)
     return s->xfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 }
 
-/* Room for one more run. */
+/* A free entry for a run, or NULL when MAX_RUNS are going. */
 static jobexec_proc *new_proc(struct server *s)
 {
-    if (s->nprocs == s->capprocs) {
-        size_t cap = s->capprocs ? 2 * s->capprocs : 16;
-        jobexec_proc *p = mem_realloc(s->procs, s->capprocs * sizeof *p, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        s->procs = p;
-        s->capprocs = cap;
-    }
-    return &s->procs[s->nprocs];
+    struct shared *sh = s->sh;
+    for (size_t i = 0; i < sh->top; i++)
+        if (sh->procs[i].used == JOBEXEC_FREE)
+            return &sh->procs[i];
+    return sh->top < MAX_RUNS ? &sh->procs[sh->top++] : NULL;
 }
 
 static int start_line(void *ctx, char *line)
@@ -353,13 +360,12 @@ static int start_line(void *ctx, char *line)
     int xfd = exit_fd(s, r.exitpath);
     jobexec_proc *p = new_proc(s);
     if (!envp || !p)
-        reply(s, "failed", id, "out of memory");
+        reply(s, "failed", id, envp ? "too many runs at once" : "out of memory");
     else if (xfd < 0)
         reply(s, "failed", id, strerror(errno));
     else if (jobexec_start(&r, xfd, p, err, sizeof err) < 0)
         reply(s, "failed", id, err);
     else {
-        s->nprocs++;
         snprintf(err, sizeof err, "%ld", (long)p->pid);
         reply(s, "started", id, err);
     }
@@ -367,53 +373,56 @@ static int start_line(void *ctx, char *line)
     return 0;
 }
 
-/* Reaps the runs whose processes exited, taking in what output is left. */
+/* Reaps the runs whose processes exited, taking in what output is left
+ * (and any other child: the keeper's orphans). */
 static void reap_all(struct server *s)
 {
     int st;
     pid_t pid;
+    struct shared *sh = s->sh;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-        for (size_t i = 0; i < s->nprocs; i++)
-            if (s->procs[i].pid == pid && !s->procs[i].exited) {
-                s->procs[i].exited = 1;
-                s->procs[i].status = st;
-                jobexec_output(&s->procs[i]);
+        for (size_t i = 0; i < sh->top; i++)
+            if (sh->procs[i].used == JOBEXEC_RUNNING && sh->procs[i].pid == pid &&
+                !sh->procs[i].exited) {
+                sh->procs[i].exited = 1;
+                sh->procs[i].status = st;
+                jobexec_output(&sh->procs[i]);
                 break;
             }
 }
 
 /* Ends the runs whose processes exited and whose output ended: their logs
- * finished, their records written (and synced if durable) before their
- * locks are let go, then reported. */
+ * finished, their records written (and synced together, those durable)
+ * before their locks are let go, then reported. */
 static void end_runs(struct server *s)
 {
-    size_t ended = 0; /* the ended runs are moved to the end of procs */
-    for (size_t i = 0; i + ended < s->nprocs;) {
-        jobexec_proc *p = &s->procs[i];
-        if (!p->exited || p->outfd >= 0) {
-            i++;
+    struct shared *sh = s->sh;
+    for (size_t i = 0; i < sh->top; i++) {
+        jobexec_proc *p = &sh->procs[i];
+        if (p->used != JOBEXEC_RUNNING || p->exited != 1 || p->outfd >= 0)
             continue;
-        }
-        size_t last = s->nprocs - ++ended;
-        jobexec_proc t = *p;
-        *p = s->procs[last];
-        s->procs[last] = t;
-        p = &s->procs[last];
         char rec[512];
         size_t n = jobexec_end(p, &p->status, rec, sizeof rec);
         if (!n || write(p->xfd, rec, n) != (ssize_t)n)
             p->durable = 0; /* no record to make durable: the run counts as lost */
+        p->exited = 2; /* recorded */
     }
-    for (size_t i = s->nprocs - ended; i < s->nprocs; i++)
-        if (s->procs[i].durable)
-            fdatasync(s->procs[i].xfd);
-    for (size_t i = s->nprocs - ended; i < s->nprocs; i++) {
+    for (size_t i = 0; i < sh->top; i++) /* also those a killed twin left */
+        if (sh->procs[i].used == JOBEXEC_RUNNING && sh->procs[i].exited == 2 &&
+            sh->procs[i].durable)
+            fdatasync(sh->procs[i].xfd);
+    for (size_t i = 0; i < sh->top; i++) {
+        jobexec_proc *p = &sh->procs[i];
+        if (p->used != JOBEXEC_RUNNING || p->exited != 2)
+            continue;
         char num[24];
-        snprintf(num, sizeof num, "%d", s->procs[i].status);
-        jobexec_release(&s->procs[i]);
-        reply(s, "ended", (long)s->procs[i].pid, num);
+        snprintf(num, sizeof num, "%d", p->status);
+        jobexec_release(p);
+        reply(s, "ended", (long)p->pid, num);
+        p->used = JOBEXEC_FREE;
     }
-    s->nprocs -= ended;
+    while (sh->top > 0 && sh->procs[sh->top - 1].used == JOBEXEC_FREE)
+        sh->top--;
 }
 
 /* Sends what it can of the replies. -1 once the dispatcher is gone. */
@@ -444,79 +453,158 @@ static int base_env(struct server *s)
     return 0;
 }
 
-/* The dispatcher is gone: no run will be asked for any more, so the
- * spawner lets go of its lock (a restarted dispatcher waits for that), and
- * goes on only to record the ends of the runs still going. */
+/* The dispatcher is gone (or cannot be told any more: the keeper died):
+ * no run will be asked for, so the spawner closes the socket and lets go of
+ * its lock (a restarted dispatcher waits for that), and goes on only to
+ * record the ends of the runs still going. */
 static void deaf(struct server *s)
 {
-    if (s->lockfd >= 0)
-        close(s->lockfd);
-    s->lockfd = -1;
+    if (s->sh->deaf)
+        return;
+    s->sh->deaf = 1; /* first: the keeper must never close these numbers again */
+    close(s->lockfd);
+    close(s->fd);
     jw_clear(&s->out);
+}
+
+/* The loop: the dispatcher's requests, the runs' output and ends, until the
+ * dispatcher is gone and no run is left. */
+static int serve(struct server *s, int sfd)
+{
+    struct shared *sh = s->sh;
+    struct pollfd *pf = NULL;
+    size_t *at = NULL, cap = 0; /* at: the run of each pollfd from the third on */
+    while (!sh->deaf || sh->top) {
+        if (cap < sh->top + 2) { /* the signals, the dispatcher, each run's output */
+            size_t n = sh->top + 16;
+            struct pollfd *q = mem_realloc(pf, cap * sizeof *q, n * sizeof *q);
+            size_t *a = q ? mem_realloc(at, cap * sizeof *a, n * sizeof *a) : NULL;
+            if (q)
+                pf = q;
+            if (!a)
+                break;
+            at = a;
+            cap = n;
+        }
+        long wait = !s->out.len || s->urgent ? 0 : s->hold_until - now_ms();
+        int due = s->out.len && wait <= 0;
+        pf[0] = (struct pollfd){sfd, POLLIN, 0};
+        pf[1] = (struct pollfd){sh->deaf ? -1 : s->fd, (short)(POLLIN | (due ? POLLOUT : 0)), 0};
+        size_t npf = 2;
+        for (size_t i = 0; i < sh->top; i++)
+            if (sh->procs[i].used == JOBEXEC_RUNNING && sh->procs[i].outfd >= 0) {
+                at[npf] = i;
+                pf[npf++] = (struct pollfd){sh->procs[i].outfd, POLLIN, 0};
+            }
+        if (poll(pf, npf, s->out.len && !due ? (int)wait : -1) < 0 && errno != EINTR)
+            break;
+        for (size_t i = 2; i < npf; i++)
+            if (pf[i].revents)
+                jobexec_output(&sh->procs[at[i]]);
+        if (pf[0].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0)
+                if (si.ssi_signo == SIGUSR1)
+                    deaf(s); /* the keeper died: a dispatcher must not count on us */
+            reap_all(s);
+        }
+        end_runs(s);
+        if (!sh->deaf && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            int end = take_input(s->fd, &s->in);
+            if (s->in.len)
+                each_line(&s->in, start_line, s);
+            if (end)
+                deaf(s); /* the runs started go on; their ends are still recorded */
+        }
+        if (!sh->deaf && s->out.len && (s->urgent || now_ms() >= s->hold_until) &&
+            send_out(s) < 0)
+            jw_clear(&s->out); /* its end of file is read next */
+        s->urgent &= s->out.len > 0;
+    }
+    mem_free(pf, cap * sizeof *pf);
+    mem_free(at, cap * sizeof *at);
+    return 0;
+}
+
+/* The keeper, after the spawner was killed: its runs are the keeper's
+ * children now (a subreaper), their descriptors in the table the two
+ * share, their state in the memory they share. A run caught in its vfork
+ * is taken if its process said its pid (it does so first), dropped if not
+ * (there was no such process) after a while. */
+static void take_over(struct server *s)
+{
+    struct shared *sh = s->sh;
+    deaf(s);
+    for (int tries = 0; tries < 20; tries++) {
+        int waiting = 0;
+        for (size_t i = 0; i < sh->top; i++)
+            waiting |= sh->procs[i].used == JOBEXEC_STARTING && sh->procs[i].pid == 0;
+        if (!waiting)
+            break;
+        nanosleep(&(struct timespec){0, 5000000L}, NULL);
+    }
+    for (size_t i = 0; i < sh->top; i++) {
+        jobexec_proc *p = &sh->procs[i];
+        if (p->used != JOBEXEC_STARTING)
+            continue;
+        if (p->outw >= 0) /* the spawner died before it closed its end */
+            close(p->outw);
+        p->outw = -1;
+        if (p->pid > 0) {
+            p->used = JOBEXEC_RUNNING;
+        } else {
+            jobexec_release(p);
+            p->used = JOBEXEC_FREE;
+        }
+    }
 }
 
 int jsp_serve(int fd, int lockfd)
 {
     struct server s = {.fd = fd, .lockfd = lockfd, .xfd = -1};
-    sigset_t chld;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGUSR1);
     int sfd = -1;
     /* nothing of the spawner's may reach a job, whatever it inherited */
-    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0 || sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
-        (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || base_env(&s) < 0) {
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0 || sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 ||
+        (sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 || base_env(&s) < 0 ||
+        (s.sh = mmap(NULL, sizeof *s.sh, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) == MAP_FAILED) {
         perror("comb jobs __spawner");
         return 1;
     }
-    struct pollfd *pf = NULL;
-    size_t cappf = 0;
-    while (s.lockfd >= 0 || s.nprocs) {
-        if (cappf < s.nprocs + 2) { /* the signals, the dispatcher, each run's output */
-            struct pollfd *q = mem_realloc(pf, cappf * sizeof *q, (s.capprocs + 2) * sizeof *q);
-            if (!q)
+    /* This process is the keeper; the spawner proper is its twin, forked
+       with the descriptor table shared (clone CLONE_FILES) and the runs'
+       state in shared memory, so that if either is killed the other goes
+       on recording the runs' ends. */
+    pid_t keeper = getpid();
+    pid_t twin = prctl(PR_SET_CHILD_SUBREAPER, 1) < 0
+                     ? -1
+                     : (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL, NULL, NULL);
+    int st = 0;
+    if (twin == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGUSR1);
+        if (getppid() != keeper)
+            deaf(&s); /* the keeper is already gone */
+    } else if (twin > 0) {
+        pid_t w;
+        while ((w = waitpid(-1, &st, 0)) != twin) /* others: orphans of the runs */
+            if (w < 0 && errno != EINTR)
                 break;
-            pf = q;
-            cappf = s.capprocs + 2;
-        }
-        long wait = !s.out.len || s.urgent ? 0 : s.hold_until - now_ms();
-        int due = s.out.len && wait <= 0;
-        pf[0] = (struct pollfd){sfd, POLLIN, 0};
-        pf[1] = (struct pollfd){s.lockfd >= 0 ? fd : -1, (short)(POLLIN | (due ? POLLOUT : 0)), 0};
-        for (size_t i = 0; i < s.nprocs; i++)
-            pf[i + 2] = (struct pollfd){s.procs[i].outfd, POLLIN, 0};
-        size_t npf = s.nprocs + 2;
-        if (poll(pf, npf, s.out.len && !due ? (int)wait : -1) < 0 && errno != EINTR)
-            break;
-        for (size_t i = 2; i < npf; i++)
-            if (pf[i].revents)
-                jobexec_output(&s.procs[i - 2]);
-        if (pf[0].revents) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) > 0)
-                ;
-            reap_all(&s);
-        }
-        end_runs(&s);
-        if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-            int end = take_input(fd, &s.in);
-            if (s.in.len)
-                each_line(&s.in, start_line, &s);
-            if (end)
-                deaf(&s); /* the runs started go on; their ends are still recorded */
-        }
-        if (s.lockfd >= 0 && s.out.len && (s.urgent || now_ms() >= s.hold_until) &&
-            send_out(&s) < 0)
-            jw_clear(&s.out); /* its end of file is read next */
-        s.urgent &= s.out.len > 0;
+        if (w == twin && !WIFSIGNALED(st))
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+        take_over(&s);
     }
+    int rc = serve(&s, sfd);
     close(sfd);
     if (s.xfd >= 0)
         close(s.xfd);
     jw_free(&s.in);
     jw_free(&s.out);
     mem_free(s.env, s.capenv * sizeof *s.env);
-    mem_free(s.procs, s.capprocs * sizeof *s.procs);
-    mem_free(pf, cappf * sizeof *pf);
     mem_free(s.xpath, s.xcap);
-    return 0;
+    munmap(s.sh, sizeof *s.sh);
+    return rc;
 }

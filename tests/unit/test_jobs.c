@@ -383,8 +383,8 @@ static void restart_adopts_a_running_job(void **state)
     assert_string_equal(slurp(ls), "2\nlock\n");
 }
 
-/* The pid of this process's child running `comb jobs __spawner`, or 0. */
-static pid_t find_spawner(void)
+/* The pid of parent's child running `comb jobs __spawner`, or 0. */
+static pid_t spawner_of(pid_t parent)
 {
     DIR *d = opendir("/proc");
     pid_t found = 0;
@@ -395,7 +395,7 @@ static pid_t find_spawner(void)
         FILE *f = pid > 0 ? fopen(path, "r") : NULL;
         if (!f)
             continue;
-        int ok = fscanf(f, "%*d %*s %*c %ld", &ppid) == 1 && ppid == (long)getpid();
+        int ok = fscanf(f, "%*d %*s %*c %ld", &ppid) == 1 && ppid == (long)parent;
         fclose(f);
         snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
         f = ok ? fopen(path, "r") : NULL;
@@ -413,37 +413,45 @@ static pid_t find_spawner(void)
     return found;
 }
 
-/* A spawner killed under a running job: the job goes on to its end (it
- * holds its own lock: adopted, never run twice at once) but its exit status
- * went with the spawner, its parent, so the run ends lost: held, as it is
- * not rerunnable and began. A new spawner runs what comes next. */
-static void a_dead_spawner_is_replaced(void **state)
+/* The spawner this process started: the keeper, whose child is its twin. */
+static pid_t find_spawner(void) { return spawner_of(getpid()); }
+static pid_t find_twin(void) { return spawner_of(find_spawner()); }
+
+/* One of the spawner's two processes killed under a running job (the
+ * keeper, or its twin that serves the dispatcher): the other goes on, the
+ * job too, and its end is recorded; the dispatcher, its socket closed,
+ * adopts the run, reads its end, and starts a new spawner for the next. */
+static void spawner_half_killed(pid_t (*victim)(void))
 {
-    (void)state;
     jobs *js = open_js();
     start_slow(js, "slow");
-    pid_t sp = find_spawner();
-    assert_true(sp > 0);
-    assert_int_equal(kill(sp, SIGKILL), 0);
-    assert_int_equal(add(js, "other", 0, "", "", append_cmd("other")), 0);
-    assert_int_equal(job_run(js, NULL), 1); /* slow held, then blocked behind it */
-    const char *o = slurp(out);
-    assert_non_null(strstr(o, "slow\n")); /* it ran to its end, once */
-    assert_null(strstr(strstr(o, "slow\n") + 1, "slow\n"));
-    assert_non_null(strstr(o, "other\n"));
-    assert_null(strstr(o, "then"));
-    job_info in = info(js, "slow");
-    assert_int_equal(in.state, JOB_HELD);
-    assert_int_equal(in.runs, 1);
+    pid_t sp = find_spawner(), v = victim();
+    assert_true(sp > 0 && v > 0);
+    assert_int_equal(kill(v, SIGKILL), 0);
+    assert_int_equal(job_run(js, NULL), 0); /* slow goes on, adopted; then needs a new spawner */
+    assert_string_equal(slurp(out), "slow\nthen\n");
+    assert_int_equal(info(js, "slow").runs, 1);
     assert_true(find_spawner() > 0 && find_spawner() != sp);
     char notes[4096] = "";
     fflush(evlog);
     rewind(evlog);
     notes[fread(notes, 1, sizeof notes - 1, evlog)] = '\0';
-    assert_non_null(strstr(notes, ": its runs are adopted")); /* its end, or a request it missed */
-    assert_non_null(strstr(notes, "job slow run 1 was lost"));
+    assert_non_null(strstr(notes, "the spawner exited: its runs are adopted"));
+    assert_null(strstr(notes, "was lost"));
     job_close(js);
     assert_int_equal(find_spawner(), 0); /* closing ends it */
+}
+
+static void a_dead_spawner_is_replaced(void **state)
+{
+    (void)state;
+    spawner_half_killed(find_spawner);
+}
+
+static void a_dead_twin_is_taken_over(void **state)
+{
+    (void)state;
+    spawner_half_killed(find_twin);
 }
 
 /* Makes the journal say a run started that no wrapper ever ran. */
@@ -809,6 +817,7 @@ int main(void)
         T(delete_kills_the_process_group),
         T(restart_adopts_a_running_job),
         T(a_dead_spawner_is_replaced),
+        T(a_dead_twin_is_taken_over),
         T(lost_runs_rerun_or_hold),
         T(lost_rerunnable_run_is_queued),
         T(never_begun_run_is_queued_not_held),
