@@ -26,9 +26,8 @@
  * write(), fdatasynced if the run is durable, before it lets go of the lock.
  * So a restarted dispatcher reads a run's end from the exit log, or finds
  * the lock still held (the run goes on), or finds neither (the run was
- * lost: with the machine, or with the spawner, its parent, which alone can
- * have its exit status: its runs go on holding their locks, get SIGPIPE if
- * they write, and end without a record). If the output cannot be written to the log, a run that would
+ * lost: with the machine, or with both processes of the spawner, whose
+ * shared memory and descriptors hold what a run's end needs). If the output cannot be written to the log, a run that would
  * have succeeded ends with exit 126.
  *
  * A command of plain words (no character the shell would treat specially,

@@ -21,7 +21,16 @@
  * process group (a ^C at the terminal is for the dispatcher, not for it).
  * When the dispatcher's end of the socket closes (it exited or died), the
  * spawner lets go of its own lock (it will start nothing more) and goes on
- * until the runs it started have ended and been recorded, then exits. */
+ * until the runs it started have ended and been recorded, then exits.
+ *
+ * A run's exit status goes only to its parent, so the spawner is two
+ * processes, that a kill of one loses nothing: the keeper (the process
+ * started, a child subreaper) clones the twin, which does the work, with
+ * the descriptor table shared and the runs' state in shared memory. If the
+ * twin dies, the runs become the keeper's children and the keeper takes
+ * them over; if the keeper dies, the twin is told (a parent-death signal).
+ * Either way the survivor closes the socket, so that the dispatcher adopts
+ * the runs and starts a new spawner, and records their ends. */
 #ifndef COMB_JOBS_SPAWN_H
 #define COMB_JOBS_SPAWN_H
 
