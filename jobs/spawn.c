@@ -246,7 +246,7 @@ struct shared {
 };
 
 struct server {
-    int fd, lockfd;  /* lockfd: the spawner's lock, -1 once let go */
+    int fd, lockfd;  /* lockfd: the spawner's lock; both closed once sh->deaf */
     jw_buf in, out;
     char **env; /* the spawner's environment less the job variables, then room */
     size_t nenv, capenv;
@@ -526,6 +526,28 @@ static int serve(struct server *s, int sfd)
     return 0;
 }
 
+/* The keeper's watch: until the twin ends, reaps the other children it
+ * gets (orphans of the runs, a subreaper's), but leaves a run's own end, a
+ * run the twin's death handed over, to be read with its record. 0 with
+ * *st the twin's wait status, or -1 on an error. */
+static int keep_watch(struct server *s, pid_t twin, int *st)
+{
+    for (;;) {
+        siginfo_t si = {0};
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        int run = 0;
+        for (size_t i = 0; i < s->sh->top && !run; i++)
+            run = s->sh->procs[i].used != JOBEXEC_FREE && s->sh->procs[i].pid == si.si_pid;
+        if (si.si_pid == twin || run) /* a run of ours: the twin is dead */
+            return waitpid(twin, st, 0) == twin ? 0 : -1;
+        waitpid(si.si_pid, NULL, 0);
+    }
+}
+
 /* The keeper, after the spawner was killed: its runs are the keeper's
  * children now (a subreaper), their descriptors in the table the two
  * share, their state in the memory they share. A run caught in its vfork
@@ -589,11 +611,7 @@ int jsp_serve(int fd, int lockfd)
         if (getppid() != keeper)
             deaf(&s); /* the keeper is already gone */
     } else if (twin > 0) {
-        pid_t w;
-        while ((w = waitpid(-1, &st, 0)) != twin) /* others: orphans of the runs */
-            if (w < 0 && errno != EINTR)
-                break;
-        if (w == twin && !WIFSIGNALED(st))
+        if (keep_watch(&s, twin, &st) == 0 && !WIFSIGNALED(st))
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
         take_over(&s);
     }
