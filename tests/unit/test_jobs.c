@@ -356,7 +356,7 @@ static int slow_has_a_wrapper(jobs *js) { return info(js, "slow").pid > 0; }
 static void start_slow(jobs *js, const char *line)
 {
     char text[256];
-    snprintf(text, sizeof text, "sleep 0.4; echo %s >> %s", line, out);
+    snprintf(text, sizeof text, "sleep 0.4; echo %s >> %s; echo said %s", line, out, line);
     assert_int_equal(add(js, "slow", 0, "", "", text), 0);
     assert_int_equal(add(js, "then", 0, "slow", "", append_cmd("then")), 0);
     assert_true(drive(js, slow_has_a_wrapper, 5));
@@ -438,6 +438,9 @@ static void spawner_half_killed(pid_t (*victim)(void))
     notes[fread(notes, 1, sizeof notes - 1, evlog)] = '\0';
     assert_non_null(strstr(notes, "the spawner exited: its runs are adopted"));
     assert_null(strstr(notes, "was lost"));
+    char path[160]; /* its output, written after the kill, reached its log */
+    snprintf(path, sizeof path, "%s/log/slow.log", rundir);
+    assert_non_null(strstr(slurp(path), "\nsaid slow\n--- comb jobs: slow run 1 exit 0\n"));
     job_close(js);
     assert_int_equal(find_spawner(), 0); /* closing ends it */
 }
