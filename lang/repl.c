@@ -169,15 +169,33 @@ static void clear_input(void)
     rl_redisplay();
 }
 
-/* The next line typed (readline's, to free()), or NULL at the end. */
-static char *read_line(const char *prompt)
+/* A line being typed that starts with '|' goes on with the statement
+ * before it: the prompt says so as soon as the '|' arrives. */
+static void prompt_follows_line(void)
+{
+    const char *p = rl_line_buffer;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '|' && strcmp(rl_prompt, PROMPT) == 0) {
+        rl_set_prompt(PROMPT_MORE);
+        rl_forced_update_display();
+    }
+}
+
+/* The next line typed (readline's, to free()), or NULL at the end. After a
+ * statement (follows), the prompt is the statement prompt until the line
+ * shows it continues the one before. */
+static char *read_line(const char *prompt, bool follows)
 {
     sigset_t block, orig;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGWINCH);
     sigprocmask(SIG_BLOCK, &block, &orig);
-    vm_poll_flag &= ~POLL_SIGINT;  /* a Ctrl-C that came after the last statement */
+    /* A Ctrl-C that came after the last statement ran is spent; one that
+     * came while an unfinished statement was read drops that statement. */
+    if (!rp.pending.len)
+        vm_poll_flag &= ~POLL_SIGINT;
     rp.got_line = false;
     rp.line = NULL;
     rl_callback_handler_install(prompt, on_line);
@@ -194,6 +212,8 @@ static char *read_line(const char *prompt)
         int n = ppoll(&pfd, 1, NULL, &orig);
         if (n > 0) {
             rl_callback_read_char();
+            if (follows && !rp.got_line)
+                prompt_follows_line();
         } else if (n < 0 && errno != EINTR) {
             rl_callback_handler_remove();
             break;
@@ -263,7 +283,7 @@ static void interactive(Session *s)
     readline_setup(s);
     char *line, *held = NULL;
     bool eof = false;
-    while (!s->quit && (line = held ? held : read_line(rp.pending.len ? PROMPT_MORE : PROMPT))) {
+    while (!s->quit && (line = held ? held : read_line(rp.pending.len ? PROMPT_MORE : PROMPT, false))) {
         held = NULL;
         bool empty = text_blank(line, strlen(line));
         /* An empty line ends a statement the compiler was waiting on. */
@@ -282,7 +302,9 @@ static void interactive(Session *s)
             continue;
         /* Pasted lines: one starting with '|' goes on with this statement. */
         while (text_lead(rp.pending.p, rp.pending.len) != '.' && input_waiting()) {
-            if (!(held = read_line(PROMPT_MORE)))
+            char open[128];
+            bool inside = ml_what_open(s->vm, rp.pending.p, rp.pending.len, open, sizeof open);
+            if (!(held = read_line(inside ? PROMPT_MORE : PROMPT, !inside)))
                 eof = true;
             if (!held || !text_pipes_on(held, strlen(held)))
                 break;
