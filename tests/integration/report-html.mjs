@@ -33,8 +33,14 @@ const tsv = (name) => {
 const profile = mkdtempSync(join(tmpdir(), "comb-chromium-"));
 const browser = spawn(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"], { stdio: ["ignore", "ignore", "pipe"] });
-const done = (code) => { browser.kill("SIGKILL"); rmSync(profile, { recursive: true, force: true }); process.exit(code); };
+    "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+// The browser's process group ends with it; the profile goes when it can (the
+// test runs this with TMPDIR in its own scratch folder, removed at its end).
+const done = (code) => {
+    try { process.kill(-browser.pid, "SIGKILL"); } catch (e) { }
+    try { rmSync(profile, { recursive: true, force: true, maxRetries: 3 }); } catch (e) { }
+    process.exit(code);
+};
 setTimeout(() => { ok(false, "the browser answered within 180 s"); done(1); }, 180000).unref();
 
 const wsUrl = await new Promise((resolve, reject) => {
