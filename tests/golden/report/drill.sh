@@ -15,7 +15,7 @@ done
 "$COMB" -e 'import "report/report"
 let q = report.drill("st", "20261103", "inprocess", "RICS", "0-1")
 print(type(q), len(rows(q)))
-q | where any(tags, sys == "AMA") | select onum, cid, n: len(tags) | take 3'
+q | where sys == "AMA" | select onum, cid, n: count(tags) | take 3'
 run() { "$COMB" report "$@" 2>&1; echo "status $?"; }
 run drill --store st inprocess RICS
 run drill --store st inprocess XX 0-1
@@ -23,4 +23,4 @@ run drill --store st inprocess RICS 2-9
 run drill --store st flow RICS 0-1
 run drill --store st --format xml inprocess RICS 0-1
 "$COMB" -e 'import "report/report"
-report.drill("st", "2026", "inprocess", "RICS", "0-1")' 2>&1 | head -1 | sed "s|$COMB_STDLIB|STDLIB|"
+report.drill("st", "2026", "inprocess", "RICS", "0-1")' 2>&1 | head -1 | sed "s|^$COMB_STDLIB/report/report.comb:[0-9:]*|report.comb|"
