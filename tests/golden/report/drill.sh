@@ -24,3 +24,8 @@ run drill --store st flow RICS 0-1
 run drill --store st --format xml inprocess RICS 0-1
 "$COMB" -e 'import "report/report"
 report.drill("st", "2026", "inprocess", "RICS", "0-1")' 2>&1 | head -1 | sed "s|^$COMB_STDLIB/report/report.comb:[0-9:]*|report.comb|"
+# comb report html --max N: drill pages of at most N tagsets, as many as the cell has up to N.
+"$COMB" report html --store st --date 20261103 --max 2
+for f in st/reports/20261103/drill/*.html; do
+    echo "${f##*/} $(grep -c '<tbody class="tagset"' "$f")"
+done
