@@ -11,12 +11,13 @@ run show --store st --date 2026-11-02
 run show --store st extra
 run bogus --store st
 # On a terminal (script(1) gives one) the bars are coloured, unless NO_COLOR
-# is set; piped, never.
+# is set or the terminal is dumb; piped, never.
 esc=$(printf '\033[')
 if command -v script >/dev/null; then
-    script -qec "$COMB report show --store st" /dev/null | grep -qF "$esc" && echo "terminal: coloured"
-    NO_COLOR=1 script -qec "$COMB report show --store st" /dev/null | grep -qF "$esc" || echo "terminal, NO_COLOR: plain"
+    TERM=xterm script -qec "$COMB report show --store st" /dev/null | grep -qF "$esc" && echo "terminal: coloured"
+    TERM=xterm NO_COLOR=1 script -qec "$COMB report show --store st" /dev/null | grep -qF "$esc" || echo "terminal, NO_COLOR: plain"
+    TERM=dumb script -qec "$COMB report show --store st" /dev/null | grep -qF "$esc" || echo "dumb terminal: plain"
 else
-    echo "terminal: coloured"; echo "terminal, NO_COLOR: plain"; echo "script(1) missing: colour NOT TESTED" >&2
+    echo "terminal: coloured"; echo "terminal, NO_COLOR: plain"; echo "dumb terminal: plain"; echo "script(1) missing: colour NOT TESTED" >&2
 fi
 "$COMB" report show --store st | grep -qF "$esc" || echo "piped: plain"
