@@ -102,7 +102,7 @@ ok(await evaluate("document.querySelectorAll('script').length === 0"), "report.h
 const marks = await evaluate(`[...document.querySelectorAll('.mark')].map((m) => {
     const svg = m.ownerSVGElement, b = m.getBoundingClientRect(), base = svg.querySelector('.baseline');
     const s = svg.getBoundingClientRect().height / svg.viewBox.baseVal.height;
-    return { section: m.closest('section').id, cat: m.dataset.cat, series: m.dataset.series, value: +m.dataset.value,
+    return { section: m.closest('section').id, chart: [...document.querySelectorAll('svg')].indexOf(svg), cat: m.dataset.cat, series: m.dataset.series, value: +m.dataset.value,
              h: b.height, w: b.width, cy: b.top + b.height / 2, base: base.getBoundingClientRect().top, scale: s,
              href: m.closest('a') && m.closest('a').getAttribute('href') };
 })`);
@@ -139,11 +139,13 @@ const dock = tsv("dock.tsv");
 const dk = Object.fromEntries(marks.filter((m) => m.section === "dock").map((m) => [m.cat, m.value]));
 const count = (o) => dock.filter((x) => x.outcome.split(":")[0] === o).length;
 const rej = dock.reduce((a, x) => a + Number(x.rejected), 0);
+const recs = dock.reduce((a, x) => a + Number(x.records), 0);
 ok(dk["accepted files"] === count("accepted") && dk["duplicate files"] === count("duplicate") &&
-   dk["quarantined files"] === count("quarantined") && dk["rejected records"] === rej,
-   "the dock: files by outcome and rejected records as dock.tsv counts them", JSON.stringify(dk));
-ok(proportional(marks.filter((m) => m.section === "dock" && m.value > 0), (m) => m.w) === "",
-   "the dock: the bars' lengths are proportional");
+   dk["quarantined files"] === count("quarantined") && dk["records"] === recs && dk["rejected records"] === rej,
+   "the dock: files by outcome, records and rejected records as dock.tsv counts them", JSON.stringify(dk));
+const dockCharts = [...new Set(marks.filter((m) => m.section === "dock").map((m) => m.chart))];
+const badDock = dockCharts.map((c) => proportional(marks.filter((m) => m.chart === c), (m) => m.w)).join("");
+ok(dockCharts.length === 2 && badDock === "", "the dock: each chart's bars' lengths are proportional", badDock);
 
 // Narrow: a phone's width does not scroll the page sideways; printing works.
 await page("Emulation.setDeviceMetricsOverride", { width: 360, height: 800, deviceScaleFactor: 1, mobile: true });
