@@ -35,6 +35,7 @@ static const struct {
     {"cycle", NULL, "cycle/cycle.comb", "the daily cycle: dock, update, history, reports (docs/CYCLE.md)"},
     {"gen", NULL, "gen/gen.comb", "test data: tap files and their expected reports (docs/TAPS.md)"},
     {"gre", NULL, "gre.comb", "the fixed-string grep work-alike, written in comb (docs/GRE.md)"},
+    {"report", NULL, "report/report.comb", "the cycle's reports to look at: show, drill, html (docs/REPORT.md)"},
     {"jobs", cmd_jobs, NULL, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},
     {"store", cmd_store, NULL, "datastores: create, info, verify, load, gen (docs/STORE.md)"},
 };

@@ -6,7 +6,7 @@ for opt in $("$COMB" --help | sed '/^commands/,$d' | grep -o -- ' --*[a-zA-Z][-a
     o=$(printf '%s' "$opt" | sed 's/-/\\-/g')     # troff writes - as \-
     grep -qF -- "$o" docs/comb.1 || echo "comb --help lists $opt; docs/comb.1 does not"
 done
-for cmd in cycle gen gre store jobs; do
+for cmd in cycle gen gre report store jobs; do
     grep -q "^\.B comb $cmd" docs/comb.1 || echo "docs/comb.1 does not describe comb $cmd"
 done
 if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
