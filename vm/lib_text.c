@@ -34,6 +34,7 @@ typedef struct Opts {
     bool extra;         /* columns that name no field are skipped */
     VArray *columns;    /* names, when there is no header */
     int64_t max_errors; /* report at most this many lines */
+    int64_t skip;       /* lines skipped at the start of each file, whatever they say */
     bool compact_time;  /* time fields are YYYYMMDDhhmmss or YYYYMMDD, nothing else */
     VHandle *pattern;   /* a regex every record's text must match */
     VArray *rejects;    /* the rows that do not parse go here, not to stderr */
@@ -307,6 +308,10 @@ static void read_opts(VM *vm, VMap *m, const char *path, Opts *o)
     o->columns = IS_ARRAY(c) ? AS_ARRAY(c) : NULL;
     Value e = get(vm, m, "max_errors");
     o->max_errors = IS_INT(e) ? e.as.i : 10;
+    Value sk = get(vm, m, "skip");
+    if (!IS_NIL(sk) && !(IS_INT(sk) && sk.as.i >= 0))
+        vm_error(vm, "option skip must be a number of lines");
+    o->skip = IS_NIL(sk) ? 0 : sk.as.i;
     o->compact_time = v_truthy(get(vm, m, "compact_time"));
     Value p = get(vm, m, "pattern");
     if (!IS_NIL(p) && !(IS_HANDLE(p) && AS_HANDLE(p)->type == &vm_regex_type))
@@ -470,6 +475,8 @@ static bool open_next(VM *vm, TextRead *t)
         t->at_start = true;
         t->line = 0;
         t->buf_pos = t->buf_len = 0;
+        for (int64_t i = 0; i < t->o.skip && read_record(vm, t, t->o.delim, t->o.quote, &t->line); i++)
+            ;
         if (!t->o.header || read_record(vm, t, t->o.delim, t->o.quote, &t->line)) {
             column_fields(vm, t);
             return true;
@@ -739,8 +746,8 @@ static VHandle *infer_schema(VM *vm, VStr *pat, VMap *opts)
 {
     static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
                                         "stream", "ignore_case", "extra", "compact_time",
-                                        "pattern", "rejects", "set", "line_field", "types",
-                                        "key", "sample", NULL};
+                                        "pattern", "rejects", "set", "line_field", "skip",
+                                        "types", "key", "sample", NULL};
     lib_check_opts(vm, opts, known);
     Value kv = get(vm, opts, "key"), tv = get(vm, opts, "types"), sv = get(vm, opts, "sample");
     if (!IS_NIL(kv) && !IS_ARRAY(kv))
@@ -756,6 +763,8 @@ static VHandle *infer_schema(VM *vm, VStr *pat, VMap *opts)
     if (!(t->f = fopen(t->path, "rb")))
         vm_error(vm, "%s: %s", t->path, strerror(errno));
     t->at_start = true;
+    for (int64_t i = 0; i < t->o.skip && read_record(vm, t, t->o.delim, t->o.quote, &t->line); i++)
+        ;
     if (!read_record(vm, t, t->o.delim, t->o.quote, &t->line))
         vm_error(vm, "%s: no header and no rows to guess a schema from", t->path);
     size_t n = t->o.columns ? t->o.columns->len : t->nf;
@@ -877,11 +886,12 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
     vm_push_root(vm, v_obj(sh));
     static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
                                         "stream", "ignore_case", "extra", "compact_time",
-                                        "pattern", "rejects", "set", "line_field", NULL};
+                                        "pattern", "rejects", "set", "line_field", "skip", NULL};
     static const char *const known_guessed[] = {"delim", "quote", "header", "columns",
                                                 "max_errors", "stream", "ignore_case", "extra",
                                                 "compact_time", "pattern", "rejects", "set",
-                                                "line_field", "types", "key", "sample", NULL};
+                                                "line_field", "skip", "types", "key", "sample",
+                                                NULL};
     lib_check_opts(vm, m, guessed ? known_guessed : known);
     Value r;
     if (v_truthy(get(vm, m, "stream"))) {

@@ -5,7 +5,7 @@
 # the rejects array with file, line, text and reason, nothing on stderr, and
 # a file none of whose rows parse is not an error then. Streamed into load,
 # the same rows and rejects. A file of many pieces (its lines read whole,
-# across the reads) with \r\n line ends.
+# across the reads) with \r\n line ends. skip: lines skipped whatever they say.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 printf 'id|ts|n\n1|20261101120000|5\n\n2|20261131120000|6\n3|2026110112000a|7\n"4|20261101120001|8\n5|20261101120002|99999\n6|20261101|9\n' >a.log
 printf 'id|ts|n\nx|y|z\n' >b.log
@@ -30,6 +30,11 @@ let big = read_text("big.log", s, {delim: "|", quote: "", compact_time: true, li
 let total = 0
 for r in big { total += r.n }
 print(len(big), big[19999], total)
+# skip: the first line whatever it says (here not the columns' names), lines counted from the file's
+let sk = read_text("b.log", s, {delim: "|", skip: 1, header: false, columns: ["id", "ts", "n"], rejects: []})
+print(len(sk), read_text("a.log", s, {delim: "|", quote: "", skip: 3, header: false,
+    columns: ["id", "ts", "n"], compact_time: true, line_field: "line", rejects: []}))
+try { read_text("a.log", s, {skip: -1}) } catch e { print(e) }
 try { read_text("a.log", s, {delim: "|", set: {id: 1}}) } catch e { print(e) }
 try { read_text("a.log", s, {delim: "|", line_field: "nope"}) } catch e { print(e) }
 try { read_text("a.log", s, {delim: "|", pattern: "x"}) } catch e { print(e) }
