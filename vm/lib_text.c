@@ -290,6 +290,21 @@ static Value get(VM *vm, VMap *m, const char *k)
     return v;
 }
 
+static bool is_count(Value v) { return IS_INT(v) && v.as.i >= 0; }
+static bool is_regex(Value v) { return IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_regex_type; }
+static bool is_array(Value v) { return IS_ARRAY(v); }
+static bool is_map(Value v) { return IS_MAP(v); }
+static bool is_str(Value v) { return IS_STR(v); }
+
+/* Option key of m: nil, or a value ok accepts; else raises saying what it must be. */
+static Value checked(VM *vm, VMap *m, const char *key, bool (*ok)(Value), const char *must)
+{
+    Value v = get(vm, m, key);
+    if (!IS_NIL(v) && !ok(v))
+        vm_error(vm, "option %s must be %s", key, must);
+    return v;
+}
+
 static void read_opts(VM *vm, VMap *m, const char *path, Opts *o)
 {
     size_t n = strlen(path);
@@ -308,26 +323,16 @@ static void read_opts(VM *vm, VMap *m, const char *path, Opts *o)
     o->columns = IS_ARRAY(c) ? AS_ARRAY(c) : NULL;
     Value e = get(vm, m, "max_errors");
     o->max_errors = IS_INT(e) ? e.as.i : 10;
-    Value sk = get(vm, m, "skip");
-    if (!IS_NIL(sk) && !(IS_INT(sk) && sk.as.i >= 0))
-        vm_error(vm, "option skip must be a number of lines");
+    Value sk = checked(vm, m, "skip", is_count, "a number of lines");
     o->skip = IS_NIL(sk) ? 0 : sk.as.i;
     o->compact_time = v_truthy(get(vm, m, "compact_time"));
-    Value p = get(vm, m, "pattern");
-    if (!IS_NIL(p) && !(IS_HANDLE(p) && AS_HANDLE(p)->type == &vm_regex_type))
-        vm_error(vm, "option pattern must be a regex");
+    Value p = checked(vm, m, "pattern", is_regex, "a regex");
     o->pattern = IS_NIL(p) ? NULL : AS_HANDLE(p);
-    Value r = get(vm, m, "rejects");
-    if (!IS_NIL(r) && !IS_ARRAY(r))
-        vm_error(vm, "option rejects must be an array (the rows that do not parse go into it)");
+    Value r = checked(vm, m, "rejects", is_array, "an array (the rows that do not parse go into it)");
     o->rejects = IS_NIL(r) ? NULL : AS_ARRAY(r);
-    Value sv = get(vm, m, "set");
-    if (!IS_NIL(sv) && !IS_MAP(sv))
-        vm_error(vm, "option set must be a map of field names to values");
+    Value sv = checked(vm, m, "set", is_map, "a map of field names to values");
     o->set = IS_NIL(sv) ? NULL : AS_MAP(sv);
-    Value lf = get(vm, m, "line_field");
-    if (!IS_NIL(lf) && !IS_STR(lf))
-        vm_error(vm, "option line_field must be a field name");
+    Value lf = checked(vm, m, "line_field", is_str, "a field name");
     o->line_field = IS_NIL(lf) ? NULL : AS_STR(lf);
 }
 
