@@ -3,7 +3,7 @@
  * store's own compressor: archives that cost little CPU to make (the
  * cycle's dock keeps every tap so). Streamed in pieces, so a large file
  * costs no memory; a failure raises with the path and the reason, after
- * closing what it opened. */
+ * closing what it opened and removing the output it began. */
 #include "config.h"
 
 #define LZ4F_STATIC_LINKING_ONLY    /* the allocator hook: LZ4F_create*_advanced */
@@ -122,11 +122,14 @@ static void open_pipe(VM *vm, Pipe *p, Value *argv, size_t ocap)
         fail(p, p->from, "out of memory");
 }
 
-/* Closes and frees what p holds; raises with its failure, if any. */
+/* Closes and frees what p holds; raises with its failure, if any, after
+ * removing the output begun (nothing half-written is left). */
 static void done(VM *vm, Pipe *p)
 {
     if (p->out >= 0 && close(p->out) != 0)
         fail(p, p->to, strerror(errno));
+    if (p->out >= 0 && p->why[0])
+        unlink(p->to);
     close(p->in);
     mem_free(p->ibuf, PIECE);
     mem_free(p->obuf, p->ocap);

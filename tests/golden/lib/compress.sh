@@ -2,7 +2,7 @@
 # empty one too, and one of several pieces), the frame a standard LZ4 one
 # (its magic number, which lz4 -d looks for); a frame cut
 # short, a file that is not LZ4, a missing file and a folder that is not
-# there raise with the path and the reason.
+# there raise with the path and the reason, leaving no output begun.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 awk 'BEGIN { for (i = 0; i < 30000; i++) printf "7325550%03d|20261101100000|%d|2015550100|34|60|0|20261101100100\n", i % 1000, i }' >big.txt
 : >empty.txt
@@ -17,7 +17,7 @@ let w = open("cut.lz4", "w")
 write(w, sub(read(open("big.txt.lz4")), 0, 5000))
 close(w)
 for a in [["cut.lz4", "x"], ["big.txt", "x"], ["nope.lz4", "x"]] {
-    try { decompress_file(a[0], a[1]) } catch e { print(e) }
+    try { decompress_file(a[0], a[1]) } catch e { print(e, stat("x")) }
 }
 try { compress_file("big.txt", "no/such/dir") } catch e { print(e) }
 END
