@@ -586,11 +586,12 @@ uint64_t st_field_order(const st_field *f, const void *val)
         memcpy(&x, val, 8);
         return double_order(x);
     }
-    case ST_CHAR: {
-        const unsigned char *p = val;
+    case ST_CHAR: { /* the first 8 bytes, big-endian, zeros after a shorter field */
         uint64_t v = 0;
-        for (uint32_t i = 0; i < 8; i++)
-            v = v << 8 | (i < f->width ? p[i] : 0);
+        memcpy(&v, val, f->width < 8 ? f->width : 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
         return v;
     }
     default: /* unsigned, bool, enum */

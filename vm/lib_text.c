@@ -18,12 +18,15 @@
 #include "vm/lib.h"
 #include "vm/lib_store.h"
 #include "vm/natives.h"
+#include "vm/regex.h"
 #include "vm/suggest.h"
 
 /* One pass over the files of a glob: what is open while reading, owned by
  * a handle (a cursor) so a raise closes it. read_text makes one and reads
  * it to the end into an array; a stream's `for`, `load` and queries each
  * make their own and take its rows as they are read. */
+#define PIECE (1 << 16)     /* read_line's reads */
+
 typedef struct Opts {
     int delim, quote;
     bool header;
@@ -31,6 +34,12 @@ typedef struct Opts {
     bool extra;         /* columns that name no field are skipped */
     VArray *columns;    /* names, when there is no header */
     int64_t max_errors; /* report at most this many lines */
+    int64_t skip;       /* lines skipped at the start of each file, whatever they say */
+    bool compact_time;  /* time fields are YYYYMMDDhhmmss or YYYYMMDD, nothing else */
+    VHandle *pattern;   /* a regex every record's text must match */
+    VArray *rejects;    /* the rows that do not parse go here, not to stderr */
+    VMap *set;          /* values of fields no column gives */
+    VStr *line_field;   /* the field that takes each record's line number */
 } Opts;
 
 typedef struct TextRead {
@@ -41,6 +50,10 @@ typedef struct TextRead {
     size_t *len;
     size_t nf, capf;
     bool unclosed;      /* the record ended at the end of the file inside quotes */
+    char *text;         /* the record as it was in the file (for pattern and rejects) */
+    size_t text_len, text_cap;
+    unsigned char *buf; /* read_line's piece of the file, [pos, len) not yet taken */
+    size_t buf_pos, buf_len;
     bool at_start;      /* the next record is the file's first */
     glob_t g;
     bool globbed;
@@ -57,6 +70,11 @@ typedef struct TextRead {
     const VSchema *raw; /* rows go out as bytes of this layout (load's fast path): every key needs a column */
     unsigned char *row, *tag;   /* the last record read */
     size_t row_cap, tag_cap;
+    unsigned char *set_row, *set_tag;   /* a record before its columns: option set's values */
+    size_t set_row_cap, set_tag_cap;
+    uint32_t *given;    /* the fields set and line_field give, for rows as maps */
+    size_t ngiven, given_cap;
+    int line_field;     /* its field, or -1 */
     int64_t bad, good;
     bool done;
 } TextRead;
@@ -84,6 +102,11 @@ static void text_free(VM *vm, void *data)
     vm_free_mem(vm, t->cols, t->colcap * sizeof(int));
     vm_free_mem(vm, t->row, t->row_cap);
     vm_free_mem(vm, t->tag, t->tag_cap);
+    vm_free_mem(vm, t->text, t->text_cap);
+    vm_free_mem(vm, t->buf, t->buf ? PIECE : 0);
+    vm_free_mem(vm, t->set_row, t->set_row_cap);
+    vm_free_mem(vm, t->set_tag, t->set_tag_cap);
+    vm_free_mem(vm, t->given, t->given_cap);
 }
 
 static void text_mark(VM *vm, void *data)
@@ -127,6 +150,56 @@ static void end_field(VM *vm, TextRead *t, size_t *n, size_t *fstart)
     *fstart = *n;
 }
 
+/* A record without quoting: its line read whole, then cut at each delim
+ * (the common case of machine-written files, a few times faster). */
+static bool read_line(VM *vm, TextRead *t, int delim, long *lines)
+{
+    size_t n = 0;
+    bool any = false;
+    if (!t->buf)
+        t->buf = vm_alloc(vm, PIECE);
+    for (;;) {
+        if (t->buf_pos == t->buf_len) {
+            t->buf_pos = 0;
+            if (!(t->buf_len = fread(t->buf, 1, PIECE, t->f)))
+                break;
+        }
+        any = true;
+        unsigned char *from = t->buf + t->buf_pos, *nl = memchr(from, '\n', t->buf_len - t->buf_pos);
+        size_t k = nl ? (size_t)(nl - from) : t->buf_len - t->buf_pos;
+        if (n + k + 2 > t->cap) {
+            size_t cap = 2 * (n + k + 2) < 256 ? 256 : 2 * (n + k + 2);
+            t->rec = vm_realloc(vm, t->rec, t->cap, cap);
+            t->cap = cap;
+        }
+        memcpy(t->rec + n, from, k);
+        n += k;
+        t->buf_pos += k + (nl != NULL);
+        if (nl)
+            break;
+    }
+    if (!any)
+        return false;
+    ++*lines;
+    if (t->o.pattern || t->o.rejects) {
+        t->text_len = n && t->rec[n - 1] == '\r' ? n - 1 : n;
+        vm_grow(vm, (unsigned char **)&t->text, &t->text_cap, t->text_len + 1);
+        memcpy(t->text, t->rec, t->text_len);
+    }
+    size_t end = n, fstart = 0;
+    n = 0;
+    t->nf = 0;
+    for (size_t i = 0; i < end; i++) {     /* in place: the fields NUL-separated, no '\r' */
+        char ch = t->rec[i];
+        if (ch == delim)
+            end_field(vm, t, &n, &fstart);
+        else if (ch != '\r')
+            t->rec[n++] = ch;
+    }
+    end_field(vm, t, &n, &fstart);
+    return true;
+}
+
 /* Reads one record (a line; quoted fields may hold delimiters, newlines
  * and doubled quotes) into t's fields. *lines counts the lines it took.
  * false at the end of the file. */
@@ -134,11 +207,22 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
 {
     size_t n = 0, fstart = 0;
     bool quoted = false, any = false, was_quoted = false;
+    bool keep = t->o.pattern || t->o.rejects;
     int c;
     t->nf = 0;
     t->unclosed = false;
+    t->text_len = 0;
+    if (quote < 0) {
+        if (!read_line(vm, t, delim, lines))
+            return false;
+        goto read;
+    }
     while ((c = getc_unlocked(t->f)) != EOF) {    /* (the VM's thread alone reads it) */
         any = true;
+        if (keep && (c != '\n' || quoted)) {
+            vm_grow(vm, (unsigned char **)&t->text, &t->text_cap, t->text_len + 1);
+            t->text[t->text_len++] = (char)c;
+        }
         if (quoted) {
             if (c == quote) {
                 int d = getc_unlocked(t->f);
@@ -169,9 +253,12 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     }
     if (!any)
         return false;
+    if (t->text_len && t->text[t->text_len - 1] == '\r')
+        t->text_len--;
     t->unclosed = quoted;
     ++*lines;
     end_field(vm, t, &n, &fstart);
+read:
     if (t->at_start && t->len[0] >= 3 && !memcmp(t->rec, "\xef\xbb\xbf", 3)) {
         /* a UTF-8 byte order mark, which a header's first name would keep */
         memmove(t->rec, t->rec + 3, n - 3);
@@ -183,10 +270,13 @@ static bool read_record(VM *vm, TextRead *t, int delim, int quote, long *lines)
     return true;
 }
 
+/* An option of one character; "" is none (-1, which no byte read equals). */
 static int one_char(VM *vm, Value v, const char *what, int dflt)
 {
     if (IS_NIL(v))
         return dflt;
+    if (IS_STR(v) && AS_STR(v)->len == 0)
+        return -1;
     if (!IS_STR(v) || AS_STR(v)->len != 1)
         vm_error(vm, "option %s must be one character", what);
     return (unsigned char)AS_STR(v)->data[0];
@@ -197,6 +287,21 @@ static Value get(VM *vm, VMap *m, const char *k)
     Value v = v_nil();
     if (m)
         vm_map_get(vm, m, v_obj(vm_str_cstr(vm, k)), &v);
+    return v;
+}
+
+static bool is_count(Value v) { return IS_INT(v) && v.as.i >= 0; }
+static bool is_regex(Value v) { return IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_regex_type; }
+static bool is_array(Value v) { return IS_ARRAY(v); }
+static bool is_map(Value v) { return IS_MAP(v); }
+static bool is_str(Value v) { return IS_STR(v); }
+
+/* Option key of m: nil, or a value ok accepts; else raises saying what it must be. */
+static Value checked(VM *vm, VMap *m, const char *key, bool (*ok)(Value), const char *must)
+{
+    Value v = get(vm, m, key);
+    if (!IS_NIL(v) && !ok(v))
+        vm_error(vm, "option %s must be %s", key, must);
     return v;
 }
 
@@ -218,6 +323,17 @@ static void read_opts(VM *vm, VMap *m, const char *path, Opts *o)
     o->columns = IS_ARRAY(c) ? AS_ARRAY(c) : NULL;
     Value e = get(vm, m, "max_errors");
     o->max_errors = IS_INT(e) ? e.as.i : 10;
+    Value sk = checked(vm, m, "skip", is_count, "a number of lines");
+    o->skip = IS_NIL(sk) ? 0 : sk.as.i;
+    o->compact_time = v_truthy(get(vm, m, "compact_time"));
+    Value p = checked(vm, m, "pattern", is_regex, "a regex");
+    o->pattern = IS_NIL(p) ? NULL : AS_HANDLE(p);
+    Value r = checked(vm, m, "rejects", is_array, "an array (the rows that do not parse go into it)");
+    o->rejects = IS_NIL(r) ? NULL : AS_ARRAY(r);
+    Value sv = checked(vm, m, "set", is_map, "a map of field names to values");
+    o->set = IS_NIL(sv) ? NULL : AS_MAP(sv);
+    Value lf = checked(vm, m, "line_field", is_str, "a field name");
+    o->line_field = IS_NIL(lf) ? NULL : AS_STR(lf);
 }
 
 /* A column's name as a field name of an inferred schema: letters, digits
@@ -262,6 +378,47 @@ static const char *column_name(VM *vm, const TextRead *t, size_t i, size_t *len)
     return AS_STR(v)->data;
 }
 
+/* A field the options name (set, line_field), or raises; noted in t->given
+ * and seen (it may be a key). */
+static uint32_t option_field(VM *vm, TextRead *t, bool *seen, const char *opt, Value name)
+{
+    const st_schema *s = vschema(t->schema)->s;
+    int f = IS_STR(name) ? st_schema_find(s, AS_STR(name)->data, AS_STR(name)->len) : -1;
+    if (f < 0)
+        vm_error(vm, "option %s: %s is not a field of the schema", opt,
+                 IS_STR(name) ? AS_STR(name)->data : v_type_name(name));
+    if (seen[f])
+        vm_error(vm, "%s: field '%s' is given twice (a column, set or line_field)", t->path,
+                 s->fields[f].name);
+    seen[f] = true;
+    t->has_tag |= (uint32_t)f >= s->nrow;
+    vm_grow(vm, (unsigned char **)&t->given, &t->given_cap, (t->ngiven + 1) * sizeof(uint32_t));
+    t->given[t->ngiven++] = (uint32_t)f;
+    return (uint32_t)f;
+}
+
+/* The record every row starts from: zeros, and option set's values. */
+static void set_fields(VM *vm, TextRead *t, bool *seen)
+{
+    const VSchema *vs = vschema(t->schema);
+    const st_schema *s = vs->s;
+    vm_grow(vm, &t->set_row, &t->set_row_cap, s->row_size + 1);
+    vm_grow(vm, &t->set_tag, &t->set_tag_cap, s->tag_size + 1);
+    memset(t->set_row, 0, s->row_size);
+    memset(t->set_tag, 0, s->tag_size);
+    size_t pos = 0;
+    Value k, v;
+    t->ngiven = 0;
+    while (t->o.set && vm_map_next(t->o.set, &pos, &k, &v)) {
+        uint32_t f = option_field(vm, t, seen, "set", k);
+        unsigned char *base = f < s->nrow ? t->set_row : t->set_tag;
+        vm_field_store(vm, vs, f, v, base + s->fields[f].offset, "option set");
+    }
+    t->line_field = -1;
+    if (t->o.line_field)
+        t->line_field = (int)option_field(vm, t, seen, "line_field", v_obj(t->o.line_field));
+}
+
 /* Field indices of the file's columns (t->cols), from the header or the
  * option, or the schema's order. */
 static void column_fields(VM *vm, TextRead *t)
@@ -302,6 +459,7 @@ static void column_fields(VM *vm, TextRead *t)
         t->has_tag |= f >= (int)s->nrow;
         t->cols[i] = f;
     }
+    set_fields(vm, t, seen);
     for (uint32_t f = 0; t->raw && f < s->nkeys; f++)
         if (!seen[f])
             vm_error(vm, "%s: no column for the key field '%s'", t->path, s->fields[f].name);
@@ -321,6 +479,9 @@ static bool open_next(VM *vm, TextRead *t)
             vm_error(vm, "%s: %s", t->path, strerror(EISDIR));
         t->at_start = true;
         t->line = 0;
+        t->buf_pos = t->buf_len = 0;
+        for (int64_t i = 0; i < t->o.skip && read_record(vm, t, t->o.delim, t->o.quote, &t->line); i++)
+            ;
         if (!t->o.header || read_record(vm, t, t->o.delim, t->o.quote, &t->line)) {
             column_fields(vm, t);
             return true;
@@ -341,11 +502,32 @@ static void text_end(VM *vm, TextRead *t)
 {
     int64_t bad = t->bad, all = t->bad + t->good, max = t->o.max_errors;
     text_close(vm, t);
+    if (t->o.rejects)
+        return;     /* the caller has them and judges */
     if (bad && bad == all)
         vm_error(vm, "none of the %lld rows parsed", (long long)all);
     if (bad)
         fprintf(stderr, "read_text: %lld of %lld rows did not parse%s\n", (long long)bad,
                 (long long)all, bad > max ? " (the first ones are shown)" : "");
+}
+
+/* A row that does not parse, into option rejects: {file, line, text, reason}. */
+static void reject(VM *vm, TextRead *t, long line, const char *why)
+{
+    VMap *m = vm_map_new(vm, 4);
+    vm_push_root(vm, v_obj(m));
+    const char *keys[] = {"file", "line", "text", "reason"};
+    for (int i = 0; i < 4; i++) {
+        Value v = i == 1 ? v_int(line)
+                         : v_obj(i == 0 ? vm_str_cstr(vm, t->path)
+                                        : i == 2 ? vm_str_new(vm, t->text, t->text_len)
+                                                 : vm_str_cstr(vm, why));
+        vm_push_root(vm, v);
+        vm_map_set(vm, m, v_obj(vm_str_cstr(vm, keys[i])), v);
+        vm_pop_root(vm, 1);
+    }
+    vm_array_push(vm, t->o.rejects, v_obj(m));
+    vm_pop_root(vm, 1);
 }
 
 /* The next record that parses into t->row and t->tag (bad ones counted and
@@ -370,13 +552,15 @@ static bool next_record(VM *vm, TextRead *t)
                 vm_error(vm, "%s: read error", t->path);
             continue;
         }
-        if (t->nf == 1 && t->len[0] == 0)
-            continue;   /* a blank line */
+        if (t->nf == 1 && t->len[0] == 0 && !t->o.pattern)
+            continue;   /* a blank line (with a pattern, a line like any other) */
         st_err fe;
         char why[sizeof fe.msg] = "";
-        memset(t->row, 0, s->row_size);
-        memset(t->tag, 0, s->tag_size);
-        if (t->unclosed)
+        memcpy(t->row, t->set_row, s->row_size);
+        memcpy(t->tag, t->set_tag, s->tag_size);
+        if (t->o.pattern && !vm_regex_match(vm, t->o.pattern, t->text, t->text_len))
+            snprintf(why, sizeof why, "the record does not match the pattern");
+        else if (t->unclosed)
             snprintf(why, sizeof why, "a quoted field is not closed by the end of the file");
         else if (t->nf != t->ncols)
             snprintf(why, sizeof why, "%zu fields, expected %zu", t->nf, t->ncols);
@@ -385,19 +569,36 @@ static bool next_record(VM *vm, TextRead *t)
             if (f < 0)
                 continue;
             const st_field *fd = &s->fields[f];
-            if (st_fieldtext_parse(fd, t->rec + t->start[i], t->len[i],
-                                   ((uint32_t)f < s->nrow ? t->row : t->tag) + fd->offset,
-                                   vm_suggest, &fe) == 0)
+            unsigned char *out = ((uint32_t)f < s->nrow ? t->row : t->tag) + fd->offset;
+            if (t->o.compact_time && fd->type == ST_TIME) {
+                int64_t tv;
+                if (st_fieldtext_compact_time(t->rec + t->start[i], t->len[i], &tv) == 0) {
+                    memcpy(out, &tv, 8);
+                    continue;
+                }
+                snprintf(why, sizeof why, "field '%s': '%.*s' is not a time YYYYMMDDhhmmss",
+                         fd->name, (int)(t->len[i] > 40 ? 40 : t->len[i]), t->rec + t->start[i]);
+                break;
+            }
+            if (st_fieldtext_parse(fd, t->rec + t->start[i], t->len[i], out, vm_suggest, &fe) == 0)
                 continue;
             if (fe.code == ST_ENOMEM)
                 vm_throw(vm, v_obj(vm->oom));
             snprintf(why, sizeof why, "%s", fe.msg);
         }
+        if (!why[0] && t->line_field >= 0) {
+            uint32_t f = (uint32_t)t->line_field;
+            vm_field_store(vm, vs, f, v_int(first),
+                           (f < s->nrow ? t->row : t->tag) + s->fields[f].offset, "line_field");
+        }
         if (!why[0]) {
             t->good++;
             return true;
         }
-        if (++t->bad <= t->o.max_errors)
+        ++t->bad;
+        if (t->o.rejects)
+            reject(vm, t, first, why);
+        else if (t->bad <= t->o.max_errors)
             fprintf(stderr, "read_text: %s:%ld: %s\n", t->path, first, why);
     }
     return false;
@@ -411,11 +612,11 @@ static bool text_next(VM *vm, void *data, int64_t *cursor, Value *a, Value *b)
         return false;
     const VSchema *vs = vschema(t->schema);
     const st_schema *s = vs->s;
-    VMap *row = vm_map_new(vm, t->ncols);
+    VMap *row = vm_map_new(vm, t->ncols + t->ngiven);
     *a = *b = v_obj(row);
     vm_push_root(vm, *a);
-    for (size_t i = 0; i < t->ncols; i++) {
-        int f = t->cols[i];
+    for (size_t i = 0; i < t->ncols + t->ngiven; i++) {
+        int f = i < t->ncols ? t->cols[i] : (int)t->given[i - t->ncols];
         if (f >= 0)
             vm_map_set(vm, row, v_obj(vs->names[f]),
                        vm_field_value(vm, vs, (uint32_t)f,
@@ -549,8 +750,9 @@ static void guessed_field(VM *vm, VStrBuf *text, const char *role, const char *n
 static VHandle *infer_schema(VM *vm, VStr *pat, VMap *opts)
 {
     static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
-                                        "stream", "ignore_case", "extra", "types", "key",
-                                        "sample", NULL};
+                                        "stream", "ignore_case", "extra", "compact_time",
+                                        "pattern", "rejects", "set", "line_field", "skip",
+                                        "types", "key", "sample", NULL};
     lib_check_opts(vm, opts, known);
     Value kv = get(vm, opts, "key"), tv = get(vm, opts, "types"), sv = get(vm, opts, "sample");
     if (!IS_NIL(kv) && !IS_ARRAY(kv))
@@ -566,6 +768,8 @@ static VHandle *infer_schema(VM *vm, VStr *pat, VMap *opts)
     if (!(t->f = fopen(t->path, "rb")))
         vm_error(vm, "%s: %s", t->path, strerror(errno));
     t->at_start = true;
+    for (int64_t i = 0; i < t->o.skip && read_record(vm, t, t->o.delim, t->o.quote, &t->line); i++)
+        ;
     if (!read_record(vm, t, t->o.delim, t->o.quote, &t->line))
         vm_error(vm, "%s: no header and no rows to guess a schema from", t->path);
     size_t n = t->o.columns ? t->o.columns->len : t->nf;
@@ -686,10 +890,13 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
         vm_arg_error(vm, 1, "a schema (or options)", argv[1]);
     vm_push_root(vm, v_obj(sh));
     static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
-                                        "stream", "ignore_case", "extra", NULL};
+                                        "stream", "ignore_case", "extra", "compact_time",
+                                        "pattern", "rejects", "set", "line_field", "skip", NULL};
     static const char *const known_guessed[] = {"delim", "quote", "header", "columns",
                                                 "max_errors", "stream", "ignore_case", "extra",
-                                                "types", "key", "sample", NULL};
+                                                "compact_time", "pattern", "rejects", "set",
+                                                "line_field", "skip", "types", "key", "sample",
+                                                NULL};
     lib_check_opts(vm, m, guessed ? known_guessed : known);
     Value r;
     if (v_truthy(get(vm, m, "stream"))) {

@@ -1,9 +1,15 @@
 /* sha256: the SHA-256 digest of FIPS 180-4, written from the standard: a
  * block of 64 bytes at a time through 64 rounds; the last block is padded
- * with 0x80, zeros and the length in bits. */
+ * with 0x80, zeros and the length in bits. On x86-64 CPUs with the SHA
+ * extensions the rounds run on them (about four times faster: the dock
+ * digests every tap it takes). */
 #include "config.h"
 
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SHA_NI 1
+#endif
 
 #include "vm/sha256.h"
 
@@ -44,6 +50,62 @@ static void block(Sha256 *s, const unsigned char *p)
     s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
 }
 
+#ifdef SHA_NI
+/* The 64 rounds of one block on the SHA extensions: the state as ABEF and
+ * CDGH, four rounds a step, the schedule's next four words from the last
+ * sixteen (Intel's SHA extensions paper, "Intel SHA Extensions", 2013). */
+__attribute__((target("sha,sse4.1")))
+static void block_ni(Sha256 *s, const unsigned char *p)
+{
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s->h[0]), 0xB1);
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s->h[4]), 0x1B);
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);         /* ABEF */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);              /* CDGH */
+    __m128i abef = s0, cdgh = s1, w[4];
+    for (int i = 0; i < 16; i++) {
+        if (i < 4)
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)), swap);
+        else    /* w[i & 3] held the words of step i - 4 */
+            w[i & 3] = _mm_sha256msg2_epu32(
+                _mm_add_epi32(_mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]),
+                              _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4)),
+                w[(i + 3) & 3]);
+        __m128i m = _mm_add_epi32(w[i & 3], _mm_loadu_si128((const __m128i *)(const void *)&K[4 * i]));
+        s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+        s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+    t = _mm_shuffle_epi32(s0, 0x1B);                /* FEBA */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);               /* DCHG */
+    _mm_storeu_si128((__m128i *)(void *)&s->h[0], _mm_blend_epi16(t, s1, 0xF0));   /* DCBA */
+    _mm_storeu_si128((__m128i *)(void *)&s->h[4], _mm_alignr_epi8(s1, t, 8));      /* HGFE */
+}
+
+#endif
+
+static bool extensions = true;
+
+void sha256_use_extensions(bool on) { extensions = on; }
+
+/* One block through the rounds, on the SHA extensions when the CPU has them. */
+static void rounds(Sha256 *s, const unsigned char *p)
+{
+#ifdef SHA_NI
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+    }
+    if (has && extensions) {
+        block_ni(s, p);
+        return;
+    }
+#endif
+    block(s, p);
+}
+
 void sha256_init(Sha256 *s)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -63,11 +125,11 @@ void sha256_feed(Sha256 *s, const void *data, size_t n)
         s->nbuf += take, p += take, n -= take;
         if (s->nbuf < 64)
             return;
-        block(s, s->buf);
+        rounds(s, s->buf);
         s->nbuf = 0;
     }
     for (; n >= 64; p += 64, n -= 64)
-        block(s, p);
+        rounds(s, p);
     memcpy(s->buf, p, n);
     s->nbuf = n;
 }

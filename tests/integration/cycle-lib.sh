@@ -36,7 +36,7 @@ for f in files(open(s)) {
     for t in open(f.path) { print(t) }
 }
 # Every file under the store's own folders, in order: a tagset file's label and
-# tagsets, any other's text (an archive's name only).
+# tagsets, an archive's digest, any other's text.
 fn walk(p, name) {
     let st = stat(p)
     if st.type == "dir" {
@@ -44,8 +44,8 @@ fn walk(p, name) {
     } else if endswith(p, ".ts") {
         print(name, info(open(p)).label)
         for t in open(p) { print(t) }
-    } else if endswith(p, ".gz") {
-        print(name)
+    } else if endswith(p, ".lz4") {
+        print(name, sha256_file(p))
     } else {
         print(name)
         print(read(open(p)))

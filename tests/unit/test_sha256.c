@@ -65,11 +65,22 @@ static void pieces_do_not_matter(void **state)
     }
 }
 
+/* The same tests with the rounds portable only (where the CPU has the SHA
+ * extensions the ones above ran on them). */
+static void portable(void **state)
+{
+    sha256_use_extensions(false);
+    standard_examples(state);
+    pieces_do_not_matter(state);
+    sha256_use_extensions(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(standard_examples),
         cmocka_unit_test(pieces_do_not_matter),
+        cmocka_unit_test(portable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
