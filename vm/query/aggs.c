@@ -29,6 +29,7 @@ typedef enum {
 /* A distinct count's pairs met lately, by hash: a value repeated in a
  * group (the usual) is known without a probe of the table. */
 #define SEEN 4096
+#define BITS (65536 / 64)
 
 typedef struct Quant {
     uint32_t g;
@@ -45,6 +46,8 @@ struct QAgg {
     unsigned char *st;  /* [cap * size], after n */
     GTable *pairs;      /* K_DISTINCT */
     uint64_t *seen;     /* K_DISTINCT: [SEEN] hashes of pairs in pairs, by their low bits */
+    uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
+                         * [BITS] a bit per value (low 16 bits) seen, not pairs */
     Quant *q;           /* K_QUANT: [nq] */
     size_t nq, qcap;
     double *sorted;     /* K_QUANT once asked: each group's values in a row, */
@@ -72,9 +75,22 @@ static Kind kind_of(const QExpr *e)
     }
 }
 
+/* A distinct count of a field whose values fit 16 bits (its low 16 bits
+ * tell them apart): one bitmap counts them, when there is one group. */
+static bool small_field(const st_schema *sch, const QExpr *x)
+{
+    if (x->op != QX_FIELD || x->field < 0 || x->type == QT_STR || x->type == QT_FLOAT)
+        return false;
+    switch (sch->fields[x->field].type) {
+    case ST_U8: case ST_I8: case ST_U16: case ST_I16: case ST_BOOL: return true;
+    default: return false;
+    }
+}
+
 bool qa_init(QAggs *s, const QScan *sc)
 {
     memset(s, 0, sizeof *s);
+    s->one = sc->nkeys == 0;
     if (!sc->nagg_list)
         return true;
     if (!(s->a = mem_calloc((size_t)sc->nagg_list, sizeof *s->a)))
@@ -92,7 +108,10 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_VAR: a->size = sizeof(QVar); break;
         default: a->size = 0; break;
         }
-        if (a->kind == K_DISTINCT) {
+        if (a->kind == K_DISTINCT && s->one && small_field(sc->vs->s, a->e->a)) {
+            if (!(a->bits = mem_calloc(BITS, 8)))
+                return false;
+        } else if (a->kind == K_DISTINCT) {
             if (!(a->pairs = mem_alloc(sizeof *a->pairs)) ||
                 !(a->seen = mem_calloc(SEEN, sizeof *a->seen)))
                 return false;
@@ -122,6 +141,7 @@ void qa_free(QAggs *s)
             mem_free(a->pairs, sizeof *a->pairs);
         }
         mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
+        mem_free(a->bits, a->bits ? BITS * 8 : 0);
         mem_free(a->q, a->qcap * sizeof *a->q);
         quant_sorted_free(a, s->cap);
         mem_free(a->kb, a->w);
@@ -313,9 +333,105 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
     return true;
 }
 
+/* ---- one group: loops without group indices ---------------------------- */
+
+/* The least (op <) or greatest (op >) of y[0 .. n) into b[0], from four
+ * running bounds b[0 .. 4). */
+#define BOUNDS(op)                                                             \
+    do {                                                                       \
+        for (; j + 4 <= n; j += 4)                                             \
+            for (int u = 0; u < 4; u++)                                        \
+                b[u] = y[j + u] op b[u] ? y[j + u] : b[u];                     \
+        for (; j < n; j++)                                                     \
+            b[0] = y[j] op b[0] ? y[j] : b[0];                                 \
+        for (int u = 1; u < 4; u++)                                            \
+            b[0] = b[u] op b[0] ? b[u] : b[0];                                 \
+    } while (0)
+
+/* min and max of all-valid ints (a u64 field's as unsigned words) in
+ * one loop each; false when v is not such. */
+static bool one_minmax(QAgg *a, const KVec *v, uint32_t n)
+{
+    const QExpr *x = a->e->a;
+    if (x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
+        return false;
+    uint64_t best = ((uint64_t *)(void *)a->st)[0], w;
+    bool min = a->kind == K_MIN;
+    /* a loop each way (the other bound would cost as much again), four
+     * bounds at once: one would wait on each compare before the next */
+    if (x->big) {   /* u64: qx_u64_seen keeps their order */
+        const uint64_t *y = (const uint64_t *)(const void *)v->i;
+        uint64_t b[4] = {y[0], y[0], y[0], y[0]};
+        uint32_t j = 0;
+        if (min)
+            BOUNDS(<);
+        else
+            BOUNDS(>);
+        w = qx_u64_seen(b[0]);
+    } else {
+        const int64_t *y = v->i;
+        int64_t b[4] = {y[0], y[0], y[0], y[0]};
+        uint32_t j = 0;
+        if (min)
+            BOUNDS(<);
+        else
+            BOUNDS(>);
+        w = (uint64_t)b[0] ^ UINT64_C(1) << 63;
+    }
+    if (!a->n[0] || (min ? w < best : w > best))
+        ((uint64_t *)(void *)a->st)[0] = w;
+    a->n[0] += n;
+    return true;
+}
+
+/* sum and avg of all-valid ints: false when v is not such. */
+static bool one_sum(QAgg *a, const KVec *v, uint32_t n)
+{
+    if (a->e->a->type == QT_FLOAT || v->floats)
+        return false;
+    __int128 sum = 0;
+    for (uint32_t j = 0; j < n; j++)
+        sum += v->i[j];
+    v_sum_int((VSum *)(void *)a->st, sum);
+    a->n[0] += n;
+    return true;
+}
+
+static void one_bits(QAgg *a, const KVec *v, uint32_t n)
+{
+    uint64_t count = a->n[0];
+    for (uint32_t j = 0; j < n; j++) {
+        if (!VALID(v, j))
+            continue;
+        uint16_t y = (uint16_t)v->i[j];
+        uint64_t m = UINT64_C(1) << (y & 63), *wd = &a->bits[y >> 6];
+        count += !(*wd & m);
+        *wd |= m;
+    }
+    a->n[0] = count;
+}
+
+/* Aggregate a of one group over v: true if done here. */
+static bool update_one(QAgg *a, const KVec *v, uint32_t n)
+{
+    if (a->bits) {
+        one_bits(a, v, n);
+        return true;
+    }
+    if (!v || (v->valid && memchr(v->valid, 0, n)))
+        return false;
+    switch (a->kind) {
+    case K_SUM: return one_sum(a, v, n);
+    case K_MIN: case K_MAX: return one_minmax(a, v, n);
+    default: return false;
+    }
+}
+
 bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n)
 {
     QAgg *a = &s->a[i];
+    if (s->one && n && update_one(a, v, n))
+        return true;
     switch (a->kind) {
     case K_ROWS:
         for (uint32_t j = 0; j < n; j++)
@@ -344,6 +460,15 @@ void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 
 static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_t ngroups)
 {
+    if (into->bits) {   /* one group, from's if it has it */
+        uint64_t count = 0;
+        if (!ngroups)
+            return true;
+        for (uint32_t i = 0; i < BITS; i++)
+            count += (uint64_t)__builtin_popcountll(into->bits[i] |= from->bits[i]);
+        into->n[0] = count;
+        return true;
+    }
     if (into->kind == K_DISTINCT) {
         for (uint32_t p = 0; p < from->pairs->n; p++) {
             const unsigned char *k = gt_key(from->pairs, p);

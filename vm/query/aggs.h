@@ -14,6 +14,7 @@ typedef struct QAggs {
     QAgg *a;            /* [n] */
     int n;
     uint32_t cap;       /* groups each column has room for */
+    bool one;           /* no group keys: every row is group 0's */
 } QAggs;
 
 /* The states of sc's aggregates, for no groups yet. false: out of memory. */
@@ -22,7 +23,7 @@ void qa_free(QAggs *s);
 /* Room for groups [0, ngroups), new ones empty. false: out of memory. */
 bool qa_grow(QAggs *s, uint32_t ngroups);
 /* Folds aggregate i's argument values v[0 .. n) (NULL for count()) into
- * the groups gid[0 .. n). false: out of memory. */
+ * the groups gid[0 .. n) (all 0 when s->one). false: out of memory. */
 bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);

@@ -145,6 +145,20 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
     return true;
 }
 
+/* An earlier aggregate's values of the same field as aggregate a's (min
+ * and max of one field read it once), or NULL. */
+static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
+{
+    const QExpr *x = sc->agg_list[a]->a;
+    for (int b = 0; x->op == QX_FIELD && b < a && b < 64; b++) {
+        const QExpr *y = sc->agg_list[b]->a;
+        if (y && y->op == QX_FIELD && y->field == x->field && y->type == x->type &&
+            y->big == x->big && y->is_enum == x->is_enum)
+            return args[b];
+    }
+    return NULL;
+}
+
 static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
     (void)pi;
@@ -161,9 +175,14 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
         scan_fail(w->sh, SCAN_OOM);
         return false;
     }
+    const KVec *args[64];
     for (int a = 0; a < sc->nagg_list; a++) {
         const QExpr *arg = sc->agg_list[a]->a;
-        const KVec *v = arg ? k_eval(k, arg, tag, sel) : NULL;
+        const KVec *v = arg ? same_field(sc, a, args) : NULL;
+        if (arg && !v)
+            v = k_eval(k, arg, tag, sel);
+        if (a < 64)
+            args[a] = v;
         if (!qa_update(&w->grp->aggs, a, v, w->grp->gid, sel->n)) {
             scan_fail(w->sh, SCAN_OOM);
             return false;

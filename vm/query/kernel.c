@@ -176,10 +176,16 @@ int k_batch(KCtx *k, const st_batch *b)
             return -1;
         }
     }
+    /* a mark at each tagset's first tag (tagsets without tags share it),
+     * then a running sum: no branch per tagset on its count */
     const uint32_t *st = tag_start(k);
-    for (uint32_t t = 0; t < b->ntagsets; t++)
-        for (uint32_t i = st[t]; i < st[t + 1]; i++)
-            k->owner[i] = t;
+    uint32_t *own = k->owner, nt = b->ntags, ns = b->ntagsets, sum = 0;
+    memset(own, 0, (size_t)nt * 4);
+    for (uint32_t t = 1; t < ns; t++)
+        if (st[t] < nt)
+            own[st[t]]++;
+    for (uint32_t i = 0; i < nt; i++)   /* locals: own's stores could alias b */
+        own[i] = sum += own[i];
     return 0;
 }
 
@@ -191,61 +197,83 @@ static inline uint32_t at(const KCtx *k, const st_field *f, bool tag, uint32_t r
     return tag && f->role != ST_TAG ? k->owner[r] : r;
 }
 
-static int64_t load_int(const st_field *f, const char *p)
+/* One gather loop per storage type: row j's value is column value
+ * idx[j] (its tag's or its tagset's), or, for rows in one run, value
+ * first + j (a loop the compiler widens a vector at a time). */
+#define GATHER(T, CT)                                                              \
+    do {                                                                           \
+        const T *c = (const T *)(const void *)col;                                 \
+        if (run)                                                                   \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[first + j];                                         \
+        else if (own)                                                              \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[own[idx[j]]];                                       \
+        else                                                                       \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[idx[j]];                                            \
+    } while (0)
+
+static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
+                       const uint32_t *own, const uint32_t *idx, uint32_t n, int64_t *out)
 {
     switch (f->type) {
-    case ST_U8: case ST_BOOL: case ST_ENUM: return *(const uint8_t *)p;
-    case ST_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case ST_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case ST_I8: return *(const int8_t *)p;
-    case ST_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case ST_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case ST_U8: case ST_BOOL: case ST_ENUM: GATHER(uint8_t, int64_t); break;
+    case ST_U16: GATHER(uint16_t, int64_t); break;
+    case ST_U32: GATHER(uint32_t, int64_t); break;
+    case ST_I8: GATHER(int8_t, int64_t); break;
+    case ST_I16: GATHER(int16_t, int64_t); break;
+    case ST_I32: GATHER(int32_t, int64_t); break;
+    default:
+        if (run)    /* the column's own words */
+            memcpy(out, col + (size_t)first * 8, (size_t)n * 8);
+        else
+            GATHER(int64_t, int64_t);
+        break;
     }
 }
 
-static double load_float(const st_field *f, const char *p)
+static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
+                         const uint32_t *own, const uint32_t *idx, uint32_t n, double *out)
 {
-    if (f->type == ST_F32) {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    double v;
-    memcpy(&v, p, 8);
-    return v;
+    if (f->type == ST_F32)
+        GATHER(float, double);
+    else
+        GATHER(double, double);
 }
 
 static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const st_field *f = &k->s->fields[e->field];
     const char *col = k->b->cols[e->field];
-    uint32_t w = f->width, symlen[256];
-    if (e->type == QT_STR && f->type == ST_ENUM) /* once per batch, not per row */
+    uint32_t w = f->width, symlen[256], n = in->n;
+    const uint32_t *idx = in->idx, *own = tag && f->role != ST_TAG ? k->owner : NULL;
+    /* a selection is in order: first and last n - 1 apart is a run */
+    bool run = !own && n && idx[n - 1] - idx[0] == n - 1;
+    uint32_t first = n ? idx[0] : 0;
+    if (e->type == QT_FLOAT) {
+        gather_float(f, col, run, first, own, idx, n, v->f);
+        return;
+    }
+    if (e->type != QT_STR) {
+        gather_int(f, col, run, first, own, idx, n, v->i);
+        return;
+    }
+    if (f->type == ST_ENUM) /* once per batch, not per row */
         for (uint32_t s = 0; s < f->nsyms; s++)
             symlen[s] = (uint32_t)strlen(f->syms[s]);
-    for (uint32_t j = 0; j < in->n; j++) {
-        const char *p = col + (size_t)at(k, f, tag, in->idx[j]) * w;
-        switch (e->type) {
-        case QT_FLOAT:
-            v->f[j] = load_float(f, p);
-            break;
-        case QT_STR:
-            if (f->type == ST_ENUM) {
-                uint8_t s = *(const uint8_t *)p;
-                v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
-                v->sl[j] = s < f->nsyms ? symlen[s] : 1;
-                if (v->i)
-                    v->i[j] = s;
-            } else {
-                const char *z = memchr(p, 0, w);
-                v->sp[j] = p;
-                v->sl[j] = z ? (uint32_t)(z - p) : w;
-            }
-            break;
-        default:
-            v->i[j] = load_int(f, p);
-            break;
+    for (uint32_t j = 0; j < n; j++) {
+        const char *p = col + (size_t)at(k, f, tag, idx[j]) * w;
+        if (f->type == ST_ENUM) {
+            uint8_t s = *(const uint8_t *)p;
+            v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
+            v->sl[j] = s < f->nsyms ? symlen[s] : 1;
+            if (v->i)
+                v->i[j] = s;
+        } else {
+            const char *z = memchr(p, 0, w);
+            v->sp[j] = p;
+            v->sl[j] = z ? (uint32_t)(z - p) : w;
         }
     }
 }
