@@ -450,6 +450,15 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
+void qa_prefetch(const QAggs *s, uint32_t g)
+{
+    for (int i = 0; i < s->n; i++) {
+        __builtin_prefetch(&s->a[i].n[g]);
+        if (s->a[i].size)
+            __builtin_prefetch(s->a[i].st + (size_t)g * s->a[i].size);
+    }
+}
+
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 {
     for (int i = 0; i < s->n; i++)

@@ -25,6 +25,9 @@ bool qa_grow(QAggs *s, uint32_t ngroups);
 /* Folds aggregate i's argument values v[0 .. n) (NULL for count()) into
  * the groups gid[0 .. n) (all 0 when s->one). false: out of memory. */
 bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
+/* Asks the cache for group g's states (rows made in key order visit the
+ * groups out of their order). */
+void qa_prefetch(const QAggs *s, uint32_t g);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
 /* Folds from's groups into into's: from's group g is into's map[g]. */

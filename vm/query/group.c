@@ -35,6 +35,9 @@ struct GroupState {
  * COMB_GROUP_HASH=1 in the environment turns this off (tests compare). */
 #define DENSE_MAX (1u << 17)
 
+/* Rows ahead whose group slot a probe asks the cache for. */
+#define PREFETCH 8
+
 /* The codes of key e, or 0 when its values are not few. */
 static uint32_t key_codes(const st_schema *s, const QExpr *e)
 {
@@ -133,10 +136,16 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
         }
         return true;
     }
+    for (int i = 0, off = 0; i < sc->nkeys; off += (int)kw[i++])
+        k_keys(sc->keys[i], kv[i], n, keys + off, sc->keyw);
+    /* the hashes first (into gid), then the probes, each slot fetched a
+     * few rows ahead: with many groups a probe is a cache miss */
     for (uint32_t j = 0; j < n; j++)
-        key_at(sc, kv, kw, j, keys + (size_t)j * sc->keyw);
+        g->gid[j] = (uint32_t)gt_hash(keys + (size_t)j * sc->keyw, sc->keyw);
     for (uint32_t j = 0; j < n; j++) {
         const unsigned char *key = keys + (size_t)j * sc->keyw;
+        if (j + PREFETCH < n)
+            gt_prefetch(&g->t, g->gid[j + PREFETCH]);
         long gi = gt_find(&g->t, key, gt_hash(key, sc->keyw));
         if (gi < 0)
             return false;
@@ -238,16 +247,84 @@ static bool group_merge(Worker *into, Worker *from)
 
 /* ---- results as comb values -------------------------------------------- */
 
+/* ---- the groups in key order ---------------------------------------------- */
+
+/* A group as sorted: its key's first 16 bytes as two big-endian words
+ * (keys order as their bytes), and its index. */
+typedef struct Pre {
+    uint64_t k[2];
+    uint32_t g;
+} Pre;
+
 static int cmp_groups(const void *a, const void *b, void *t)
 {
     const GTable *gt = t;
     return memcmp(gt_key(gt, *(const uint32_t *)a), gt_key(gt, *(const uint32_t *)b), gt->keyw);
 }
 
+#define BYTE(x, b) ((x).k[1 - (b) / 8] >> (8 * ((b) % 8)) & 0xff)
+
+/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix): a
+ * pass whose byte all share (the valid byte, an int's high bytes) is
+ * skipped. tmp: room for n. */
+static void radix_sort(Pre *p, Pre *tmp, uint32_t n)
+{
+    uint32_t c[16][256];
+    memset(c, 0, sizeof c);
+    for (uint32_t i = 0; i < n; i++)
+        for (int b = 0; b < 16; b++)
+            c[b][BYTE(p[i], b)]++;
+    for (int b = 0; n && b < 16; b++) {
+        if (c[b][BYTE(p[0], b)] == n)
+            continue;
+        uint32_t at = 0;
+        for (int v = 0; v < 256; v++) {
+            uint32_t k = c[b][v];
+            c[b][v] = at;
+            at += k;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            tmp[c[b][BYTE(p[i], b)]++] = p[i];
+        memcpy(p, tmp, (size_t)n * sizeof *p);
+    }
+}
+
+/* order[0 .. n) := the groups in key order: sorted by their first 16
+ * bytes, then runs of equal first bytes by the whole key. */
+static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
+{
+    Pre *p = mem_alloc(((size_t)n + 1) * 2 * sizeof *p);
+    if (!p)
+        return false;
+    uint32_t w = t->keyw < 16 ? t->keyw : 16;
+    for (uint32_t g = 0; g < n; g++) {
+        unsigned char b[16] = {0};
+        memcpy(b, gt_key(t, g), w);
+        p[g].g = g;
+        for (int h = 0; h < 2; h++) {
+            uint64_t k = 0;
+            for (int i = 0; i < 8; i++)
+                k = k << 8 | b[8 * h + i];
+            p[g].k[h] = k;
+        }
+    }
+    radix_sort(p, p + n + 1, n);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = p[i].g;
+    for (uint32_t i = 0, j; t->keyw > 16 && i < n; i = j) {
+        for (j = i + 1; j < n && !memcmp(p[j].k, p[i].k, sizeof p[i].k); j++)
+            ;
+        if (j - i > 1)
+            qsort_r(order + i, j - i, 4, cmp_groups, (void *)t);
+    }
+    mem_free(p, ((size_t)n + 1) * 2 * sizeof *p);
+    return true;
+}
+
 /* Group g's row: its keys, then its items. held: the aggregates' values. */
 static Value group_row(VM *vm, const QScan *sc, GroupState *gs, uint32_t g, VArray *held)
 {
-    VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
+    VMap *m = vm_map_new_keyed(vm, (size_t)(sc->nkeys + sc->naggs));
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
     const unsigned char *k = gt_key(&gs->t, g);
@@ -398,10 +475,8 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     uint32_t *order = gs->order = mem_alloc((size_t)n * 4 + 4);
     if (!order)
         vm_throw(vm, v_obj(vm->oom));
-    for (uint32_t i = 0; i < n; i++)
-        order[i] = i;
-    if (n)  /* qsort of NULL, 0 is undefined */
-        qsort_r(order, n, 4, cmp_groups, &gs->t);
+    if (!sort_groups(&gs->t, order, n))
+        vm_throw(vm, v_obj(vm->oom));
     int src[8];
     uint64_t top;
     if (topn_plan(p, sc, src, &top))
@@ -416,8 +491,13 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     vm_push_root(vm, v_obj(held));
     for (int j = 0; j < sc->nagg_list; j++)
         vm_array_push(vm, held, v_nil());
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + PREFETCH < n) {
+            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
+            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
+        }
         vm_array_push(vm, a, group_row(vm, sc, gs, order[i], held));
+    }
     vm_pop_root(vm, 2);
     return av;
 }

@@ -36,6 +36,13 @@ static inline uint64_t gt_mix(uint64_t x)
  * inserted after the others if new; -1: out
  * of memory, or more keys than an index holds. */
 long gt_find(GTable *t, const unsigned char *key, uint64_t h);
+/* Asks the cache for the slot where a probe of hash h (its low 32 bits
+ * are enough) begins. */
+static inline void gt_prefetch(const GTable *t, uint64_t h)
+{
+    if (t->slots)
+        __builtin_prefetch(&t->slots[h & t->mask]);
+}
 static inline const unsigned char *gt_key(const GTable *t, uint32_t i)
 {
     return t->keys + (size_t)i * t->keyw;

@@ -1173,6 +1173,24 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
             out[i] = (unsigned char)~out[i];
 }
 
+void k_keys(const QExpr *e, const KVec *v, uint32_t n, unsigned char *out, size_t stride)
+{
+    bool ints = e->type == QT_INT || e->type == QT_BOOL;
+    if (!ints || v->floats || (e->big && !qx_u64_key(e)) || (v->valid && memchr(v->valid, 0, n))) {
+        for (uint32_t j = 0; j < n; j++)
+            k_key(e, v, j, false, out + (size_t)j * stride);
+        return;
+    }
+    /* all ints, all there: the usual key of a field, without a test a row */
+    uint64_t flip = qx_u64_key(e) ? 0 : UINT64_C(1) << 63;
+    for (uint32_t j = 0; j < n; j++) {
+        unsigned char *p = out + (size_t)j * stride;
+        uint64_t x = (uint64_t)v->i[j];
+        p[0] = 1;
+        put_be(p + 1, flip ? x ^ flip : qx_u64_seen(x));
+    }
+}
+
 Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)
 {
     if (!key[0])
