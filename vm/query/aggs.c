@@ -467,6 +467,39 @@ void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 
 /* ---- merging ---------------------------------------------------------------- */
 
+/* Group g's state of from (its count fn, its state fst) into group t of into. */
+static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char *fst)
+{
+    if (!fn)
+        return;
+    uint64_t tn = into->n[t];
+    into->n[t] += fn;
+    switch (into->kind) {
+    case K_SUM:
+        v_sum_merge((VSum *)(void *)into->st + t, (const VSum *)(const void *)fst);
+        break;
+    case K_MIN: case K_MAX: {
+        uint64_t *ib = (uint64_t *)(void *)into->st, fb;
+        memcpy(&fb, fst, 8);
+        if (!tn || (into->kind == K_MIN ? fb < ib[t] : fb > ib[t]))
+            ib[t] = fb;
+        break;
+    }
+    case K_KMIN: case K_KMAX: {
+        unsigned char *ib = into->st + (size_t)t * into->w;
+        int c = tn ? memcmp(fst, ib, into->w) : (into->kind == K_KMIN ? -1 : 1);
+        if (into->kind == K_KMIN ? c < 0 : c > 0)
+            memcpy(ib, fst, into->w);
+        break;
+    }
+    case K_VAR:
+        qa_var_merge((QVar *)(void *)into->st + t, (const QVar *)(const void *)fst);
+        break;
+    default:
+        break;
+    }
+}
+
 static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_t ngroups)
 {
     if (into->bits) {   /* one group, from's if it has it */
@@ -496,38 +529,8 @@ static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_
         for (size_t i = 0; i < from->nq; i++)
             into->q[into->nq++] = (Quant){map[from->q[i].g], from->q[i].x};
     }
-    for (uint32_t g = 0; g < ngroups; g++) {
-        uint64_t fn = from->n[g];
-        if (!fn)
-            continue;
-        uint32_t t = map[g];
-        uint64_t tn = into->n[t];
-        into->n[t] += fn;
-        switch (into->kind) {
-        case K_SUM:
-            v_sum_merge((VSum *)(void *)into->st + t, (const VSum *)(const void *)from->st + g);
-            break;
-        case K_MIN: case K_MAX: {
-            uint64_t *ib = (uint64_t *)(void *)into->st, fb = ((const uint64_t *)(const void *)from->st)[g];
-            if (!tn || (into->kind == K_MIN ? fb < ib[t] : fb > ib[t]))
-                ib[t] = fb;
-            break;
-        }
-        case K_KMIN: case K_KMAX: {
-            unsigned char *ib = into->st + (size_t)t * into->w;
-            const unsigned char *fb = from->st + (size_t)g * from->w;
-            int c = tn ? memcmp(fb, ib, into->w) : (into->kind == K_KMIN ? -1 : 1);
-            if (into->kind == K_KMIN ? c < 0 : c > 0)
-                memcpy(ib, fb, into->w);
-            break;
-        }
-        case K_VAR:
-            qa_var_merge((QVar *)(void *)into->st + t, (const QVar *)(const void *)from->st + g);
-            break;
-        default:
-            break;
-        }
-    }
+    for (uint32_t g = 0; g < ngroups; g++)
+        merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
     return true;
 }
 
@@ -537,6 +540,53 @@ bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngro
         if (!merge_one(&into->a[i], &from->a[i], map, ngroups))
             return false;
     return true;
+}
+
+/* ---- spilling: a group's states as bytes ------------------------------------ */
+
+bool qa_spillable(const QAggs *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->a[i].kind == K_DISTINCT || s->a[i].kind == K_QUANT)
+            return false;
+    return true;
+}
+
+size_t qa_recw(const QAggs *s)
+{
+    size_t w = 0;
+    for (int i = 0; i < s->n; i++)
+        w += 8 + s->a[i].size;
+    return w;
+}
+
+size_t qa_bytes(const QAggs *s)
+{
+    size_t b = 0;
+    for (int i = 0; i < s->n; i++)
+        b += (size_t)s->a[i].cap * (8 + s->a[i].size);
+    return b;
+}
+
+void qa_save(const QAggs *s, uint32_t g, unsigned char *out)
+{
+    for (int i = 0; i < s->n; i++) {
+        const QAgg *a = &s->a[i];
+        memcpy(out, &a->n[g], 8);
+        memcpy(out + 8, a->st + (size_t)g * a->size, a->size);
+        out += 8 + a->size;
+    }
+}
+
+void qa_load(QAggs *s, uint32_t g, const unsigned char *in)
+{
+    for (int i = 0; i < s->n; i++) {
+        QAgg *a = &s->a[i];
+        uint64_t n;
+        memcpy(&n, in, 8);
+        merge_state(a, g, n, in + 8);
+        in += 8 + a->size;
+    }
 }
 
 /* ---- values --------------------------------------------------------------- */

@@ -32,6 +32,15 @@ void qa_prefetch(const QAggs *s, uint32_t g);
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
 /* Folds from's groups into into's: from's group g is into's map[g]. */
 bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups);
+/* Spilling (group.c, past the memory budget): whether every aggregate's
+ * state is of fixed size (not distinct's pairs nor a quantile's values);
+ * the bytes of a group's states; the bytes the states hold now; group g's
+ * states into out (qa_recw bytes); saved states in folded into group g. */
+bool qa_spillable(const QAggs *s);
+size_t qa_recw(const QAggs *s);
+size_t qa_bytes(const QAggs *s);
+void qa_save(const QAggs *s, uint32_t g, unsigned char *out);
+void qa_load(QAggs *s, uint32_t g, const unsigned char *in);
 /* Aggregate i's value for group g (raises integer overflow in a sum). */
 Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g);
 

@@ -2,7 +2,8 @@
  * of their keys, or for keys of few values an array indexed by their
  * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
  * the batch's rows' groups first, then each aggregate's loop over them;
- * merged after the scan and turned into rows. */
+ * past the memory budget spilled to the external sort and folded back in
+ * key order; merged after the scan and turned into rows. */
 #include "config.h"
 #include "vm/query/run.h"
 
@@ -24,6 +25,7 @@ struct GroupState {
                          * that a raise while making rows leaks nothing) */
     Value *heap;        /* top-N's heap: values, then positions, [heapn] */
     uint32_t heapn;
+    size_t limit;       /* bytes of groups held before they spill (0: never) */
 };
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
@@ -154,6 +156,106 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
     return true;
 }
 
+/* ---- past the budget ----------------------------------------------------- *
+ *
+ * A worker whose groups hold more than its share of COMB_SORT_MB hands them
+ * to the scan's external sort (store/sort.h) as records [key][states] and
+ * starts again with none; so do the other workers' groups when they are
+ * merged. After the scan the sorted records come back in key order and
+ * records of one key are folded into one group. Only aggregates whose
+ * state has a fixed size spill (not distinct's pairs nor quantiles'
+ * values: with those, groups stay in memory). */
+
+static int cmp_spilled(const void *a, const void *b, void *sc)
+{
+    return memcmp(a, b, ((const QScan *)sc)->keyw);
+}
+
+/* A key's first 8 bytes, big-endian: orders as the bytes. */
+static uint64_t prefix_spilled(const void *rec, void *sc)
+{
+    unsigned char b[8] = {0};
+    uint32_t w = ((const QScan *)sc)->keyw;
+    memcpy(b, rec, w < 8 ? w : 8);
+    uint64_t k = 0;
+    for (int i = 0; i < 8; i++)
+        k = k << 8 | b[i];
+    return k;
+}
+
+/* The groups' states as they are at the start. */
+static bool group_reset(GroupState *g, const QScan *sc)
+{
+    gt_free(&g->t);
+    qa_free(&g->aggs);
+    if (g->dense)
+        memset(g->dense, 0, (size_t)g->ndense * 4);
+    return qa_init(&g->aggs, sc);
+}
+
+/* Hands w's groups to the sort, w starting again with none: false (the
+ * scan has failed) when it cannot. */
+static bool spill(Worker *w)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
+    GroupState *g = w->grp;
+    size_t recw = sc->keyw + qa_recw(&g->aggs);
+    unsigned char *rec = mem_alloc(recw);
+    st_err err = {0};
+    bool ok = rec != NULL;
+    pthread_mutex_lock(&sh->mu);
+    if (ok && !sh->gspill) {
+        st_sort_opts o = {.parcel_bytes = sh->budget / 2, .prefix = prefix_spilled};
+        sh->gspill = st_sorter_new(recw, cmp_spilled, (void *)sc, &o, &err);
+        ok = sh->gspill != NULL;
+    }
+    for (uint32_t i = 0; ok && i < g->t.n; i++) {
+        memcpy(rec, gt_key(&g->t, i), sc->keyw);
+        qa_save(&g->aggs, i, rec + sc->keyw);
+        ok = st_sorter_add(sh->gspill, rec, &err) == 0;
+    }
+    pthread_mutex_unlock(&sh->mu);
+    mem_free(rec, recw);
+    if (ok && !group_reset(g, sc))
+        st_err_set(&err, ST_ENOMEM, SCAN_OOM);
+    if (!ok || err.msg[0]) {
+        scan_fail(sh, err.msg[0] ? err.msg : SCAN_OOM);
+        return false;
+    }
+    return true;
+}
+
+/* The spilled groups back, in key order, into w's (w's own spilled too). */
+static void unspill(VM *vm, Shared *sh, Worker *w)
+{
+    const QScan *sc = sh->sc;
+    GroupState *g = w->grp;
+    st_err err = {0};
+    const void *r;
+    int rc;
+    if (!spill(w) || st_sorter_finish(sh->gspill, &err) < 0)
+        vm_error(vm, "%s", sh->err[0] ? sh->err : err.msg);
+    long gi = -1;
+    while ((rc = st_sorter_next(sh->gspill, &r, &err)) == 1) {
+        const unsigned char *rec = r;
+        if (gi < 0 || memcmp(gt_key(&g->t, (uint32_t)gi), rec, sc->keyw)) {
+            gi = gt_find(&g->t, rec, gt_hash(rec, sc->keyw));
+            if (gi < 0 || !qa_grow(&g->aggs, g->t.n))
+                vm_throw(vm, v_obj(vm->oom));
+        }
+        qa_load(&g->aggs, (uint32_t)gi, rec + sc->keyw);
+    }
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
+}
+
+void qgroup_free(Shared *sh)
+{
+    st_sorter_free(sh->gspill);
+    sh->gspill = NULL;
+}
+
 /* An earlier aggregate's values of the same field as aggregate a's (min
  * and max of one field read it once), or NULL. */
 static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
@@ -197,6 +299,9 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
             return false;
         }
     }
+    GroupState *g = w->grp;
+    if (g->limit && gt_bytes(&g->t) + qa_bytes(&g->aggs) > g->limit)
+        return spill(w);
     return true;
 }
 
@@ -208,7 +313,12 @@ static bool group_begin(Worker *w)
         return false;
     gt_init(&g->t, sc->keyw);
     g->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
-    return qa_init(&g->aggs, sc);
+    if (!qa_init(&g->aggs, sc))
+        return false;
+    /* half the budget for the groups, shared by the threads; half for the sort */
+    if (sc->nkeys && qa_spillable(&g->aggs))
+        g->limit = w->sh->budget / 2 / (size_t)scan_threads(sc, w->sh->parts.n);
+    return true;
 }
 
 static void group_end(Worker *w)
@@ -232,6 +342,8 @@ static bool group_merge(Worker *into, Worker *from)
 {
     GroupState *a = into->grp, *b = from->grp;
     uint32_t n = b->t.n;
+    if (into->sh->gspill)   /* into's come back with them after the scan */
+        return spill(from);
     uint32_t *map = mem_alloc((size_t)n * 4 + 4);
     bool ok = map != NULL;
     for (uint32_t g = 0; ok && g < n; g++) {
@@ -507,6 +619,8 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     (void)o;
     const QScan *sc = sh->sc;
     GroupState *gs = w->grp;
+    if (sh->gspill)
+        unspill(vm, sh, w);
     if (sc->nkeys == 0 && gs->t.n == 0 &&
         (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
          !qa_grow(&gs->aggs, 1)))

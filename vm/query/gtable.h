@@ -43,6 +43,11 @@ static inline void gt_prefetch(const GTable *t, uint64_t h)
     if (t->slots)
         __builtin_prefetch(&t->slots[h & t->mask]);
 }
+/* The bytes the table holds. */
+static inline size_t gt_bytes(const GTable *t)
+{
+    return (t->slots ? (t->mask + 1) * 8 : 0) + t->kcap * t->keyw;
+}
 static inline const unsigned char *gt_key(const GTable *t, uint32_t i)
 {
     return t->keys + (size_t)i * t->keyw;

@@ -312,6 +312,7 @@ static void run_free(Run *run)
         worker_free(&run->w[i]);
     mem_free(run->w, (size_t)run->wcap * sizeof *run->w);
     qcollect_free(sh, &run->ord);
+    qgroup_free(sh);
     pthread_mutex_destroy(&sh->mu);
 }
 
@@ -425,8 +426,11 @@ Value scan_run(VM *vm, QPlan *p)
         c->start(vm, sh);
     run_all(vm, h);
     for (int i = 1; c->merge && i < run->nw; i++)
-        if (!c->merge(&run->w[0], &run->w[i]))
+        if (!c->merge(&run->w[0], &run->w[i])) {
+            if (sh->err[0])     /* a spill's I/O error */
+                scan_raise(vm, sh->err);
             vm_throw(vm, v_obj(vm->oom));
+        }
     result = c->finish(vm, sh, &run->w[0], &run->ord);
 done:
     run_handle_free(vm, handle_data(h));
