@@ -54,7 +54,9 @@ static bool reads_up(const QExpr *e, const st_schema *s, bool tag)
 static bool scan_needs_owner(const QScan *sc)
 {
     const st_schema *s = sc->vs->s;
-    bool need = sc->tags || reads_up(sc->where, s, false);
+    /* group by and count read tag rows' tagsets only through fields */
+    bool need = (sc->tags && sc->consumer != QC_GROUP && sc->consumer != QC_COUNT) ||
+                reads_up(sc->where, s, false) || reads_up(sc->tag_where, s, true);
     for (int i = 0; i < sc->nsort; i++)
         need |= reads_up(sc->sort[i].e, s, sc->tags);
     for (int i = 0; i < sc->nkeys; i++)
