@@ -18,6 +18,7 @@ struct GroupState {
     QAggs aggs;
     Buf keys;           /* a batch's keys (or dense codes) */
     uint32_t *gid;      /* a batch's rows' groups */
+    uint64_t *hash;     /* their keys' hashes, after gid in its block */
     size_t gcap;
     uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
     uint32_t ndense;    /* codes (0: keys go through the table alone) */
@@ -114,10 +115,12 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
         return false;
     if (n > g->gcap) {
         size_t cap = n > 2 * g->gcap ? n : 2 * g->gcap;
-        uint32_t *gid = mem_realloc(g->gid, g->gcap * 4, cap * 4);
-        if (!gid)
+        uint64_t *h = mem_alloc(cap * 12);
+        if (!h)
             return false;
-        g->gid = gid;
+        mem_free(g->hash, g->gcap * 12);
+        g->hash = h;
+        g->gid = (uint32_t *)(void *)(h + cap);
         g->gcap = cap;
     }
     if (g->ndense) {
@@ -140,15 +143,26 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
     }
     for (int i = 0, off = 0; i < sc->nkeys; off += (int)kw[i++])
         k_keys(sc->keys[i], kv[i], n, keys + off, sc->keyw);
-    /* the hashes first (into gid), then the probes, each slot fetched a
-     * few rows ahead: with many groups a probe is a cache miss */
-    for (uint32_t j = 0; j < n; j++)
-        g->gid[j] = (uint32_t)gt_hash(keys + (size_t)j * sc->keyw, sc->keyw);
+    /* the hashes first, then the probes, each slot fetched a few rows
+     * ahead (with many groups a probe is a cache miss); a row whose key is
+     * the last row's (a tagset's tags by a tagset field) is in its group */
+    size_t kw0 = sc->keyw;
+    uint64_t *hash = g->hash;
     for (uint32_t j = 0; j < n; j++) {
-        const unsigned char *key = keys + (size_t)j * sc->keyw;
+        const unsigned char *key = keys + (size_t)j * kw0;
+        bool same = j && gt_eq(key, key - kw0, kw0);
+        g->gid[j] = same;   /* for the loop below */
+        hash[j] = same ? hash[j - 1] : gt_hash(key, kw0);
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        const unsigned char *key = keys + (size_t)j * kw0;
+        if (g->gid[j] && j) {
+            g->gid[j] = g->gid[j - 1];
+            continue;
+        }
         if (j + PREFETCH < n)
-            gt_prefetch(&g->t, g->gid[j + PREFETCH]);
-        long gi = gt_find(&g->t, key, gt_hash(key, sc->keyw));
+            gt_prefetch(&g->t, hash[j + PREFETCH]);
+        long gi = gt_find(&g->t, key, hash[j]);
         if (gi < 0)
             return false;
         g->gid[j] = (uint32_t)gi;
@@ -331,7 +345,7 @@ static void group_end(Worker *w)
     gt_free(&g->t);
     qa_free(&g->aggs);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
-    mem_free(g->gid, g->gcap * 4);
+    mem_free(g->hash, g->gcap * 12);
     buf_free(&g->keys);
     mem_free(g, sizeof *g);
     w->grp = NULL;

@@ -1066,8 +1066,10 @@ uint32_t qx_keywidth(const QExpr *e)
 
 static void put_be(unsigned char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);   /* one store, not eight */
+#endif
+    memcpy(p, &v, 8);
 }
 
 static uint64_t get_be(const unsigned char *p)
