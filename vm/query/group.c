@@ -362,6 +362,8 @@ static bool group_merge(Worker *into, Worker *from)
     bool ok = map != NULL;
     for (uint32_t g = 0; ok && g < n; g++) {
         const unsigned char *k = gt_key(&b->t, g);
+        if (g + PREFETCH < n)   /* a merge of many groups misses the cache as a scan's probes */
+            gt_prefetch(&a->t, gt_hash(gt_key(&b->t, g + PREFETCH), a->t.keyw));
         long gi = gt_find(&a->t, k, gt_hash(k, a->t.keyw));
         ok = gi >= 0;
         map[g] = (uint32_t)gi;
