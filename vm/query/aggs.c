@@ -46,6 +46,7 @@ struct QAgg {
     unsigned char *st;  /* [cap * size], after n */
     GTable *pairs;      /* K_DISTINCT */
     uint64_t *seen;     /* K_DISTINCT: [SEEN] hashes of pairs in pairs, by their low bits */
+    bool narrow;        /* the argument is a field of 32 bits or less: a batch's sum fits an int64 */
     uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
                          * [BITS] a bit per value (low 16 bits) seen, not pairs */
     Quant *q;           /* K_QUANT: [nq] */
@@ -108,6 +109,9 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_VAR: a->size = sizeof(QVar); break;
         default: a->size = 0; break;
         }
+        const QExpr *x = a->e->a;
+        a->narrow = x && x->op == QX_FIELD && x->field >= 0 && x->type == QT_INT &&
+                    sc->vs->s->fields[x->field].width <= 4;
         if (a->kind == K_DISTINCT && s->one && small_field(sc->vs->s, a->e->a)) {
             if (!(a->bits = mem_calloc(BITS, 8)))
                 return false;
@@ -335,18 +339,32 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
 
 /* ---- one group: loops without group indices ---------------------------- */
 
-/* The least (op <) or greatest (op >) of y[0 .. n) into b[0], from four
- * running bounds b[0 .. 4). */
-#define BOUNDS(op)                                                             \
+/* The least (min) or greatest of y[0 .. n) (n > 0), as signed or
+ * unsigned words: plain reductions, made vector code for the host's
+ * vector unit where it has one of those named (the baseline x86-64 has
+ * no compare of 64-bit words). */
+#define REDUCE(T)                                                              \
     do {                                                                       \
-        for (; j + 4 <= n; j += 4)                                             \
-            for (int u = 0; u < 4; u++)                                        \
-                b[u] = y[j + u] op b[u] ? y[j + u] : b[u];                     \
-        for (; j < n; j++)                                                     \
-            b[0] = y[j] op b[0] ? y[j] : b[0];                                 \
-        for (int u = 1; u < 4; u++)                                            \
-            b[0] = b[u] op b[0] ? b[u] : b[0];                                 \
+        const T *z = (const T *)(const void *)y;                               \
+        T b = z[0];                                                            \
+        if (min)                                                               \
+            for (uint32_t j = 1; j < n; j++)                                   \
+                b = z[j] < b ? z[j] : b;                                       \
+        else                                                                   \
+            for (uint32_t j = 1; j < n; j++)                                   \
+                b = z[j] > b ? z[j] : b;                                       \
+        return (uint64_t)b;                                                    \
     } while (0)
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
+#endif
+static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
+{
+    if (u)
+        REDUCE(uint64_t);
+    REDUCE(int64_t);
+}
 
 /* min and max of all-valid ints (a u64 field's as unsigned words) in
  * one loop each; false when v is not such. */
@@ -357,27 +375,11 @@ static bool one_minmax(QAgg *a, const KVec *v, uint32_t n)
         return false;
     uint64_t best = ((uint64_t *)(void *)a->st)[0], w;
     bool min = a->kind == K_MIN;
-    /* a loop each way (the other bound would cost as much again), four
-     * bounds at once: one would wait on each compare before the next */
-    if (x->big) {   /* u64: qx_u64_seen keeps their order */
-        const uint64_t *y = (const uint64_t *)(const void *)v->i;
-        uint64_t b[4] = {y[0], y[0], y[0], y[0]};
-        uint32_t j = 0;
-        if (min)
-            BOUNDS(<);
-        else
-            BOUNDS(>);
-        w = qx_u64_seen(b[0]);
-    } else {
-        const int64_t *y = v->i;
-        int64_t b[4] = {y[0], y[0], y[0], y[0]};
-        uint32_t j = 0;
-        if (min)
-            BOUNDS(<);
-        else
-            BOUNDS(>);
-        w = (uint64_t)b[0] ^ UINT64_C(1) << 63;
-    }
+    /* a loop each way: the other bound would cost as much again */
+    if (x->big)     /* u64: qx_u64_seen keeps their order */
+        w = qx_u64_seen(bound(v->i, n, min, true));
+    else
+        w = bound(v->i, n, min, false) ^ UINT64_C(1) << 63;
     if (!a->n[0] || (min ? w < best : w > best))
         ((uint64_t *)(void *)a->st)[0] = w;
     a->n[0] += n;
@@ -390,8 +392,17 @@ static bool one_sum(QAgg *a, const KVec *v, uint32_t n)
     if (a->e->a->type == QT_FLOAT || v->floats)
         return false;
     __int128 sum = 0;
-    for (uint32_t j = 0; j < n; j++)
-        sum += v->i[j];
+    if (a->narrow) {    /* 2^30 values under 2^32 fit an int64: a vector loop */
+        for (uint32_t j0 = 0; j0 < n; j0 += 1u << 30) {
+            int64_t s64 = 0;
+            for (uint32_t j = j0, e = n - j0 > 1u << 30 ? j0 + (1u << 30) : n; j < e; j++)
+                s64 += v->i[j];
+            sum += s64;
+        }
+    } else {
+        for (uint32_t j = 0; j < n; j++)
+            sum += v->i[j];
+    }
     v_sum_int((VSum *)(void *)a->st, sum);
     a->n[0] += n;
     return true;
