@@ -393,9 +393,9 @@ static bool one_sum(QAgg *a, const KVec *v, uint32_t n)
         return false;
     __int128 sum = 0;
     if (a->narrow) {    /* 2^30 values under 2^32 fit an int64: a vector loop */
-        for (uint32_t j0 = 0; j0 < n; j0 += 1u << 30) {
+        for (uint64_t j0 = 0; j0 < n; j0 += 1u << 30) {
             int64_t s64 = 0;
-            for (uint32_t j = j0, e = n - j0 > 1u << 30 ? j0 + (1u << 30) : n; j < e; j++)
+            for (uint64_t j = j0, e = n - j0 > 1u << 30 ? j0 + (1u << 30) : n; j < e; j++)
                 s64 += v->i[j];
             sum += s64;
         }
