@@ -395,14 +395,15 @@ static int cmp_groups(const void *a, const void *b, void *t)
 /* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix): a
  * pass whose byte all share (the valid byte, an int's high bytes) is
  * skipped. tmp: room for n. */
-static void radix_sort(Pre *p, Pre *tmp, uint32_t n)
+static void radix_sort(Pre *p, Pre *tmp, uint32_t n, uint32_t keyw)
 {
     uint32_t c[16][256];
+    int b0 = keyw < 16 ? 16 - (int)keyw : 0;   /* bytes past the key are 0 */
     memset(c, 0, sizeof c);
     for (uint32_t i = 0; i < n; i++)
-        for (int b = 0; b < 16; b++)
+        for (int b = b0; b < 16; b++)
             c[b][BYTE(p[i], b)]++;
-    for (int b = 0; n && b < 16; b++) {
+    for (int b = b0; n && b < 16; b++) {
         if (c[b][BYTE(p[0], b)] == n)
             continue;
         uint32_t at = 0;
@@ -436,7 +437,7 @@ static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
             p[g].k[h] = k;
         }
     }
-    radix_sort(p, p + n + 1, n);
+    radix_sort(p, p + n + 1, n, t->keyw);
     for (uint32_t i = 0; i < n; i++)
         order[i] = p[i].g;
     for (uint32_t i = 0, j; t->keyw > 16 && i < n; i = j) {
