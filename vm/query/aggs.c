@@ -642,29 +642,23 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v)
     return v_float(ag->fn == QF_stddev ? sqrt(var) : var);
 }
 
-/* The order of quantiles: NaN after every number, as sort has it. */
-static inline bool before(double x, double y)
-{
-    return x < y || (isnan(y) && !isnan(x));
-}
-
-/* Reorders v[0 .. n) so that v[k] is the value sort would put there, the
- * ones before it not after it and those after not before (Hoare's select,
- * median of three). */
+/* Reorders v[0 .. n) (numbers, no NaN) so that v[k] is the value sort
+ * would put there, the ones before it not after it and those after not
+ * before (Hoare's select, median of three). */
 static void select_kth(double *v, size_t n, size_t k)
 {
     ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
     while (hi > lo) {
         ptrdiff_t mid = lo + (hi - lo) / 2;
-        if (before(v[mid], v[lo])) { double t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
-        if (before(v[hi], v[lo])) { double t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
-        if (before(v[hi], v[mid])) { double t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
+        if (v[mid] < v[lo]) { double t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
+        if (v[hi] < v[lo]) { double t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
+        if (v[hi] < v[mid]) { double t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
         double p = v[mid];
         ptrdiff_t i = lo, j = hi;
         while (i <= j) {
-            while (before(v[i], p))
+            while (v[i] < p)
                 i++;
-            while (before(p, v[j]))
+            while (p < v[j])
                 j--;
             if (i <= j) {
                 double t = v[i];
@@ -683,15 +677,27 @@ static void select_kth(double *v, size_t n, size_t k)
 
 double qa_quantile(double *v, size_t n, double q)
 {
+    /* NaN comes after every number, as sort has it: moved to the end
+     * first, the numbers are selected by plain compares */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) {
+            double t = v[m];
+            v[m++] = v[i];
+            v[i] = t;
+        }
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
-    select_kth(v, n, lo);
+    if (lo >= m)
+        return NAN;
+    select_kth(v, m, lo);
     if (lo + 1 >= n || pos == (double)lo)
         return v[lo];
+    if (lo + 1 >= m)    /* the next is a NaN */
+        return NAN;
     double next = v[lo + 1];    /* the least of those after lo */
-    for (size_t i = lo + 2; i < n; i++)
-        if (before(v[i], next))
-            next = v[i];
+    for (size_t i = lo + 2; i < m; i++)
+        next = v[i] < next ? v[i] : next;
     return v[lo] + (pos - (double)lo) * (next - v[lo]);
 }
 
