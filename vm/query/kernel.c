@@ -250,9 +250,12 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
     const char *col = k->b->cols[e->field];
     uint32_t w = f->width, symlen[256], n = in->n;
     const uint32_t *idx = in->idx, *own = tag && f->role != ST_TAG ? k->owner : NULL;
-    /* a selection is in order: first and last n - 1 apart is a run */
-    bool run = !own && n && idx[n - 1] - idx[0] == n - 1;
+    /* a run of rows: first and last n - 1 apart, and each its place (a
+     * quantifier's picks are not in order: rows without a tag read 0) */
     uint32_t first = n ? idx[0] : 0;
+    bool run = !own && n && idx[n - 1] - first == n - 1;
+    for (uint32_t j = 0; run && j < n; j++)
+        run = idx[j] == first + j;
     if (e->type == QT_FLOAT) {
         gather_float(f, col, run, first, own, idx, n, v->f);
         return;
