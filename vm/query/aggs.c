@@ -342,7 +342,7 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
 /* The least (min) or greatest of y[0 .. n) (n > 0), as signed or
  * unsigned words: plain reductions, made vector code for the host's
  * vector unit where it has one of those named (the baseline x86-64 has
- * no compare of 64-bit words). */
+ * no compare of 64-bit words; target clones need glibc's ifunc). */
 #define REDUCE(T)                                                              \
     do {                                                                       \
         const T *z = (const T *)(const void *)y;                               \
@@ -356,7 +356,7 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
         return (uint64_t)b;                                                    \
     } while (0)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
 __attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
 #endif
 static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
