@@ -85,6 +85,14 @@ VMap *vm_map_new(VM *vm, size_t cap)
     return m;
 }
 
+VMap *vm_map_new_keyed(VM *vm, size_t cap)
+{
+    VMap *m = vm_map_new(vm, 0);
+    m->hdr.flags &= (uint16_t)~MAP_DENSE;
+    vm_map_reserve(vm, m, cap < 4 ? 4 : cap);
+    return m;
+}
+
 /* The entry of key (hash h) in a map that is not dense. */
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {

@@ -120,6 +120,9 @@ typedef struct VMap {
 } VMap;
 
 VMap *vm_map_new(VM *vm, size_t cap);
+/* A map for cap keys other than 0, 1, 2... (a row's field names): in the
+ * general form at once, not made dense and then converted. */
+VMap *vm_map_new_keyed(VM *vm, size_t cap);
 /* The value at key, or false when absent (*out untouched). */
 bool vm_map_get(VM *vm, VMap *m, Value key, Value *out);
 Value *vm_map_ref(VMap *m, Value key);   /* no error: NULL if absent or bad key */

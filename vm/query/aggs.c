@@ -29,6 +29,7 @@ typedef enum {
 /* A distinct count's pairs met lately, by hash: a value repeated in a
  * group (the usual) is known without a probe of the table. */
 #define SEEN 4096
+#define BITS (65536 / 64)
 
 typedef struct Quant {
     uint32_t g;
@@ -45,6 +46,9 @@ struct QAgg {
     unsigned char *st;  /* [cap * size], after n */
     GTable *pairs;      /* K_DISTINCT */
     uint64_t *seen;     /* K_DISTINCT: [SEEN] hashes of pairs in pairs, by their low bits */
+    bool narrow;        /* the argument is a field of 32 bits or less: a batch's sum fits an int64 */
+    uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
+                         * [BITS] a bit per value (low 16 bits) seen, not pairs */
     Quant *q;           /* K_QUANT: [nq] */
     size_t nq, qcap;
     double *sorted;     /* K_QUANT once asked: each group's values in a row, */
@@ -72,9 +76,22 @@ static Kind kind_of(const QExpr *e)
     }
 }
 
+/* A distinct count of a field whose values fit 16 bits (its low 16 bits
+ * tell them apart): one bitmap counts them, when there is one group. */
+static bool small_field(const st_schema *sch, const QExpr *x)
+{
+    if (x->op != QX_FIELD || x->field < 0 || x->type == QT_STR || x->type == QT_FLOAT)
+        return false;
+    switch (sch->fields[x->field].type) {
+    case ST_U8: case ST_I8: case ST_U16: case ST_I16: case ST_BOOL: return true;
+    default: return false;
+    }
+}
+
 bool qa_init(QAggs *s, const QScan *sc)
 {
     memset(s, 0, sizeof *s);
+    s->one = sc->nkeys == 0;
     if (!sc->nagg_list)
         return true;
     if (!(s->a = mem_calloc((size_t)sc->nagg_list, sizeof *s->a)))
@@ -92,7 +109,13 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_VAR: a->size = sizeof(QVar); break;
         default: a->size = 0; break;
         }
-        if (a->kind == K_DISTINCT) {
+        const QExpr *x = a->e->a;
+        a->narrow = x && x->op == QX_FIELD && x->field >= 0 && x->type == QT_INT &&
+                    sc->vs->s->fields[x->field].width <= 4;
+        if (a->kind == K_DISTINCT && s->one && small_field(sc->vs->s, a->e->a)) {
+            if (!(a->bits = mem_calloc(BITS, 8)))
+                return false;
+        } else if (a->kind == K_DISTINCT) {
             if (!(a->pairs = mem_alloc(sizeof *a->pairs)) ||
                 !(a->seen = mem_calloc(SEEN, sizeof *a->seen)))
                 return false;
@@ -122,6 +145,7 @@ void qa_free(QAggs *s)
             mem_free(a->pairs, sizeof *a->pairs);
         }
         mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
+        mem_free(a->bits, a->bits ? BITS * 8 : 0);
         mem_free(a->q, a->qcap * sizeof *a->q);
         quant_sorted_free(a, s->cap);
         mem_free(a->kb, a->w);
@@ -313,9 +337,112 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
     return true;
 }
 
+/* ---- one group: loops without group indices ---------------------------- */
+
+/* The least (min) or greatest of y[0 .. n) (n > 0), as signed or
+ * unsigned words: plain reductions, made vector code for the host's
+ * vector unit where it has one of those named (the baseline x86-64 has
+ * no compare of 64-bit words; target clones need glibc's ifunc). */
+#define REDUCE(T)                                                              \
+    do {                                                                       \
+        const T *z = (const T *)(const void *)y;                               \
+        T b = z[0];                                                            \
+        if (min)                                                               \
+            for (uint32_t j = 1; j < n; j++)                                   \
+                b = z[j] < b ? z[j] : b;                                       \
+        else                                                                   \
+            for (uint32_t j = 1; j < n; j++)                                   \
+                b = z[j] > b ? z[j] : b;                                       \
+        return (uint64_t)b;                                                    \
+    } while (0)
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
+#endif
+static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
+{
+    if (u)
+        REDUCE(uint64_t);
+    REDUCE(int64_t);
+}
+
+/* min and max of all-valid ints (a u64 field's as unsigned words) in
+ * one loop each; false when v is not such. */
+static bool one_minmax(QAgg *a, const KVec *v, uint32_t n)
+{
+    const QExpr *x = a->e->a;
+    if (x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
+        return false;
+    uint64_t best = ((uint64_t *)(void *)a->st)[0], w;
+    bool min = a->kind == K_MIN;
+    /* a loop each way: the other bound would cost as much again */
+    if (x->big)     /* u64: qx_u64_seen keeps their order */
+        w = qx_u64_seen(bound(v->i, n, min, true));
+    else
+        w = bound(v->i, n, min, false) ^ UINT64_C(1) << 63;
+    if (!a->n[0] || (min ? w < best : w > best))
+        ((uint64_t *)(void *)a->st)[0] = w;
+    a->n[0] += n;
+    return true;
+}
+
+/* sum and avg of all-valid ints: false when v is not such. */
+static bool one_sum(QAgg *a, const KVec *v, uint32_t n)
+{
+    if (a->e->a->type == QT_FLOAT || v->floats)
+        return false;
+    __int128 sum = 0;
+    if (a->narrow) {    /* 2^30 values under 2^32 fit an int64: a vector loop */
+        for (uint64_t j0 = 0; j0 < n; j0 += 1u << 30) {
+            int64_t s64 = 0;
+            for (uint64_t j = j0, e = n - j0 > 1u << 30 ? j0 + (1u << 30) : n; j < e; j++)
+                s64 += v->i[j];
+            sum += s64;
+        }
+    } else {
+        for (uint32_t j = 0; j < n; j++)
+            sum += v->i[j];
+    }
+    v_sum_int((VSum *)(void *)a->st, sum);
+    a->n[0] += n;
+    return true;
+}
+
+static void one_bits(QAgg *a, const KVec *v, uint32_t n)
+{
+    uint64_t count = a->n[0];
+    for (uint32_t j = 0; j < n; j++) {
+        if (!VALID(v, j))
+            continue;
+        uint16_t y = (uint16_t)v->i[j];
+        uint64_t m = UINT64_C(1) << (y & 63), *wd = &a->bits[y >> 6];
+        count += !(*wd & m);
+        *wd |= m;
+    }
+    a->n[0] = count;
+}
+
+/* Aggregate a of one group over v: true if done here. */
+static bool update_one(QAgg *a, const KVec *v, uint32_t n)
+{
+    if (a->bits) {
+        one_bits(a, v, n);
+        return true;
+    }
+    if (!v || (v->valid && memchr(v->valid, 0, n)))
+        return false;
+    switch (a->kind) {
+    case K_SUM: return one_sum(a, v, n);
+    case K_MIN: case K_MAX: return one_minmax(a, v, n);
+    default: return false;
+    }
+}
+
 bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n)
 {
     QAgg *a = &s->a[i];
+    if (s->one && n && update_one(a, v, n))
+        return true;
     switch (a->kind) {
     case K_ROWS:
         for (uint32_t j = 0; j < n; j++)
@@ -334,6 +461,15 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
+void qa_prefetch(const QAggs *s, uint32_t g)
+{
+    for (int i = 0; i < s->n; i++) {
+        __builtin_prefetch(&s->a[i].n[g]);
+        if (s->a[i].size)
+            __builtin_prefetch(s->a[i].st + (size_t)g * s->a[i].size);
+    }
+}
+
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 {
     for (int i = 0; i < s->n; i++)
@@ -342,8 +478,50 @@ void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 
 /* ---- merging ---------------------------------------------------------------- */
 
+/* Group g's state of from (its count fn, its state fst) into group t of into. */
+static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char *fst)
+{
+    if (!fn)
+        return;
+    uint64_t tn = into->n[t];
+    into->n[t] += fn;
+    switch (into->kind) {
+    case K_SUM:
+        v_sum_merge((VSum *)(void *)into->st + t, (const VSum *)(const void *)fst);
+        break;
+    case K_MIN: case K_MAX: {
+        uint64_t *ib = (uint64_t *)(void *)into->st, fb;
+        memcpy(&fb, fst, 8);
+        if (!tn || (into->kind == K_MIN ? fb < ib[t] : fb > ib[t]))
+            ib[t] = fb;
+        break;
+    }
+    case K_KMIN: case K_KMAX: {
+        unsigned char *ib = into->st + (size_t)t * into->w;
+        int c = tn ? memcmp(fst, ib, into->w) : (into->kind == K_KMIN ? -1 : 1);
+        if (into->kind == K_KMIN ? c < 0 : c > 0)
+            memcpy(ib, fst, into->w);
+        break;
+    }
+    case K_VAR:
+        qa_var_merge((QVar *)(void *)into->st + t, (const QVar *)(const void *)fst);
+        break;
+    default:
+        break;
+    }
+}
+
 static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_t ngroups)
 {
+    if (into->bits) {   /* one group, from's if it has it */
+        uint64_t count = 0;
+        if (!ngroups)
+            return true;
+        for (uint32_t i = 0; i < BITS; i++)
+            count += (uint64_t)__builtin_popcountll(into->bits[i] |= from->bits[i]);
+        into->n[0] = count;
+        return true;
+    }
     if (into->kind == K_DISTINCT) {
         for (uint32_t p = 0; p < from->pairs->n; p++) {
             const unsigned char *k = gt_key(from->pairs, p);
@@ -362,38 +540,8 @@ static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_
         for (size_t i = 0; i < from->nq; i++)
             into->q[into->nq++] = (Quant){map[from->q[i].g], from->q[i].x};
     }
-    for (uint32_t g = 0; g < ngroups; g++) {
-        uint64_t fn = from->n[g];
-        if (!fn)
-            continue;
-        uint32_t t = map[g];
-        uint64_t tn = into->n[t];
-        into->n[t] += fn;
-        switch (into->kind) {
-        case K_SUM:
-            v_sum_merge((VSum *)(void *)into->st + t, (const VSum *)(const void *)from->st + g);
-            break;
-        case K_MIN: case K_MAX: {
-            uint64_t *ib = (uint64_t *)(void *)into->st, fb = ((const uint64_t *)(const void *)from->st)[g];
-            if (!tn || (into->kind == K_MIN ? fb < ib[t] : fb > ib[t]))
-                ib[t] = fb;
-            break;
-        }
-        case K_KMIN: case K_KMAX: {
-            unsigned char *ib = into->st + (size_t)t * into->w;
-            const unsigned char *fb = from->st + (size_t)g * from->w;
-            int c = tn ? memcmp(fb, ib, into->w) : (into->kind == K_KMIN ? -1 : 1);
-            if (into->kind == K_KMIN ? c < 0 : c > 0)
-                memcpy(ib, fb, into->w);
-            break;
-        }
-        case K_VAR:
-            qa_var_merge((QVar *)(void *)into->st + t, (const QVar *)(const void *)from->st + g);
-            break;
-        default:
-            break;
-        }
-    }
+    for (uint32_t g = 0; g < ngroups; g++)
+        merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
     return true;
 }
 
@@ -403,6 +551,53 @@ bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngro
         if (!merge_one(&into->a[i], &from->a[i], map, ngroups))
             return false;
     return true;
+}
+
+/* ---- spilling: a group's states as bytes ------------------------------------ */
+
+bool qa_spillable(const QAggs *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->a[i].kind == K_DISTINCT || s->a[i].kind == K_QUANT)
+            return false;
+    return true;
+}
+
+size_t qa_recw(const QAggs *s)
+{
+    size_t w = 0;
+    for (int i = 0; i < s->n; i++)
+        w += 8 + s->a[i].size;
+    return w;
+}
+
+size_t qa_bytes(const QAggs *s)
+{
+    size_t b = 0;
+    for (int i = 0; i < s->n; i++)
+        b += (size_t)s->a[i].cap * (8 + s->a[i].size);
+    return b;
+}
+
+void qa_save(const QAggs *s, uint32_t g, unsigned char *out)
+{
+    for (int i = 0; i < s->n; i++) {
+        const QAgg *a = &s->a[i];
+        memcpy(out, &a->n[g], 8);
+        memcpy(out + 8, a->st + (size_t)g * a->size, a->size);
+        out += 8 + a->size;
+    }
+}
+
+void qa_load(QAggs *s, uint32_t g, const unsigned char *in)
+{
+    for (int i = 0; i < s->n; i++) {
+        QAgg *a = &s->a[i];
+        uint64_t n;
+        memcpy(&n, in, 8);
+        merge_state(a, g, n, in + 8);
+        in += 8 + a->size;
+    }
 }
 
 /* ---- values --------------------------------------------------------------- */
@@ -447,29 +642,23 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v)
     return v_float(ag->fn == QF_stddev ? sqrt(var) : var);
 }
 
-/* The order of quantiles: NaN after every number, as sort has it. */
-static inline bool before(double x, double y)
-{
-    return x < y || (isnan(y) && !isnan(x));
-}
-
-/* Reorders v[0 .. n) so that v[k] is the value sort would put there, the
- * ones before it not after it and those after not before (Hoare's select,
- * median of three). */
+/* Reorders v[0 .. n) (numbers, no NaN) so that v[k] is the value sort
+ * would put there, the ones before it not after it and those after not
+ * before (Hoare's select, median of three). */
 static void select_kth(double *v, size_t n, size_t k)
 {
     ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
     while (hi > lo) {
         ptrdiff_t mid = lo + (hi - lo) / 2;
-        if (before(v[mid], v[lo])) { double t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
-        if (before(v[hi], v[lo])) { double t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
-        if (before(v[hi], v[mid])) { double t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
+        if (v[mid] < v[lo]) { double t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
+        if (v[hi] < v[lo]) { double t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
+        if (v[hi] < v[mid]) { double t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
         double p = v[mid];
         ptrdiff_t i = lo, j = hi;
         while (i <= j) {
-            while (before(v[i], p))
+            while (v[i] < p)
                 i++;
-            while (before(p, v[j]))
+            while (p < v[j])
                 j--;
             if (i <= j) {
                 double t = v[i];
@@ -488,15 +677,27 @@ static void select_kth(double *v, size_t n, size_t k)
 
 double qa_quantile(double *v, size_t n, double q)
 {
+    /* NaN comes after every number, as sort has it: moved to the end
+     * first, the numbers are selected by plain compares */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) {
+            double t = v[m];
+            v[m++] = v[i];
+            v[i] = t;
+        }
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
-    select_kth(v, n, lo);
+    if (lo >= m)
+        return NAN;
+    select_kth(v, m, lo);
     if (lo + 1 >= n || pos == (double)lo)
         return v[lo];
+    if (lo + 1 >= m)    /* the next is a NaN */
+        return NAN;
     double next = v[lo + 1];    /* the least of those after lo */
-    for (size_t i = lo + 2; i < n; i++)
-        if (before(v[i], next))
-            next = v[i];
+    for (size_t i = lo + 2; i < m; i++)
+        next = v[i] < next ? v[i] : next;
     return v[lo] + (pos - (double)lo) * (next - v[lo]);
 }
 

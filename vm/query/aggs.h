@@ -14,6 +14,7 @@ typedef struct QAggs {
     QAgg *a;            /* [n] */
     int n;
     uint32_t cap;       /* groups each column has room for */
+    bool one;           /* no group keys: every row is group 0's */
 } QAggs;
 
 /* The states of sc's aggregates, for no groups yet. false: out of memory. */
@@ -22,12 +23,24 @@ void qa_free(QAggs *s);
 /* Room for groups [0, ngroups), new ones empty. false: out of memory. */
 bool qa_grow(QAggs *s, uint32_t ngroups);
 /* Folds aggregate i's argument values v[0 .. n) (NULL for count()) into
- * the groups gid[0 .. n). false: out of memory. */
+ * the groups gid[0 .. n) (all 0 when s->one). false: out of memory. */
 bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
+/* Asks the cache for group g's states (rows made in key order visit the
+ * groups out of their order). */
+void qa_prefetch(const QAggs *s, uint32_t g);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
 /* Folds from's groups into into's: from's group g is into's map[g]. */
 bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups);
+/* Spilling (group.c, past the memory budget): whether every aggregate's
+ * state is of fixed size (not distinct's pairs nor a quantile's values);
+ * the bytes of a group's states; the bytes the states hold now; group g's
+ * states into out (qa_recw bytes); saved states in folded into group g. */
+bool qa_spillable(const QAggs *s);
+size_t qa_recw(const QAggs *s);
+size_t qa_bytes(const QAggs *s);
+void qa_save(const QAggs *s, uint32_t g, unsigned char *out);
+void qa_load(QAggs *s, uint32_t g, const unsigned char *in);
 /* Aggregate i's value for group g (raises integer overflow in a sum). */
 Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g);
 

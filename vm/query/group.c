@@ -2,7 +2,8 @@
  * of their keys, or for keys of few values an array indexed by their
  * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
  * the batch's rows' groups first, then each aggregate's loop over them;
- * merged after the scan and turned into rows. */
+ * past the memory budget spilled to the external sort and folded back in
+ * key order; merged after the scan and turned into rows. */
 #include "config.h"
 #include "vm/query/run.h"
 
@@ -17,6 +18,7 @@ struct GroupState {
     QAggs aggs;
     Buf keys;           /* a batch's keys (or dense codes) */
     uint32_t *gid;      /* a batch's rows' groups */
+    uint64_t *hash;     /* their keys' hashes, after gid in its block */
     size_t gcap;
     uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
     uint32_t ndense;    /* codes (0: keys go through the table alone) */
@@ -24,6 +26,7 @@ struct GroupState {
                          * that a raise while making rows leaks nothing) */
     Value *heap;        /* top-N's heap: values, then positions, [heapn] */
     uint32_t heapn;
+    size_t limit;       /* bytes of groups held before they spill (0: never) */
 };
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
@@ -34,6 +37,9 @@ struct GroupState {
  * Rows of one code have one encoded key, so the groups are the table's.
  * COMB_GROUP_HASH=1 in the environment turns this off (tests compare). */
 #define DENSE_MAX (1u << 17)
+
+/* Rows ahead whose group slot a probe asks the cache for. */
+#define PREFETCH 8
 
 /* The codes of key e, or 0 when its values are not few. */
 static uint32_t key_codes(const st_schema *s, const QExpr *e)
@@ -109,10 +115,12 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
         return false;
     if (n > g->gcap) {
         size_t cap = n > 2 * g->gcap ? n : 2 * g->gcap;
-        uint32_t *gid = mem_realloc(g->gid, g->gcap * 4, cap * 4);
-        if (!gid)
+        uint64_t *h = mem_alloc(cap * 12);
+        if (!h)
             return false;
-        g->gid = gid;
+        mem_free(g->hash, g->gcap * 12);
+        g->hash = h;
+        g->gid = (uint32_t *)(void *)(h + cap);
         g->gcap = cap;
     }
     if (g->ndense) {
@@ -133,16 +141,147 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
         }
         return true;
     }
-    for (uint32_t j = 0; j < n; j++)
-        key_at(sc, kv, kw, j, keys + (size_t)j * sc->keyw);
+    for (int i = 0, off = 0; i < sc->nkeys; off += (int)kw[i++])
+        k_keys(sc->keys[i], kv[i], n, keys + off, sc->keyw);
+    /* the hashes first, then the probes, each slot fetched a few rows
+     * ahead (with many groups a probe is a cache miss); a row whose key is
+     * the last row's (a tagset's tags by a tagset field) is in its group */
+    size_t kw0 = sc->keyw;
+    uint64_t *hash = g->hash;
     for (uint32_t j = 0; j < n; j++) {
-        const unsigned char *key = keys + (size_t)j * sc->keyw;
-        long gi = gt_find(&g->t, key, gt_hash(key, sc->keyw));
+        const unsigned char *key = keys + (size_t)j * kw0;
+        bool same = j && gt_eq(key, key - kw0, kw0);
+        g->gid[j] = same;   /* for the loop below */
+        hash[j] = same ? hash[j - 1] : gt_hash(key, kw0);
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        const unsigned char *key = keys + (size_t)j * kw0;
+        if (g->gid[j] && j) {
+            g->gid[j] = g->gid[j - 1];
+            continue;
+        }
+        if (j + PREFETCH < n)
+            gt_prefetch(&g->t, hash[j + PREFETCH]);
+        long gi = gt_find(&g->t, key, hash[j]);
         if (gi < 0)
             return false;
         g->gid[j] = (uint32_t)gi;
     }
     return true;
+}
+
+/* ---- past the budget ----------------------------------------------------- *
+ *
+ * A worker whose groups hold more than its share of COMB_SORT_MB hands them
+ * to the scan's external sort (store/sort.h) as records [key][states] and
+ * starts again with none; so do the other workers' groups when they are
+ * merged. After the scan the sorted records come back in key order and
+ * records of one key are folded into one group. Only aggregates whose
+ * state has a fixed size spill (not distinct's pairs nor quantiles'
+ * values: with those, groups stay in memory). */
+
+static int cmp_spilled(const void *a, const void *b, void *sc)
+{
+    return memcmp(a, b, ((const QScan *)sc)->keyw);
+}
+
+/* A key's first 8 bytes, big-endian: orders as the bytes. */
+static uint64_t prefix_spilled(const void *rec, void *sc)
+{
+    unsigned char b[8] = {0};
+    uint32_t w = ((const QScan *)sc)->keyw;
+    memcpy(b, rec, w < 8 ? w : 8);
+    uint64_t k = 0;
+    for (int i = 0; i < 8; i++)
+        k = k << 8 | b[i];
+    return k;
+}
+
+/* The groups' states as they are at the start. */
+static bool group_reset(GroupState *g, const QScan *sc)
+{
+    gt_free(&g->t);
+    qa_free(&g->aggs);
+    if (g->dense)
+        memset(g->dense, 0, (size_t)g->ndense * 4);
+    return qa_init(&g->aggs, sc);
+}
+
+/* Hands w's groups to the sort, w starting again with none: false (the
+ * scan has failed) when it cannot. */
+static bool spill(Worker *w)
+{
+    Shared *sh = w->sh;
+    const QScan *sc = sh->sc;
+    GroupState *g = w->grp;
+    size_t recw = sc->keyw + qa_recw(&g->aggs);
+    unsigned char *rec = mem_alloc(recw);
+    st_err err = {0};
+    bool ok = rec != NULL;
+    pthread_mutex_lock(&sh->mu);
+    if (ok && !sh->gspill) {
+        st_sort_opts o = {.parcel_bytes = sh->budget / 2, .prefix = prefix_spilled};
+        sh->gspill = st_sorter_new(recw, cmp_spilled, (void *)sc, &o, &err);
+        ok = sh->gspill != NULL;
+    }
+    for (uint32_t i = 0; ok && i < g->t.n; i++) {
+        memcpy(rec, gt_key(&g->t, i), sc->keyw);
+        qa_save(&g->aggs, i, rec + sc->keyw);
+        ok = st_sorter_add(sh->gspill, rec, &err) == 0;
+    }
+    pthread_mutex_unlock(&sh->mu);
+    mem_free(rec, recw);
+    if (ok && !group_reset(g, sc))
+        st_err_set(&err, ST_ENOMEM, SCAN_OOM);
+    if (!ok || err.msg[0]) {
+        scan_fail(sh, err.msg[0] ? err.msg : SCAN_OOM);
+        return false;
+    }
+    return true;
+}
+
+/* The spilled groups back, in key order, into w's (w's own spilled too). */
+static void unspill(VM *vm, Shared *sh, Worker *w)
+{
+    const QScan *sc = sh->sc;
+    GroupState *g = w->grp;
+    st_err err = {0};
+    const void *r;
+    int rc;
+    if (!spill(w) || st_sorter_finish(sh->gspill, &err) < 0)
+        vm_error(vm, "%s", sh->err[0] ? sh->err : err.msg);
+    long gi = -1;
+    while ((rc = st_sorter_next(sh->gspill, &r, &err)) == 1) {
+        const unsigned char *rec = r;
+        if (gi < 0 || memcmp(gt_key(&g->t, (uint32_t)gi), rec, sc->keyw)) {
+            gi = gt_find(&g->t, rec, gt_hash(rec, sc->keyw));
+            if (gi < 0 || !qa_grow(&g->aggs, g->t.n))
+                vm_throw(vm, v_obj(vm->oom));
+        }
+        qa_load(&g->aggs, (uint32_t)gi, rec + sc->keyw);
+    }
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
+}
+
+void qgroup_free(Shared *sh)
+{
+    st_sorter_free(sh->gspill);
+    sh->gspill = NULL;
+}
+
+/* An earlier aggregate's values of the same field as aggregate a's (min
+ * and max of one field read it once), or NULL. */
+static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
+{
+    const QExpr *x = sc->agg_list[a]->a;
+    for (int b = 0; x->op == QX_FIELD && b < a && b < 64; b++) {
+        const QExpr *y = sc->agg_list[b]->a;
+        if (y && y->op == QX_FIELD && y->field == x->field && y->type == x->type &&
+            y->big == x->big && y->is_enum == x->is_enum)
+            return args[b];
+    }
+    return NULL;
 }
 
 static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
@@ -161,14 +300,22 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
         scan_fail(w->sh, SCAN_OOM);
         return false;
     }
+    const KVec *args[64];
     for (int a = 0; a < sc->nagg_list; a++) {
         const QExpr *arg = sc->agg_list[a]->a;
-        const KVec *v = arg ? k_eval(k, arg, tag, sel) : NULL;
+        const KVec *v = arg ? same_field(sc, a, args) : NULL;
+        if (arg && !v)
+            v = k_eval(k, arg, tag, sel);
+        if (a < 64)
+            args[a] = v;
         if (!qa_update(&w->grp->aggs, a, v, w->grp->gid, sel->n)) {
             scan_fail(w->sh, SCAN_OOM);
             return false;
         }
     }
+    GroupState *g = w->grp;
+    if (g->limit && gt_bytes(&g->t) + qa_bytes(&g->aggs) > g->limit)
+        return spill(w);
     return true;
 }
 
@@ -180,7 +327,12 @@ static bool group_begin(Worker *w)
         return false;
     gt_init(&g->t, sc->keyw);
     g->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
-    return qa_init(&g->aggs, sc);
+    if (!qa_init(&g->aggs, sc))
+        return false;
+    /* half the budget for the groups, shared by the threads; half for the sort */
+    if (sc->nkeys && qa_spillable(&g->aggs))
+        g->limit = w->sh->budget / 2 / (size_t)scan_threads(sc, w->sh->parts.n);
+    return true;
 }
 
 static void group_end(Worker *w)
@@ -193,7 +345,7 @@ static void group_end(Worker *w)
     gt_free(&g->t);
     qa_free(&g->aggs);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
-    mem_free(g->gid, g->gcap * 4);
+    mem_free(g->hash, g->gcap * 12);
     buf_free(&g->keys);
     mem_free(g, sizeof *g);
     w->grp = NULL;
@@ -204,10 +356,14 @@ static bool group_merge(Worker *into, Worker *from)
 {
     GroupState *a = into->grp, *b = from->grp;
     uint32_t n = b->t.n;
+    if (into->sh->gspill)   /* into's come back with them after the scan */
+        return spill(from);
     uint32_t *map = mem_alloc((size_t)n * 4 + 4);
     bool ok = map != NULL;
     for (uint32_t g = 0; ok && g < n; g++) {
         const unsigned char *k = gt_key(&b->t, g);
+        if (g + PREFETCH < n)   /* a merge of many groups misses the cache as a scan's probes */
+            gt_prefetch(&a->t, gt_hash(gt_key(&b->t, g + PREFETCH), a->t.keyw));
         long gi = gt_find(&a->t, k, gt_hash(k, a->t.keyw));
         ok = gi >= 0;
         map[g] = (uint32_t)gi;
@@ -219,16 +375,85 @@ static bool group_merge(Worker *into, Worker *from)
 
 /* ---- results as comb values -------------------------------------------- */
 
+/* ---- the groups in key order ---------------------------------------------- */
+
+/* A group as sorted: its key's first 16 bytes as two big-endian words
+ * (keys order as their bytes), and its index. */
+typedef struct Pre {
+    uint64_t k[2];
+    uint32_t g;
+} Pre;
+
 static int cmp_groups(const void *a, const void *b, void *t)
 {
     const GTable *gt = t;
     return memcmp(gt_key(gt, *(const uint32_t *)a), gt_key(gt, *(const uint32_t *)b), gt->keyw);
 }
 
+#define BYTE(x, b) ((x).k[1 - (b) / 8] >> (8 * ((b) % 8)) & 0xff)
+
+/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix): a
+ * pass whose byte all share (the valid byte, an int's high bytes) is
+ * skipped. tmp: room for n. */
+static void radix_sort(Pre *p, Pre *tmp, uint32_t n, uint32_t keyw)
+{
+    uint32_t c[16][256];
+    int b0 = keyw < 16 ? 16 - (int)keyw : 0;   /* bytes past the key are 0 */
+    memset(c, 0, sizeof c);
+    for (uint32_t i = 0; i < n; i++)
+        for (int b = b0; b < 16; b++)
+            c[b][BYTE(p[i], b)]++;
+    for (int b = b0; n && b < 16; b++) {
+        if (c[b][BYTE(p[0], b)] == n)
+            continue;
+        uint32_t at = 0;
+        for (int v = 0; v < 256; v++) {
+            uint32_t k = c[b][v];
+            c[b][v] = at;
+            at += k;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            tmp[c[b][BYTE(p[i], b)]++] = p[i];
+        memcpy(p, tmp, (size_t)n * sizeof *p);
+    }
+}
+
+/* order[0 .. n) := the groups in key order: sorted by their first 16
+ * bytes, then runs of equal first bytes by the whole key. */
+static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
+{
+    Pre *p = mem_alloc(((size_t)n + 1) * 2 * sizeof *p);
+    if (!p)
+        return false;
+    uint32_t w = t->keyw < 16 ? t->keyw : 16;
+    for (uint32_t g = 0; g < n; g++) {
+        unsigned char b[16] = {0};
+        memcpy(b, gt_key(t, g), w);
+        p[g].g = g;
+        for (int h = 0; h < 2; h++) {
+            uint64_t k = 0;
+            for (int i = 0; i < 8; i++)
+                k = k << 8 | b[8 * h + i];
+            p[g].k[h] = k;
+        }
+    }
+    radix_sort(p, p + n + 1, n, t->keyw);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = p[i].g;
+    for (uint32_t i = 0, j; t->keyw > 16 && i < n; i = j) {
+        for (j = i + 1; j < n && !memcmp(p[j].k, p[i].k, sizeof p[i].k); j++)
+            ;
+        if (j - i > 1)
+            qsort_r(order + i, j - i, 4, cmp_groups, (void *)t);
+    }
+    mem_free(p, ((size_t)n + 1) * 2 * sizeof *p);
+    return true;
+}
+
 /* Group g's row: its keys, then its items. held: the aggregates' values. */
 static Value group_row(VM *vm, const QScan *sc, GroupState *gs, uint32_t g, VArray *held)
 {
-    VMap *m = vm_map_new(vm, (size_t)(sc->nkeys + sc->naggs));
+    VMap *m = vm_map_new_keyed(vm, (size_t)(sc->nkeys + sc->naggs));
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
     const unsigned char *k = gt_key(&gs->t, g);
@@ -379,10 +604,8 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     uint32_t *order = gs->order = mem_alloc((size_t)n * 4 + 4);
     if (!order)
         vm_throw(vm, v_obj(vm->oom));
-    for (uint32_t i = 0; i < n; i++)
-        order[i] = i;
-    if (n)  /* qsort of NULL, 0 is undefined */
-        qsort_r(order, n, 4, cmp_groups, &gs->t);
+    if (!sort_groups(&gs->t, order, n))
+        vm_throw(vm, v_obj(vm->oom));
     int src[8];
     uint64_t top;
     if (topn_plan(p, sc, src, &top))
@@ -397,8 +620,13 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     vm_push_root(vm, v_obj(held));
     for (int j = 0; j < sc->nagg_list; j++)
         vm_array_push(vm, held, v_nil());
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + PREFETCH < n) {
+            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
+            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
+        }
         vm_array_push(vm, a, group_row(vm, sc, gs, order[i], held));
+    }
     vm_pop_root(vm, 2);
     return av;
 }
@@ -408,6 +636,8 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     (void)o;
     const QScan *sc = sh->sc;
     GroupState *gs = w->grp;
+    if (sh->gspill)
+        unspill(vm, sh, w);
     if (sc->nkeys == 0 && gs->t.n == 0 &&
         (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
          !qa_grow(&gs->aggs, 1)))

@@ -20,43 +20,13 @@ void gt_free(GTable *t)
     gt_init(t, t->keyw);
 }
 
-/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
- * overlap: bytes stored one by one into a word and then loaded whole stall
- * the load (no store forwarding), once per row. */
-static inline uint64_t load_small(const unsigned char *p, size_t n)
-{
-    uint32_t lo, hi;
-    if (n >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        return x;
-    }
-    if (n >= 4) {
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + n - 4, 4);
-        return lo | (uint64_t)hi << (8 * (n - 4));
-    }
-    if (n == 0)
-        return 0;
-    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
-}
-
 uint64_t gt_hash(const unsigned char *k, size_t n)
 {
     if (n <= 16) {  /* short keys, the usual: two words mixed */
-        uint64_t a = load_small(k, n < 8 ? n : 8), b = n > 8 ? load_small(k + 8, n - 8) : 0;
+        uint64_t a = gt_load_small(k, n < 8 ? n : 8), b = n > 8 ? gt_load_small(k + 8, n - 8) : 0;
         return gt_mix(a ^ (b * UINT64_C(0x9E3779B97F4A7C15) + n));
     }
     return XXH3_64bits(k, n);
-}
-
-static inline bool key_eq(const unsigned char *a, const unsigned char *b, size_t n)
-{
-    if (n > 16)
-        return !memcmp(a, b, n);
-    size_t n0 = n < 8 ? n : 8;
-    return load_small(a, n0) == load_small(b, n0) &&
-           (n <= 8 || load_small(a + 8, n - 8) == load_small(b + 8, n - 8));
 }
 
 /* The slots doubled (or made), at most half full after. */
@@ -91,7 +61,7 @@ long gt_find(GTable *t, const unsigned char *key, uint64_t h)
         for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
             uint64_t x = t->slots[i];
             if ((x & UINT64_C(0xffffffff00000000)) == tag &&
-                key_eq(gt_key(t, (uint32_t)x - 1), key, t->keyw))
+                gt_eq(gt_key(t, (uint32_t)x - 1), key, t->keyw))
                 return (long)(uint32_t)x - 1;
         }
     }

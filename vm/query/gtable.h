@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct GTable {
     uint64_t *slots;        /* 0: empty; else the hash's top 32 bits, then index + 1 */
@@ -32,10 +33,53 @@ static inline uint64_t gt_mix(uint64_t x)
     x *= UINT64_C(0xc4ceb9fe1a85ec53);
     return x ^ x >> 33;
 }
+/* The n <= 8 bytes at p as a little-endian word, by whole loads that may
+ * overlap: bytes stored one by one into a word and then loaded whole stall
+ * the load (no store forwarding), once per row. */
+static inline uint64_t gt_load_small(const unsigned char *p, size_t n)
+{
+    uint32_t lo, hi;
+    if (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    if (n >= 4) {
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return lo | (uint64_t)hi << (8 * (n - 4));
+    }
+    if (n == 0)
+        return 0;
+    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+}
+
+/* Whether the n-byte keys a and b are equal (short ones as words). */
+static inline bool gt_eq(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n > 16)
+        return !memcmp(a, b, n);
+    size_t n0 = n < 8 ? n : 8;
+    return gt_load_small(a, n0) == gt_load_small(b, n0) &&
+           (n <= 8 || gt_load_small(a + 8, n - 8) == gt_load_small(b + 8, n - 8));
+}
+
 /* The index of key (h: its gt_hash, which a rehash computes again),
  * inserted after the others if new; -1: out
  * of memory, or more keys than an index holds. */
 long gt_find(GTable *t, const unsigned char *key, uint64_t h);
+/* Asks the cache for the slot where a probe of hash h (its low 32 bits
+ * are enough) begins. */
+static inline void gt_prefetch(const GTable *t, uint64_t h)
+{
+    if (t->slots)
+        __builtin_prefetch(&t->slots[h & t->mask]);
+}
+/* The bytes the table holds. */
+static inline size_t gt_bytes(const GTable *t)
+{
+    return (t->slots ? (t->mask + 1) * 8 : 0) + t->kcap * t->keyw;
+}
 static inline const unsigned char *gt_key(const GTable *t, uint32_t i)
 {
     return t->keys + (size_t)i * t->keyw;

@@ -54,7 +54,9 @@ static bool reads_up(const QExpr *e, const st_schema *s, bool tag)
 static bool scan_needs_owner(const QScan *sc)
 {
     const st_schema *s = sc->vs->s;
-    bool need = sc->tags || reads_up(sc->where, s, false);
+    /* group by and count read tag rows' tagsets only through fields */
+    bool need = (sc->tags && sc->consumer != QC_GROUP && sc->consumer != QC_COUNT) ||
+                reads_up(sc->where, s, false) || reads_up(sc->tag_where, s, true);
     for (int i = 0; i < sc->nsort; i++)
         need |= reads_up(sc->sort[i].e, s, sc->tags);
     for (int i = 0; i < sc->nkeys; i++)
@@ -176,10 +178,16 @@ int k_batch(KCtx *k, const st_batch *b)
             return -1;
         }
     }
+    /* a mark at each tagset's first tag (tagsets without tags share it),
+     * then a running sum: no branch per tagset on its count */
     const uint32_t *st = tag_start(k);
-    for (uint32_t t = 0; t < b->ntagsets; t++)
-        for (uint32_t i = st[t]; i < st[t + 1]; i++)
-            k->owner[i] = t;
+    uint32_t *own = k->owner, nt = b->ntags, ns = b->ntagsets, sum = 0;
+    memset(own, 0, (size_t)nt * 4);
+    for (uint32_t t = 1; t < ns; t++)
+        if (st[t] < nt)
+            own[st[t]]++;
+    for (uint32_t i = 0; i < nt; i++)   /* locals: own's stores could alias b */
+        own[i] = sum += own[i];
     return 0;
 }
 
@@ -191,61 +199,86 @@ static inline uint32_t at(const KCtx *k, const st_field *f, bool tag, uint32_t r
     return tag && f->role != ST_TAG ? k->owner[r] : r;
 }
 
-static int64_t load_int(const st_field *f, const char *p)
+/* One gather loop per storage type: row j's value is column value
+ * idx[j] (its tag's or its tagset's), or, for rows in one run, value
+ * first + j (a loop the compiler widens a vector at a time). */
+#define GATHER(T, CT)                                                              \
+    do {                                                                           \
+        const T *c = (const T *)(const void *)col;                                 \
+        if (run)                                                                   \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[first + j];                                         \
+        else if (own)                                                              \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[own[idx[j]]];                                       \
+        else                                                                       \
+            for (uint32_t j = 0; j < n; j++)                                       \
+                out[j] = (CT)c[idx[j]];                                            \
+    } while (0)
+
+static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
+                       const uint32_t *own, const uint32_t *idx, uint32_t n, int64_t *out)
 {
     switch (f->type) {
-    case ST_U8: case ST_BOOL: case ST_ENUM: return *(const uint8_t *)p;
-    case ST_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case ST_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case ST_I8: return *(const int8_t *)p;
-    case ST_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case ST_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case ST_U8: case ST_BOOL: case ST_ENUM: GATHER(uint8_t, int64_t); break;
+    case ST_U16: GATHER(uint16_t, int64_t); break;
+    case ST_U32: GATHER(uint32_t, int64_t); break;
+    case ST_I8: GATHER(int8_t, int64_t); break;
+    case ST_I16: GATHER(int16_t, int64_t); break;
+    case ST_I32: GATHER(int32_t, int64_t); break;
+    default:
+        if (run)    /* the column's own words */
+            memcpy(out, col + (size_t)first * 8, (size_t)n * 8);
+        else
+            GATHER(int64_t, int64_t);
+        break;
     }
 }
 
-static double load_float(const st_field *f, const char *p)
+static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
+                         const uint32_t *own, const uint32_t *idx, uint32_t n, double *out)
 {
-    if (f->type == ST_F32) {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    double v;
-    memcpy(&v, p, 8);
-    return v;
+    if (f->type == ST_F32)
+        GATHER(float, double);
+    else
+        GATHER(double, double);
 }
 
 static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const st_field *f = &k->s->fields[e->field];
     const char *col = k->b->cols[e->field];
-    uint32_t w = f->width, symlen[256];
-    if (e->type == QT_STR && f->type == ST_ENUM) /* once per batch, not per row */
+    uint32_t w = f->width, symlen[256], n = in->n;
+    const uint32_t *idx = in->idx, *own = tag && f->role != ST_TAG ? k->owner : NULL;
+    /* a run of rows: first and last n - 1 apart, and each its place (a
+     * quantifier's picks are not in order: rows without a tag read 0) */
+    uint32_t first = n ? idx[0] : 0;
+    bool run = !own && n && idx[n - 1] - first == n - 1;
+    for (uint32_t j = 0; run && j < n; j++)
+        run = idx[j] == first + j;
+    if (e->type == QT_FLOAT) {
+        gather_float(f, col, run, first, own, idx, n, v->f);
+        return;
+    }
+    if (e->type != QT_STR) {
+        gather_int(f, col, run, first, own, idx, n, v->i);
+        return;
+    }
+    if (f->type == ST_ENUM) /* once per batch, not per row */
         for (uint32_t s = 0; s < f->nsyms; s++)
             symlen[s] = (uint32_t)strlen(f->syms[s]);
-    for (uint32_t j = 0; j < in->n; j++) {
-        const char *p = col + (size_t)at(k, f, tag, in->idx[j]) * w;
-        switch (e->type) {
-        case QT_FLOAT:
-            v->f[j] = load_float(f, p);
-            break;
-        case QT_STR:
-            if (f->type == ST_ENUM) {
-                uint8_t s = *(const uint8_t *)p;
-                v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
-                v->sl[j] = s < f->nsyms ? symlen[s] : 1;
-                if (v->i)
-                    v->i[j] = s;
-            } else {
-                const char *z = memchr(p, 0, w);
-                v->sp[j] = p;
-                v->sl[j] = z ? (uint32_t)(z - p) : w;
-            }
-            break;
-        default:
-            v->i[j] = load_int(f, p);
-            break;
+    for (uint32_t j = 0; j < n; j++) {
+        const char *p = col + (size_t)at(k, f, tag, idx[j]) * w;
+        if (f->type == ST_ENUM) {
+            uint8_t s = *(const uint8_t *)p;
+            v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
+            v->sl[j] = s < f->nsyms ? symlen[s] : 1;
+            if (v->i)
+                v->i[j] = s;
+        } else {
+            const char *z = memchr(p, 0, w);
+            v->sp[j] = p;
+            v->sl[j] = z ? (uint32_t)(z - p) : w;
         }
     }
 }
@@ -1036,8 +1069,10 @@ uint32_t qx_keywidth(const QExpr *e)
 
 static void put_be(unsigned char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);   /* one store, not eight */
+#endif
+    memcpy(p, &v, 8);
 }
 
 static uint64_t get_be(const unsigned char *p)
@@ -1143,6 +1178,24 @@ void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *
     if (desc)
         for (uint32_t i = 0; i < w; i++)
             out[i] = (unsigned char)~out[i];
+}
+
+void k_keys(const QExpr *e, const KVec *v, uint32_t n, unsigned char *out, size_t stride)
+{
+    bool ints = e->type == QT_INT || e->type == QT_BOOL;
+    if (!ints || v->floats || (e->big && !qx_u64_key(e)) || (v->valid && memchr(v->valid, 0, n))) {
+        for (uint32_t j = 0; j < n; j++)
+            k_key(e, v, j, false, out + (size_t)j * stride);
+        return;
+    }
+    /* all ints, all there: the usual key of a field, without a test a row */
+    uint64_t flip = qx_u64_key(e) ? 0 : UINT64_C(1) << 63;
+    for (uint32_t j = 0; j < n; j++) {
+        unsigned char *p = out + (size_t)j * stride;
+        uint64_t x = (uint64_t)v->i[j];
+        p[0] = 1;
+        put_be(p + 1, flip ? x ^ flip : qx_u64_seen(x));
+    }
 }
 
 Value qx_key_value(VM *vm, const QExpr *e, const unsigned char *key)

@@ -327,6 +327,8 @@ const KVec *k_eval(KCtx *k, const QExpr *e, bool tag, const KSel *in);
  * desc inverts the order. A big expression's key orders its ints and floats
  * as numbers. */
 void k_key(const QExpr *e, const KVec *v, uint32_t j, bool desc, unsigned char *out);
+/* k_key (ascending) of rows 0 .. n of v, each stride bytes after the last. */
+void k_keys(const QExpr *e, const KVec *v, uint32_t n, unsigned char *out, size_t stride);
 uint32_t qx_keywidth(const QExpr *e);
 /* Whether e is a u64 field's own values (no arithmetic on them): a key of
  * one word, unsigned (qx_u64_seen), as an int's. */

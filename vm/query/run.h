@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/mem.h"
+#include "store/sort.h"
 #include "vm/query/qplan.h"
 
 /* ---- growable byte buffers (C memory: workers use them) ---------------- */
@@ -106,6 +107,7 @@ struct Shared {
     size_t budget;          /* COLLECT with a sort and no take: bytes of rows held */
     atomic_size_t held;     /* bytes of rows in the partitions' buffers */
     QSpill *spill;          /* the rows once past the budget (under mu) */
+    st_sorter *gspill;      /* GROUP: groups' states once past the budget (under mu) */
     st_nbuf_opts ropts;     /* the partitions' readers' */
     st_known_schema known;  /* the source's schema: files with it need not parse theirs */
 };
@@ -172,6 +174,9 @@ typedef struct QConsumerOps {
 } QConsumerOps;
 
 extern const QConsumerOps qcons_group, qcons_stat, qcons_collect, qcons_write;
+
+/* vm/query/group.c: frees the groups spilled past the budget. */
+void qgroup_free(Shared *sh);
 
 /* vm/query/collect.c: rows collected, sorted, spilled past the budget */
 size_t qcollect_budget(void);

@@ -150,9 +150,13 @@ static bool part_step(Worker *w, uint32_t pi)
         /* one row per tag of the kept tagsets */
         KSel t = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
         const uint32_t *st = b->tag_start;
-        for (uint32_t j = 0; j < sel.n; j++)
-            for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
+        if (sel.n && sel.idx[sel.n - 1] - sel.idx[0] == sel.n - 1)   /* a run of tagsets */
+            for (uint32_t i = st[sel.idx[0]], e = st[sel.idx[sel.n - 1] + 1]; i < e; i++)
                 t.idx[t.n++] = i;
+        else
+            for (uint32_t j = 0; j < sel.n; j++)
+                for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
+                    t.idx[t.n++] = i;
         sel = t;
         if (sc->tag_where) {
             KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
@@ -308,6 +312,7 @@ static void run_free(Run *run)
         worker_free(&run->w[i]);
     mem_free(run->w, (size_t)run->wcap * sizeof *run->w);
     qcollect_free(sh, &run->ord);
+    qgroup_free(sh);
     pthread_mutex_destroy(&sh->mu);
 }
 
@@ -421,8 +426,11 @@ Value scan_run(VM *vm, QPlan *p)
         c->start(vm, sh);
     run_all(vm, h);
     for (int i = 1; c->merge && i < run->nw; i++)
-        if (!c->merge(&run->w[0], &run->w[i]))
+        if (!c->merge(&run->w[0], &run->w[i])) {
+            if (sh->err[0])     /* a spill's I/O error */
+                scan_raise(vm, sh->err);
             vm_throw(vm, v_obj(vm->oom));
+        }
     result = c->finish(vm, sh, &run->w[0], &run->ord);
 done:
     run_handle_free(vm, handle_data(h));

@@ -21,6 +21,8 @@ typedef struct ColStat {
     char *smin, *smax;      /* char[N] (NUL-terminated copies) */
     uint64_t syms[4];       /* an enum's symbols seen: its min and max are by their text */
     uint8_t hll[HLL_REGS];
+    uint64_t bits[1024];    /* a field of 16 bits or less: its values seen (low 16 bits),
+                             * into hll once at the end (HLL counts a value once) */
 } ColStat;
 
 /* Columns of stat: the schema's fields, then the tags per tagset. */
@@ -38,22 +40,42 @@ static inline void hll_add(uint8_t *reg, uint64_t h)
         reg[r] = rank;
 }
 
-/* One loop per column type over the rows' indices idx[0 .. n). */
-/* ORD: x as an int64 in x's order (min and max keep it); SEEN: x as comb
- * reads it, for distinct. */
-#define STAT_LOOP(T, ORD, SEEN)                                                  \
+/* One loop per column type over the rows' indices idx[0 .. n), its sums
+ * in locals. ORD: x as an int64 in x's order (min and max keep it);
+ * SEEN: x as comb reads it, for distinct: a narrow field's values as
+ * bits, a wider one's hashed unless it repeats the last row's. */
+#define STAT_LOOP(T, ORD, SEEN, NARROW)                                          \
     for (uint32_t j = 0; j < n; j++) {                                           \
         T x = ((const T *)col)[idx[j]];                                          \
         int64_t v = (ORD);                                                       \
-        c->nulls += x == 0;                                                      \
-        v_sum_int(&c->sum, x);                                                   \
-        if (v < lo) lo = v;                                                      \
-        if (v > hi) hi = v;                                                      \
-        hll_add(c->hll, gt_mix(SEEN));                                            \
+        nulls += x == 0;                                                         \
+        sum += x;                                                                \
+        lo = v < lo ? v : lo;                                                    \
+        hi = v > hi ? v : hi;                                                    \
+        if (NARROW) {                                                            \
+            uint16_t b = (uint16_t)x;                                            \
+            c->bits[b >> 6] |= UINT64_C(1) << (b & 63);                          \
+        } else if (!j || x != last) {                                            \
+            hll_add(c->hll, gt_mix(SEEN));                                       \
+        }                                                                        \
+        last = x;                                                                \
     }
-#define STAT_INTS(T) STAT_LOOP(T, (int64_t)x, (uint64_t)(int64_t)x)
+#define STAT_INTS(T, NARROW) STAT_LOOP(T, (int64_t)x, (uint64_t)(int64_t)x, NARROW)
 /* A u64 with its top bit flipped orders as an int64 (stat_rows flips back). */
 #define U64_ORD(x) ((int64_t)((x) ^ UINT64_C(1) << 63))
+
+/* A narrow field's values seen into its registers, as the loop would have
+ * added them. */
+static void stat_bits(ColStat *c, const st_field *f)
+{
+    for (uint32_t i = 0; i < 1024; i++)
+        for (uint64_t w = c->bits[i]; w; w &= w - 1) {
+            uint16_t b = (uint16_t)(i * 64 + (uint32_t)__builtin_ctzll(w));
+            int64_t x = f->type == ST_I8 ? (int8_t)b : f->type == ST_I16 ? (int16_t)b : b;
+            hll_add(c->hll, gt_mix((uint64_t)x));
+        }
+    memset(c->bits, 0, sizeof c->bits);
+}
 
 static bool stat_column(ColStat *c, const st_field *f, const void *col, const uint32_t *idx, uint32_t n)
 {
@@ -99,19 +121,22 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
         return true;
     }
     int64_t lo = c->has ? c->imin : INT64_MAX, hi = c->has ? c->imax : INT64_MIN;
-    uint64_t nulls = c->nulls;
+    uint64_t nulls = 0;
+    __int128 sum = 0;
     switch (f->type) {
-    case ST_U8: case ST_BOOL: case ST_ENUM: STAT_INTS(uint8_t); break;
-    case ST_U16: STAT_INTS(uint16_t); break;
-    case ST_U32: STAT_INTS(uint32_t); break;
-    case ST_I8: STAT_INTS(int8_t); break;
-    case ST_I16: STAT_INTS(int16_t); break;
-    case ST_I32: STAT_INTS(int32_t); break;
-    case ST_U64: STAT_LOOP(uint64_t, U64_ORD(x), qx_u64_seen(x)); break;
-    default: STAT_INTS(int64_t); break;
+    case ST_U8: case ST_BOOL: case ST_ENUM: { uint8_t last = 0; STAT_INTS(uint8_t, 1); break; }
+    case ST_U16: { uint16_t last = 0; STAT_INTS(uint16_t, 1); break; }
+    case ST_U32: { uint32_t last = 0; STAT_INTS(uint32_t, 0); break; }
+    case ST_I8: { int8_t last = 0; STAT_INTS(int8_t, 1); break; }
+    case ST_I16: { int16_t last = 0; STAT_INTS(int16_t, 1); break; }
+    case ST_I32: { int32_t last = 0; STAT_INTS(int32_t, 0); break; }
+    case ST_U64: { uint64_t last = 0; STAT_LOOP(uint64_t, U64_ORD(x), qx_u64_seen(x), 0); break; }
+    default: { int64_t last = 0; STAT_INTS(int64_t, 0); break; }
     }
+    v_sum_int(&c->sum, sum);
+    if (f->type != ST_ENUM)     /* every symbol is a value */
+        c->nulls += nulls;
     if (f->type == ST_ENUM) {
-        c->nulls = nulls;   /* every symbol is a value */
         for (uint32_t j = 0; j < n; j++) {
             uint8_t k = ((const uint8_t *)col)[idx[j]];
             c->syms[k >> 6] |= UINT64_C(1) << (k & 63);
@@ -188,6 +213,8 @@ static bool stat_merge(Worker *wi, Worker *wf)
         }
         for (int i = 0; i < 4; i++)
             a->syms[i] |= b->syms[i];
+        for (int i = 0; i < 1024; i++)
+            a->bits[i] |= b->bits[i];
         for (uint32_t r = 0; r < HLL_REGS; r++)
             if (b->hll[r] > a->hll[r])
                 a->hll[r] = b->hll[r];
@@ -296,6 +323,7 @@ static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
         map_setc(vm, m, "min", lo);
         map_setc(vm, m, "max", hi);
         map_setc(vm, m, "mean", mean);
+        stat_bits(cs, f ? f : &tag_count_field);
         uint64_t distinct = (uint64_t)(hll_estimate(cs->hll) + 0.5);  /* an estimate: at most count */
         map_setc(vm, m, "distinct", v_int((int64_t)(distinct < cs->count ? distinct : cs->count)));
     }
