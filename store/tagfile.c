@@ -770,6 +770,32 @@ static bool sparse(const st_reader *r, uint64_t i, const bool *want)
 
 #define RUN_GAP 4096 /* columns closer than this are read with one pread */
 
+/* Reads and locates block i's head (r->coff, r->clen): 0, 1 on an I/O
+ * error (its message names the file), -1 on a bad head. */
+static int read_head(st_reader *r, uint64_t i, st_err *err)
+{
+    const unsigned char *e = entry(r, i);
+    uint32_t stored = st_get32(e + 8);
+    size_t hn = st_block_head_size(r->s);
+    if (hn > stored)
+        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
+                          stored);
+    if (st_nbuf_pread(r->io, st_get64(e), hn, r->head, err) < 0)
+        return 1;
+    return st_block_locate(r->s, r->head, stored, r->coff, r->clen, err);
+}
+
+/* The last column of the run of wanted columns that starts at column c
+ * (one located by read_head). */
+static uint32_t run_last(const st_reader *r, const bool *want, uint32_t c)
+{
+    uint32_t last = c;
+    for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
+        if (st_block_needs(r->s, want, k))
+            last = k;
+    return last;
+}
+
 /* Block i's head, then the runs of columns want needs, each with one
  * positioned read, and decodes them. *nbytes: the bytes read. */
 static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbytes, st_err *err)
@@ -778,13 +804,9 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
     uint64_t off = st_get64(e);
     uint32_t stored = st_get32(e + 8);
     size_t hn = st_block_head_size(r->s), total = 0;
-    if (hn > stored)
-        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
-                          stored);
-    if (st_nbuf_pread(r->io, off, hn, r->head, err) < 0)
-        return 1;
-    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
-        return -1;
+    int rc = read_head(r, i, err);
+    if (rc != 0)
+        return rc;
     /* Two passes over the runs: their total size, then the reads. */
     for (int pass = 0; pass < 2; pass++) {
         size_t at = 0;
@@ -792,10 +814,7 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
             r->colp[c] = NULL;
             if (!st_block_needs(r->s, want, c))
                 continue;
-            uint32_t last = c;
-            for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
-                if (st_block_needs(r->s, want, k))
-                    last = k;
+            uint32_t last = run_last(r, want, c);
             uint64_t lo = r->coff[c], hi = r->coff[last] + r->clen[last];
             if (pass == 1 && st_nbuf_pread(r->io, off + lo, (size_t)(hi - lo), r->scratch + at, err) < 0)
                 return 1;
@@ -810,6 +829,32 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
     }
     *nbytes = hn + total;
     return st_block_decode_cols(r->s, r->head, stored, r->colp, want, &r->batch, err);
+}
+
+int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err)
+{
+    *bytes = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++) {
+        if (excluded(r, i))
+            continue;
+        if (!sparse(r, i, r->want)) {
+            *bytes += st_get32(entry(r, i) + 8);
+            continue;
+        }
+        int rc = read_head(r, i, err);
+        if (rc < 0)
+            st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        if (rc != 0)
+            return -1;
+        *bytes += st_block_head_size(r->s);
+        for (uint32_t c = 0; c < r->ncols; c++)
+            if (st_block_needs(r->s, r->want, c)) {
+                uint32_t last = run_last(r, r->want, c);
+                *bytes += r->coff[last] + r->clen[last] - r->coff[c];
+                c = last;
+            }
+    }
+    return 0;
 }
 
 /* Reads and decodes block i into the batch: only the columns want needs

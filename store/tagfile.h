@@ -124,6 +124,11 @@ void st_reader_stats(const st_reader *r, st_read_stats *out);
 /* Blocks from the current position on that the ranges of st_reader_where
  * do not rule out: what a scan would read (explain), without reading. */
 uint64_t st_reader_blocks_kept(const st_reader *r);
+/* The bytes a scan of those blocks would read from the file for the
+ * selected columns, the cache aside (explain): a block's head and the runs
+ * of its columns where st_reader_next reads only those, else all of it.
+ * Reads each such block's head (checked); -1 with err set on damage. */
+int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err);
 /* Of those, the blocks whose selected columns are all in the process's
  * cache (store/cache.h): what a reader opened with st_nbuf_opts.cache
  * would take from it rather than read, now. */
