@@ -754,6 +754,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
         .volumes = (uint32_t)opt_int(vm, m, "volumes", 1, 1, ST_MAX_VOLUMES),
         .partitions = (uint32_t)opt_int(vm, m, "partitions", 1, 1, ST_MAX_PARTITIONS),
         .bucket = bucket,
+        .keytype = st_partition_keytype(&vs->s->fields[pk]),
         .schema = text,
         .schema_len = len,
     };

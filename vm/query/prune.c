@@ -1,5 +1,6 @@
 /* prune: what a scan need not read: partitions eliminated by the where's
- * partition key (== a constant, `in` a set), zone-map ranges of the
+ * partition key (== a constant, `in` a set, and on a store placed by
+ * windows of the key, a range of it), zone-map ranges of the
  * columns its conjuncts compare with constants (the readers skip blocks
  * outside them), the binary search of a block's rows on the first key
  * field, and the columns a reader decodes. */
@@ -252,6 +253,32 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     return false;
 }
 
+/* The partitions a store placed by windows of its partition key can hold
+ * the rows of the where's ranges on that key in (their intersection):
+ * `run between A and B`, `run >= A`, `run in A..B` read only the windows
+ * those cover. */
+static bool parts_of_ranges(VM *vm, QPlan *p, const Ranges *rs, uint32_t **out, uint32_t *n)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    const void *lo = NULL, *hi = NULL;
+    for (uint32_t i = 0; i < rs->n; i++) {
+        const st_range *r = &rs->r[i];
+        if (r->col != sc->src->partkey)
+            continue;
+        if (r->lo && (!lo || st_field_order(f, r->lo) > st_field_order(f, lo)))
+            lo = r->lo;
+        if (r->hi && (!hi || st_field_order(f, r->hi) < st_field_order(f, hi)))
+            hi = r->hi;
+    }
+    if (!lo && !hi)
+        return false;
+    st_storeinfo info;
+    st_store_info(sc->src->st, &info);
+    *out = qp_alloc(vm, p, (size_t)info.volumes * info.partitions * sizeof **out);
+    return st_store_place_range(sc->src->st, lo, hi, f->width, *out, n);
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -263,7 +290,8 @@ void qprune_plan(VM *vm, QPlan *p)
     sc->ranges = rs.r;
     sc->nranges = rs.n;
     sc->nparts = UINT32_MAX;
-    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts))
+    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
+        !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))
         sc->nparts = UINT32_MAX;
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
 }

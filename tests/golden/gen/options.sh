@@ -26,3 +26,4 @@ run events "ev" --events 0 --runs 1 --seed 1
 run events "ev" --events 3 --runs 4 --seed 1
 run events "ev" --events 3 --runs 1 --seed 1 --sets 2
 run events "full" --events 3 --runs 1 --seed 1
+run events "ev" --events 3 --runs 1 --seed 1 --partitions 1001
