@@ -7,6 +7,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "store/bindex.h"
 #include "store/bytes.h"
 #include "store/cache.h"
 #include "store/mem.h"
@@ -85,7 +86,8 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
         return st_err_nomem(err, w->path);
     }
     memcpy(h, head_magic, 8);
-    st_put32(h + 8, ST_FORMAT_VERSION);
+    /* a file without indexes stays version 2, which older combs read */
+    st_put32(h + 8, w->s->nindex ? ST_FORMAT_VERSION : ST_FORMAT_VERSION_PLAIN);
     st_put32(h + 12, 0); /* flags: no optional features yet */
     st_put32(h + 16, w->block_size);
     st_put32(h + 20, (uint32_t)slen);
@@ -343,6 +345,10 @@ struct st_reader {
     uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
     uint32_t *clen;
     unsigned char *head; /* read_cols: a block's head */
+    uint64_t head_block; /* the block whose head it is (UINT64_MAX: none) */
+    uint32_t nidx;       /* the schema's indexed fields */
+    unsigned char **ibuf; /* [nidx]: st_reader_index's bytes */
+    size_t *icap;
     uint64_t streamed;   /* the block after the last one read through the stream */
     size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
@@ -519,11 +525,17 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
     r->held = mem_calloc(r->ncols, sizeof *r->held);
     r->colp = mem_calloc(r->ncols, sizeof *r->colp);
-    r->coff = mem_alloc(r->ncols * sizeof *r->coff);
-    r->clen = mem_alloc(r->ncols * sizeof *r->clen);
+    r->nidx = r->s->nindex;
+    r->head_block = UINT64_MAX;
+    if (r->nidx && r->info.version < 3)
+        return corrupt(r, err, "indexed fields in a file of format version 2 or older");
+    r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
+    r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
+    r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);
+    r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
     r->head = mem_alloc(st_block_head_size(r->s));
     if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
-        !r->head)
+        !r->head || !r->ibuf || !r->icap)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -780,9 +792,47 @@ static int read_head(st_reader *r, uint64_t i, st_err *err)
     if (hn > stored)
         return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
                           stored);
+    r->head_block = UINT64_MAX;
     if (st_nbuf_pread(r->io, st_get64(e), hn, r->head, err) < 0)
         return 1;
-    return st_block_locate(r->s, r->head, stored, r->coff, r->clen, err);
+    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
+        return -1;
+    r->head_block = i;
+    return 0;
+}
+
+int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
+{
+    int j = st_schema_index_of(r->s, f);
+    uint64_t i = r->batch.block;
+    if (j < 0)
+        return st_err_set(err, ST_EINPUT, "%s: field '%s' has no index", r->path,
+                          f < r->s->nfields ? r->s->fields[f].name : "?");
+    int rc = r->head_block == i ? 0 : read_head(r, i, err);
+    uint32_t n = rc == 0 ? r->clen[r->ncols + j] : 0;
+    if (rc == 0 && n > r->icap[j]) {
+        unsigned char *q = mem_realloc(r->ibuf[j], r->icap[j], n);
+        if (!q)
+            return st_err_nomem(err, r->path);
+        r->ibuf[j] = q;
+        r->icap[j] = n;
+    }
+    if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[r->ncols + j], n, r->ibuf[j], err) < 0)
+        rc = 1;
+    if (rc == 0)
+        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets, err);
+    if (rc > 0) {   /* the I/O layer's message names the file */
+        st_err_suffix(err, " (block %" PRIu64 ")", i);
+        return -1;
+    }
+    if (rc < 0) {
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        return -1;
+    }
+    r->stats.bytes_read += n;
+    *idx = r->ibuf[j];
+    *len = n;
+    return 0;
 }
 
 /* The last column of the run of wanted columns that starts at column c
@@ -997,8 +1047,12 @@ void st_reader_close(st_reader *r)
     release_held(r);
     mem_free(r->held, r->ncols * sizeof *r->held);
     mem_free(r->colp, r->ncols * sizeof *r->colp);
-    mem_free(r->coff, r->ncols * sizeof *r->coff);
-    mem_free(r->clen, r->ncols * sizeof *r->clen);
+    mem_free(r->coff, (r->ncols + r->nidx) * sizeof *r->coff);
+    mem_free(r->clen, (r->ncols + r->nidx) * sizeof *r->clen);
+    for (uint32_t j = 0; r->ibuf && r->icap && j < r->nidx; j++)
+        mem_free(r->ibuf[j], r->icap[j]);
+    mem_free(r->ibuf, (r->nidx + 1) * sizeof *r->ibuf);
+    mem_free(r->icap, (r->nidx + 1) * sizeof *r->icap);
     mem_free(r->head, r->head_size);
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
@@ -1017,6 +1071,36 @@ void st_reader_close(st_reader *r)
 }
 
 /* ---- verify ------------------------------------------------------------------ */
+
+/* The batch's bitmap indexes, each checked and equal to the one its
+ * column makes (so an index that passes its checksum but says otherwise
+ * than the column is found too). */
+static int verify_indexes(st_reader *r, st_err *err)
+{
+    const st_batch *b = &r->batch;
+    for (uint32_t c = 0; c < r->s->nrow; c++) {
+        const unsigned char *idx;
+        unsigned char *want;
+        size_t len, wlen;
+        if (!r->s->fields[c].index)
+            continue;
+        if (st_reader_index(r, c, &idx, &len, err) < 0) {
+            /* the caller names the file and block */
+            const char *m = strstr(err->msg, "index of '");
+            if (m)
+                memmove(err->msg, m, strlen(m) + 1);
+            return -1;
+        }
+        if (st_bidx_build(&r->s->fields[c], b->cols[c], b->ntagsets, &want, &wlen, err) < 0)
+            return -1;
+        bool same = wlen == len && !memcmp(want, idx, len);
+        mem_free(want, wlen);
+        if (!same)
+            return st_err_set(err, ST_ECORRUPT, "index of '%s' differs from its column",
+                              r->s->fields[c].name);
+    }
+    return 0;
+}
 
 /* Everything the footer says about block i, checked against its decoded batch. */
 static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned char *key, st_err *err)
@@ -1043,7 +1127,7 @@ static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned 
         if (z.min <= z.max && ((f->type == ST_BOOL && z.max > 1) || (f->type == ST_ENUM && z.max >= f->nsyms)))
             return st_err_set(err, ST_ECORRUPT, "column '%s' holds values out of range", f->name);
     }
-    return 0;
+    return verify_indexes(r, err);
 }
 
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,

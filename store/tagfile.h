@@ -41,7 +41,8 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 2
+#define ST_FORMAT_VERSION 3       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
 #define ST_LABEL_MAX (64u << 10)
@@ -111,6 +112,11 @@ void st_reader_info(const st_reader *r, st_file_info *out);
 /* Decode only these columns (default: all); n = 0 decodes none, which
  * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
+/* The bitmap index (store/bindex.h) of field f, declared `index`, of the
+ * block of the batch st_reader_next returned last: its bytes, read and
+ * checked (checksum, structure), valid until the next call on r. 0, or -1
+ * with err naming the file, block and field. */
+int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);
 /* Continue from the first tagset whose key is >= key (a bare key or a

@@ -1,0 +1,37 @@
+/* bindex: a block's bitmap index of one column (CRoaring).
+ *
+ * A field declared `index` in the schema (a key or tagset field of few
+ * values: bool, enum, small ints, short chars) gets, in every block of a
+ * file, the rows holding each of its values as a roaring bitmap, so a
+ * query can find the rows of `f == v`, `f in [...]` and their &&, ||, !
+ * without decoding the column, and count them without decoding any. The
+ * bytes (docs/FORMAT.md, "Bitmap indexes"):
+ *
+ *   u32 k | k x (u64 value, u32 size) | k bitmaps, roaring's portable form
+ *
+ * values ascending, each a stored value zero-extended to 64 bits. The
+ * bitmaps are CRoaring's (roaring_bitmap_t), which allocates with malloc:
+ * the one allocation outside store/mem.c. */
+#ifndef COMB_STORE_BINDEX_H
+#define COMB_STORE_BINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/err.h"
+#include "store/schema.h"
+
+/* The index of n values of field f (the column's bytes) into *out
+ * (mem_alloc'd, *len bytes; mem_free(*out, *len)). */
+int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char **out, size_t *len,
+                  st_err *err);
+/* Checks the structure of an index of a block of n rows: sizes, values
+ * ascending, each bitmap well formed with rows below n and no row in two. */
+int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err);
+/* The rows holding value v (a stored value zero-extended), as a new
+ * roaring_bitmap_t (empty when no row does); the index was checked. */
+void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v);
+/* The stored value of field f at p, zero-extended: an index's key. */
+uint64_t st_bidx_key(const st_field *f, const void *p);
+
+#endif
