@@ -211,6 +211,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     }
     map_setc(vm, m, "where", where_text(vm, sc->where, s));
     map_setc(vm, m, "tag_where", where_text(vm, sc->tag_where, s));
+    map_setc(vm, m, "index_where", where_text(vm, sc->index_where, s));
+    map_setc(vm, m, "path", sc->index_why ? v_obj(vm_str_cstr(vm, sc->index_why)) : v_nil());
     map_setc(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));

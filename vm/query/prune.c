@@ -7,7 +7,10 @@
 #include "config.h"
 #include "vm/query/run.h"
 
+#include <roaring/roaring.h>
 #include <string.h>
+
+#include "store/bindex.h"
 
 /* ---- the files to read ------------------------------------------------- */
 
@@ -279,6 +282,178 @@ static bool parts_of_ranges(VM *vm, QPlan *p, const Ranges *rs, uint32_t **out, 
     return st_store_place_range(sc->src->st, lo, hi, f->width, *out, n);
 }
 
+/* ---- bitmap indexes ------------------------------------------------------ */
+
+/* Whether the bitmap indexes answer e: ==, != and `in` between an indexed
+ * field and constants (any test of an enum with constants, which binds as
+ * the mask of its symbols that hold), an indexed bool field as a test, and
+ * their &&, || and !. */
+static bool indexed(const QScan *sc, const QExpr *e)
+{
+    const st_schema *s = sc->vs->s;
+    unsigned char v[ST_MAX_CHAR];
+    if (e->mask && e->a && e->a->op == QX_FIELD && e->a->field >= 0 && !e->tag)
+        return s->fields[e->a->field].index;    /* an enum's symbols that hold */
+    switch (e->op) {
+    case QOP_AND: case QOP_OR:
+        return indexed(sc, e->a) && indexed(sc, e->b);
+    case QOP_NOT:
+        return indexed(sc, e->a);
+    case QX_FIELD:
+        return e->field >= 0 && s->fields[e->field].index && s->fields[e->field].type == ST_BOOL &&
+               !e->tag;
+    case QOP_EQ: case QOP_NE:
+        return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
+               !e->tag && e->b->op == QOP_CONST && !e->mask &&
+               eq_value(&s->fields[e->a->field], e, v) >= 0;
+    case QX_SET:
+        return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
+               !e->tag && e->set && !e->set->match && e->set->type != QT_FLOAT &&
+               !(e->set->big && e->set->big->n);
+    default:
+        return false;
+    }
+}
+
+/* Moves the where's conjuncts the indexes answer to sc->index_where. */
+static void split_indexed(VM *vm, QPlan *p, QExpr **where, QExpr **idx)
+{
+    QExpr *e = *where;
+    if (!e)
+        return;
+    if (e->op == QOP_AND && !indexed(&p->scan, e)) {
+        split_indexed(vm, p, &e->a, idx);
+        split_indexed(vm, p, &e->b, idx);
+        *where = !e->a ? e->b : !e->b ? e->a : e;
+        return;
+    }
+    if (!indexed(&p->scan, e))
+        return;
+    if (*idx) {
+        QExpr *both = qp_alloc(vm, p, sizeof *both);
+        *both = (QExpr){.op = QOP_AND, .type = QT_BOOL, .a = *idx, .b = e, .line = e->line, .col = e->col};
+        e = both;
+    }
+    *idx = e;
+    *where = NULL;
+}
+
+/* The columns only the indexed conjuncts read need no decoding now. */
+static void unwant_indexed(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    uint32_t n = st_schema_ncols(sc->vs->s);
+    bool *want = sc->want, *rest = qp_alloc(vm, p, n);
+    sc->want = rest;
+    qp_scan_uses(sc);
+    sc->want = want;
+    for (uint32_t c = 0; c < sc->vs->s->nfields; c++)
+        want[c] = want[c] && (rest[c] || sc->out_fields[c]);
+}
+
+static void plan_index(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    if (!sc->vs->s->nindex) {
+        sc->index_why = "scan: no field of the schema has an index";
+        return;
+    }
+    split_indexed(vm, p, &sc->where, &sc->index_where);
+    if (!sc->index_where) {
+        sc->index_why = "scan: no conjunct of the where is ==, !=, in or a bool test on indexed fields";
+        return;
+    }
+    unwant_indexed(vm, p);
+    sc->index_why = sc->where ? "bitmap indexes for the conjuncts on indexed fields, then the kernels "
+                                "for the rest over the rows they leave"
+                              : "bitmap indexes answer the whole where: no column of it is decoded";
+}
+
+/* The rows of block b that e holds for, from the reader's indexes: a new
+ * bitmap, or NULL with err set. */
+static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batch *b, const QExpr *e,
+                                    st_err *err)
+{
+    const st_schema *s = sc->vs->s;
+    roaring_bitmap_t *x = NULL, *y;
+    const unsigned char *idx;
+    size_t len;
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    const QExpr *fe = e->op == QX_FIELD ? e : e->a;
+    if (e->op == QOP_AND || e->op == QOP_OR) {
+        if (!(x = index_rows(sc, r, b, e->a, err)))
+            return NULL;
+        if (!(y = index_rows(sc, r, b, e->b, err))) {
+            roaring_bitmap_free(x);
+            return NULL;
+        }
+        if (e->op == QOP_AND)
+            roaring_bitmap_and_inplace(x, y);
+        else
+            roaring_bitmap_or_inplace(x, y);
+        roaring_bitmap_free(y);
+        return x;
+    }
+    if (e->op == QOP_NOT) {
+        if ((x = index_rows(sc, r, b, e->a, err)))
+            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
+        return x;
+    }
+    const st_field *f = &s->fields[fe->field];
+    if (st_reader_index(r, (uint32_t)fe->field, &idx, &len, err) < 0)
+        return NULL;
+    if (e->op == QX_FIELD)
+        return st_bidx_rows(idx, len, 1);
+    if (e->mask) {
+        x = roaring_bitmap_create();
+        for (uint32_t sym = 0; x && sym < f->nsyms; sym++)
+            if (((e->mask[sym >> 3] >> (sym & 7)) & 1) && (y = st_bidx_rows(idx, len, sym))) {
+                roaring_bitmap_or_inplace(x, y);
+                roaring_bitmap_free(y);
+            }
+    } else if (e->op == QX_SET) {
+        const QSet *set = e->set;
+        x = roaring_bitmap_create();
+        for (size_t i = 0; x && i < set->n; i++) {
+            QExpr k = {.type = set->type, .ki = set->ints[i], .ks = set->strs[i], .kn = set->lens[i]};
+            if (!encode_const(f, &k, v, &exact) || !exact)
+                continue;
+            if ((y = st_bidx_rows(idx, len, st_bidx_key(f, v)))) {
+                roaring_bitmap_or_inplace(x, y);
+                roaring_bitmap_free(y);
+            }
+        }
+    } else {
+        int one = eq_value(f, e, v);
+        x = one > 0 ? st_bidx_rows(idx, len, st_bidx_key(f, v)) : roaring_bitmap_create();
+        if (x && e->op == QOP_NE)
+            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
+    }
+    if (!x)
+        st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
+    return x;
+}
+
+int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                      KSel *out, st_err *err)
+{
+    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
+    if (!x)
+        return -1;
+    out->n = 0;
+    roaring_uint32_iterator_t *it = roaring_create_iterator(x);
+    if (it && roaring_move_uint32_iterator_equalorlarger(it, lo))
+        while (it->has_value && it->current_value < hi) {
+            out->idx[out->n++] = it->current_value;
+            roaring_advance_uint32_iterator(it);
+        }
+    int rc = it ? 0 : st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
+    roaring_free_uint32_iterator(it);
+    roaring_bitmap_free(x);
+    return rc;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -294,6 +469,8 @@ void qprune_plan(VM *vm, QPlan *p)
         !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))
         sc->nparts = UINT32_MAX;
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
+    if (!sc->footer_count)
+        plan_index(vm, p);
 }
 
 /* ---- a block's rows by the key, a reader's columns ---------------------- */
