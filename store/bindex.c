@@ -123,22 +123,32 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err)
     return rc;
 }
 
+uint32_t st_bidx_nvalues(const unsigned char *idx) { return st_get32(idx); }
+
+uint64_t st_bidx_value(const unsigned char *idx, uint32_t i) { return st_get64(idx + 4 + ENTRY * i); }
+
+void *st_bidx_rows_at(const unsigned char *idx, size_t len, uint32_t i)
+{
+    uint32_t k = st_get32(idx);
+    uint64_t at = 4 + (uint64_t)ENTRY * k;
+    for (uint32_t j = 0; j < i; j++)
+        at += st_get32(idx + 4 + ENTRY * j + 8);
+    (void)len;  /* checked by st_bidx_check */
+    return roaring_bitmap_portable_deserialize_safe((const char *)idx + at,
+                                                    st_get32(idx + 4 + ENTRY * i + 8));
+}
+
 void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v)
 {
     uint32_t k = st_get32(idx), lo = 0, hi = k;
     while (lo < hi) {   /* the values ascend */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (st_get64(idx + 4 + ENTRY * mid) < v)
+        if (st_bidx_value(idx, mid) < v)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == k || st_get64(idx + 4 + ENTRY * lo) != v)
+    if (lo == k || st_bidx_value(idx, lo) != v)
         return roaring_bitmap_create();
-    uint64_t at = 4 + (uint64_t)ENTRY * k;
-    for (uint32_t i = 0; i < lo; i++)
-        at += st_get32(idx + 4 + ENTRY * i + 8);
-    (void)len;
-    return roaring_bitmap_portable_deserialize_safe((const char *)idx + at,
-                                                    st_get32(idx + 4 + ENTRY * lo + 8));
+    return st_bidx_rows_at(idx, len, lo);
 }

@@ -31,6 +31,11 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err)
 /* The rows holding value v (a stored value zero-extended), as a new
  * roaring_bitmap_t (empty when no row does); the index was checked. */
 void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v);
+/* The index's values (ascending), the i-th of them, and its rows as a new
+ * roaring_bitmap_t: to test each value a block holds. */
+uint32_t st_bidx_nvalues(const unsigned char *idx);
+uint64_t st_bidx_value(const unsigned char *idx, uint32_t i);
+void *st_bidx_rows_at(const unsigned char *idx, size_t len, uint32_t i);
 /* The stored value of field f at p, zero-extended: an index's key. */
 uint64_t st_bidx_key(const st_field *f, const void *p);
 

@@ -302,10 +302,12 @@ static bool indexed(const QScan *sc, const QExpr *e)
     case QX_FIELD:
         return e->field >= 0 && s->fields[e->field].index && s->fields[e->field].type == ST_BOOL &&
                !e->tag;
-    case QOP_EQ: case QOP_NE:
+    case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        /* a number test holds for some of the index's values; else == or != */
         return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
-               !e->tag && e->b->op == QOP_CONST && !e->mask &&
-               eq_value(&s->fields[e->a->field], e, v) >= 0;
+               !e->tag && e->b->op == QOP_CONST &&
+               (e->num.kind || ((e->op == QOP_EQ || e->op == QOP_NE) &&
+                                eq_value(&s->fields[e->a->field], e, v) >= 0));
     case QX_SET:
         return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
                !e->tag && e->set && !e->set->match && e->set->type != QT_FLOAT &&
@@ -369,6 +371,22 @@ static void plan_index(VM *vm, QPlan *p)
                               : "bitmap indexes answer the whole where: no column of it is decoded";
 }
 
+/* Whether an indexed int field's value (an index key) passes number test
+ * t, the kernels' test in the column's terms (int64 for these types). */
+static bool num_holds(const st_field *f, const QNumTest *t, uint64_t key)
+{
+    int64_t v = f->type == ST_I8 ? (int8_t)key : f->type == ST_I16 ? (int16_t)key : (int64_t)key;
+    bool in = v >= t->lo.i && v <= t->hi.i;
+    switch (t->kind) {
+    case QN_ALL: return true;
+    case QN_LE: return v <= t->hi.i;
+    case QN_GE: return v >= t->lo.i;
+    case QN_IN: return in;
+    case QN_OUT: return !in;
+    default: return false;
+    }
+}
+
 /* The rows of block b that e holds for, from the reader's indexes: a new
  * bitmap, or NULL with err set. */
 static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batch *b, const QExpr *e,
@@ -405,13 +423,17 @@ static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batc
         return NULL;
     if (e->op == QX_FIELD)
         return st_bidx_rows(idx, len, 1);
-    if (e->mask) {
+    if (e->mask || e->num.kind) {  /* the values of the block the test holds for */
         x = roaring_bitmap_create();
-        for (uint32_t sym = 0; x && sym < f->nsyms; sym++)
-            if (((e->mask[sym >> 3] >> (sym & 7)) & 1) && (y = st_bidx_rows(idx, len, sym))) {
+        for (uint32_t i = 0, n = st_bidx_nvalues(idx); x && i < n; i++) {
+            uint64_t key = st_bidx_value(idx, i);
+            bool holds = e->mask ? key < f->nsyms && ((e->mask[key >> 3] >> (key & 7)) & 1)
+                                 : num_holds(f, &e->num, key);
+            if (holds && (y = st_bidx_rows_at(idx, len, i))) {
                 roaring_bitmap_or_inplace(x, y);
                 roaring_bitmap_free(y);
             }
+        }
     } else if (e->op == QX_SET) {
         const QSet *set = e->set;
         x = roaring_bitmap_create();
