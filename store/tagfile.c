@@ -801,6 +801,23 @@ static int read_head(st_reader *r, uint64_t i, st_err *err)
     return 0;
 }
 
+int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, uint32_t *idx,
+                          st_err *err)
+{
+    int j = st_schema_index_of(r->s, f);
+    int rc = i >= r->info.nblocks || f >= r->s->nfields ? st_err_set(err, ST_EINPUT, "%s: no block %" PRIu64, r->path, i)
+           : r->head_block == i ? 0 : read_head(r, i, err);
+    if (rc > 0)
+        st_err_suffix(err, " (block %" PRIu64 ")", i);
+    else if (rc < 0)
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+    if (rc != 0)
+        return -1;
+    *col = r->clen[f];
+    *idx = j < 0 ? 0 : r->clen[r->ncols + j];
+    return 0;
+}
+
 int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
 {
     int j = st_schema_index_of(r->s, f);

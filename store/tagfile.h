@@ -117,6 +117,11 @@ int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err
  * checked (checksum, structure), valid until the next call on r. 0, or -1
  * with err naming the file, block and field. */
 int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err);
+/* The stored bytes of field f's column and of its bitmap index (0: none)
+ * in block i, from the block's (checked) head: what a planner weighs
+ * before choosing the index or the column. */
+int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, uint32_t *idx,
+                          st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);
 /* Continue from the first tagset whose key is >= key (a bare key or a

@@ -293,24 +293,24 @@ static bool indexed(const QScan *sc, const QExpr *e)
     const st_schema *s = sc->vs->s;
     unsigned char v[ST_MAX_CHAR];
     if (e->mask && e->a && e->a->op == QX_FIELD && e->a->field >= 0 && !e->tag)
-        return s->fields[e->a->field].index;    /* an enum's symbols that hold */
+        return s->fields[e->a->field].index && !sc->scan_field[e->a->field]; /* an enum's symbols */
     switch (e->op) {
     case QOP_AND: case QOP_OR:
         return indexed(sc, e->a) && indexed(sc, e->b);
     case QOP_NOT:
         return indexed(sc, e->a);
     case QX_FIELD:
-        return e->field >= 0 && s->fields[e->field].index && s->fields[e->field].type == ST_BOOL &&
-               !e->tag;
+        return e->field >= 0 && s->fields[e->field].index && !sc->scan_field[e->field] &&
+               s->fields[e->field].type == ST_BOOL && !e->tag;
     case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
         /* a number test holds for some of the index's values; else == or != */
         return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
-               !e->tag && e->b->op == QOP_CONST &&
+               !sc->scan_field[e->a->field] && !e->tag && e->b->op == QOP_CONST &&
                (e->num.kind || ((e->op == QOP_EQ || e->op == QOP_NE) &&
                                 eq_value(&s->fields[e->a->field], e, v) >= 0));
     case QX_SET:
         return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
-               !e->tag && e->set && !e->set->match && e->set->type != QT_FLOAT &&
+               !sc->scan_field[e->a->field] && !e->tag && e->set && !e->set->match && e->set->type != QT_FLOAT &&
                !(e->set->big && e->set->big->n);
     default:
         return false;
@@ -353,6 +353,40 @@ static void unwant_indexed(VM *vm, QPlan *p)
         want[c] = want[c] && (rest[c] || sc->out_fields[c]);
 }
 
+/* The indexed fields whose index, in the first block the scan reads, is
+ * more than 4 times the size of their decoded column: many values, each
+ * in few rows (a roaring bitmap costs about 2 bytes a row in arrays of
+ * rows, plus 12 bytes a value), where decoding the column costs less than
+ * reading and decoding the bitmaps (sc->scan_field). */
+static int weigh_indexes(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    int nscan = 0;
+    sc->scan_field = qp_alloc(vm, p, s->nfields);
+    PartList pl;
+    qprune_parts(vm, sc, &pl);
+    st_nbuf_opts io = scan_read_opts(vm);
+    st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
+    st_err err;
+    st_reader *r = pl.n ? vm_files_reader(pl.files, pl.p[0].fi, &io, &known, &err) : NULL;
+    st_file_info info;
+    if (r)
+        st_reader_info(r, &info);
+    for (uint32_t f = 0; r && info.nblocks && f < s->nrow; f++) {
+        uint32_t col, idx;
+        uint64_t raw = info.ntagsets / info.nblocks * s->fields[f].width;
+        if (s->fields[f].index && st_reader_block_sizes(r, 0, f, &col, &idx, &err) == 0 && idx > 4 * raw) {
+            sc->scan_field[f] = true;
+            nscan++;
+        }
+    }
+    if (r)
+        vm_files_release(pl.files, pl.p[0].fi, r);
+    qprune_parts_free(vm, &pl);
+    return nscan;
+}
+
 static void plan_index(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -360,9 +394,14 @@ static void plan_index(VM *vm, QPlan *p)
         sc->index_why = "scan: no field of the schema has an index";
         return;
     }
+    int nscan = weigh_indexes(vm, p);
     split_indexed(vm, p, &sc->where, &sc->index_where);
     if (!sc->index_where) {
-        sc->index_why = "scan: no conjunct of the where is ==, !=, in or a bool test on indexed fields";
+        sc->index_why = nscan ? "scan: the where's indexed fields have indexes over 4 times their "
+                                "decoded columns (many values, few rows each), or it tests none with "
+                                "==, !=, <, in or as a bool"
+                              : "scan: no conjunct of the where tests indexed fields with ==, !=, "
+                                "<, in or as a bool";
         return;
     }
     unwant_indexed(vm, p);

@@ -149,6 +149,7 @@ typedef struct QScan {
     bool footer_count;  /* COUNT with no filter: the footers know */
     QExpr *index_where; /* the where's conjuncts the bitmap indexes answer (prune.c) */
     const char *index_why; /* explain: why the scan uses them or not */
+    bool *scan_field;   /* [nfields]: indexed, but the column costs less to read */
     int nslots;         /* kernel scratch vectors per thread */
     bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
                          * arguments): one thread, the VM's */

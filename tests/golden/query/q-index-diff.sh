@@ -3,20 +3,20 @@
 # random wheres (==, !=, <, in, bool tests, enum tests, &&, ||, ! over indexed
 # and unindexed fields, and run ranges) with the same count and the same
 # rows, and both agree with comb's own loop over the rows. explain names
-# the path each takes.
+# the path each takes: u, of many values, is scanned although indexed.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 "$COMB" - <<'END' 2>&1
 let fields = "key run: u32; key event: u64; tagset ok: bool%s; tagset kind: enum(mu, el, jet, tau)%s; " +
-             "tagset n: u8%s; tagset w: i16%s; tagset c: char[2]%s; tagset x: f64; tagset m: u16"
+             "tagset n: u8%s; tagset w: i16%s; tagset c: char[2]%s; tagset x: f64; tagset m: u16; tagset u: u16%s"
 let ix = " index"
-let si = schema(fmt(fields, ix, ix, ix, ix, ix))
-let sp = schema(fmt(fields, "", "", "", "", ""))
+let si = schema(fmt(fields, ix, ix, ix, ix, ix, ix))
+let sp = schema(fmt(fields, "", "", "", "", "", ""))
 srand(21)
 let recs = []
 for i in 0..6000 {
     push(recs, {run: 1 + random(6), event: i, ok: random(10) < 3, kind: ["mu", "el", "jet", "tau"][random(4)],
                 n: random(12), w: random(7) - 3, c: ["a", "b", "cc", ""][random(4)], x: random() * 10,
-                m: random(40)})
+                m: random(40), u: random(60000)})
 }
 let di = create_store("indexed", si, {partkey: "run", bucket: 2, partitions: 3})
 let dp = create_store("plain", sp, {partkey: "run", partitions: 3})
@@ -39,7 +39,9 @@ let shapes = [
     fn(ds, a, b, s) { return ds | where kind < K[b % 4] || c == C[b] && n != a },
     fn(ds, a, b, s) { return ds | where ok == (a % 2 == 0) && x < b },
     fn(ds, a, b, s) { return ds | where n < a && w >= b - 3 || !(n > b) },
-    fn(ds, a, b, s) { return ds | where !(kind in [K[b], K[a % 5]]) && (w < 0 || c in [C[a % 5], C[b]]) }]
+    fn(ds, a, b, s) { return ds | where !(kind in [K[b], K[a % 5]]) && (w < 0 || c in [C[a % 5], C[b]]) },
+    fn(ds, a, b, s) { return ds | where u < a * 4000 && kind == K[b] },
+    fn(ds, a, b, s) { return ds | where u != a || n == b }]
 let bad = 0
 let paths = {}
 for round in 0..400 {
