@@ -112,7 +112,8 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err)
             rows += roaring_bitmap_get_cardinality(b);
             roaring_bitmap_or_inplace(all, b);
         }
-        roaring_bitmap_free(b);
+        if (b)  /* this CRoaring's free takes no NULL */
+            roaring_bitmap_free(b);
         at += sz;
     }
     if (rc == 0 && at != len)

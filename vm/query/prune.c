@@ -510,7 +510,8 @@ int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t
             roaring_advance_uint32_iterator(it);
         }
     int rc = it ? 0 : st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
-    roaring_free_uint32_iterator(it);
+    if (it)
+        roaring_free_uint32_iterator(it);
     roaring_bitmap_free(x);
     return rc;
 }
