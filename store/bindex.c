@@ -86,7 +86,7 @@ done:
     return rc;
 }
 
-int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err)
+int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err)
 {
     if (len < 4)
         return st_err_set(err, ST_ECORRUPT, "index of %zu bytes has no count", len);
@@ -94,6 +94,15 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err)
     if (k > n || 4 + (uint64_t)ENTRY * k > len)
         return st_err_set(err, ST_ECORRUPT, "index claims %" PRIu32 " values", k);
     uint64_t at = 4 + (uint64_t)ENTRY * k, rows = 0;
+    if (only_dir) {
+        for (uint32_t i = 0; i < k; i++) {
+            if (i && st_bidx_value(idx, i) <= st_bidx_value(idx, i - 1))
+                return st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
+            at += st_get32(idx + 4 + ENTRY * i + 8);
+        }
+        return at == len ? 0 : st_err_set(err, ST_ECORRUPT, "index bitmaps fill %" PRIu64
+                                          " bytes of %zu", at, len);
+    }
     roaring_bitmap_t *all = roaring_bitmap_create();
     int rc = all ? 0 : st_err_nomem(err, "bitmap index");
     for (uint32_t i = 0; rc == 0 && i < k; i++) {

@@ -15,6 +15,7 @@
 #ifndef COMB_STORE_BINDEX_H
 #define COMB_STORE_BINDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,10 +27,14 @@
 int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char **out, size_t *len,
                   st_err *err);
 /* Checks the structure of an index of a block of n rows: sizes, values
- * ascending, each bitmap well formed with rows below n and no row in two. */
-int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, st_err *err);
+ * ascending, and unless only_dir, each bitmap well formed with rows below
+ * n and every row in exactly one (what verify asks; a query, which reads
+ * an index whose checksum held, checks the directory and each bitmap it
+ * deserializes, and never reads rows past the block). */
+int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err);
 /* The rows holding value v (a stored value zero-extended), as a new
- * roaring_bitmap_t (empty when no row does); the index was checked. */
+ * roaring_bitmap_t (empty when no row does), NULL if its bitmap does not
+ * deserialize; the index's directory was checked. */
 void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v);
 /* The index's values (ascending), the i-th of them, and its rows as a new
  * roaring_bitmap_t: to test each value a block holds. */

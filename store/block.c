@@ -568,7 +568,7 @@ int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *of
 }
 
 int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
-                         uint32_t ntagsets, st_err *err)
+                         uint32_t ntagsets, bool full, st_err *err)
 {
     const unsigned char *e = (const unsigned char *)head + ST_BLOCK_HEADER +
                              (size_t)ST_BLOCK_DIRENT * (st_schema_ncols(s) + j);
@@ -581,7 +581,7 @@ int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const
     int rc = sum != stored
                  ? st_err_set(err, ST_ECORRUPT, "checksum mismatch (stored %016" PRIx64
                               ", computed %016" PRIx64 ")", stored, sum)
-                 : st_bidx_check(data, len, ntagsets, err);
+                 : st_bidx_check(data, len, ntagsets, !full, err);
     if (rc < 0)
         st_err_prefix(err, "index of '%s': ", name);
     return rc;

@@ -113,10 +113,10 @@ int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const v
  * directory entries, codec 0, located by st_block_locate as entries
  * ncols .. ncols + nindex - 1 (off and len need room for all). This checks
  * index j's bytes, read apart, against its checksum in the (checked) head,
- * and its structure against the block's ntagsets rows; errors name the
- * field. */
+ * and its structure against the block's ntagsets rows (every bitmap when
+ * full: st_bidx_check); errors name the field. */
 int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
-                         uint32_t ntagsets, st_err *err);
+                         uint32_t ntagsets, bool full, st_err *err);
 /* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
  * a column not there, for a block of ntagsets tagsets and ntags tags; the
  * tag starts come from the count column when it is there. */

@@ -349,6 +349,7 @@ struct st_reader {
     uint32_t nidx;       /* the schema's indexed fields */
     unsigned char **ibuf; /* [nidx]: st_reader_index's bytes */
     size_t *icap;
+    st_cache_ent **iheld; /* [nidx]: or the cache's entries it shows */
     uint64_t streamed;   /* the block after the last one read through the stream */
     size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
@@ -533,9 +534,10 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
     r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);
     r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
+    r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
     if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
-        !r->head || !r->ibuf || !r->icap)
+        !r->head || !r->ibuf || !r->icap || !r->iheld)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -818,15 +820,24 @@ int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, u
     return 0;
 }
 
-int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
+static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char **idx, size_t *len,
+                      st_err *err)
 {
     int j = st_schema_index_of(r->s, f);
     uint64_t i = r->batch.block;
     if (j < 0)
         return st_err_set(err, ST_EINPUT, "%s: field '%s' has no index", r->path,
                           f < r->s->nfields ? r->s->fields[f].name : "?");
+    uint32_t c = r->ncols + (uint32_t)j;
+    st_cache_release(r->iheld[j]);
+    r->iheld[j] = r->cache && !full ? st_cache_get(&r->id, i, c) : NULL;
+    if (r->iheld[j]) {     /* checked when it was put there */
+        *idx = st_cache_data(r->iheld[j]);
+        *len = st_cache_size(r->iheld[j]);
+        return 0;
+    }
     int rc = r->head_block == i ? 0 : read_head(r, i, err);
-    uint32_t n = rc == 0 ? r->clen[r->ncols + j] : 0;
+    uint32_t n = rc == 0 ? r->clen[c] : 0;
     if (rc == 0 && n > r->icap[j]) {
         unsigned char *q = mem_realloc(r->ibuf[j], r->icap[j], n);
         if (!q)
@@ -834,10 +845,10 @@ int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t 
         r->ibuf[j] = q;
         r->icap[j] = n;
     }
-    if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[r->ncols + j], n, r->ibuf[j], err) < 0)
+    if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[c], n, r->ibuf[j], err) < 0)
         rc = 1;
     if (rc == 0)
-        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets, err);
+        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets, full, err);
     if (rc > 0) {   /* the I/O layer's message names the file */
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
@@ -847,9 +858,22 @@ int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t 
         return -1;
     }
     r->stats.bytes_read += n;
+    if (r->cache)
+        st_cache_put(&r->id, i, c, r->ibuf[j], n);
     *idx = r->ibuf[j];
     *len = n;
     return 0;
+}
+
+int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
+{
+    return read_index(r, f, false, idx, len, err);
+}
+
+int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len,
+                         st_err *err)
+{
+    return read_index(r, f, true, idx, len, err);
 }
 
 /* The last column of the run of wanted columns that starts at column c
@@ -967,6 +991,10 @@ static void release_held(st_reader *r)
         st_cache_release(r->held[c]);
         r->held[c] = NULL;
     }
+    for (uint32_t j = 0; r->iheld && j < r->nidx; j++) {
+        st_cache_release(r->iheld[j]);
+        r->iheld[j] = NULL;
+    }
 }
 
 /* Block i's wanted columns from the cache: 1 if all were there (the batch
@@ -1069,6 +1097,7 @@ void st_reader_close(st_reader *r)
     for (uint32_t j = 0; r->ibuf && r->icap && j < r->nidx; j++)
         mem_free(r->ibuf[j], r->icap[j]);
     mem_free(r->ibuf, (r->nidx + 1) * sizeof *r->ibuf);
+    mem_free(r->iheld, (r->nidx + 1) * sizeof *r->iheld);
     mem_free(r->icap, (r->nidx + 1) * sizeof *r->icap);
     mem_free(r->head, r->head_size);
     st_nbuf_close(r->io);
@@ -1101,7 +1130,7 @@ static int verify_indexes(st_reader *r, st_err *err)
         size_t len, wlen;
         if (!r->s->fields[c].index)
             continue;
-        if (st_reader_index(r, c, &idx, &len, err) < 0) {
+        if (st_reader_index_full(r, c, &idx, &len, err) < 0) {
             /* the caller names the file and block */
             const char *m = strstr(err->msg, "index of '");
             if (m)

@@ -114,9 +114,13 @@ void st_reader_info(const st_reader *r, st_file_info *out);
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
 /* The bitmap index (store/bindex.h) of field f, declared `index`, of the
  * block of the batch st_reader_next returned last: its bytes, read and
- * checked (checksum, structure), valid until the next call on r. 0, or -1
- * with err naming the file, block and field. */
+ * checked (checksum, directory), valid until the next call on r; from the
+ * process's cache, and put there, when r uses it. 0, or -1 with err naming
+ * the file, block and field. */
 int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err);
+/* The same, checking every bitmap of it (verify): st_bidx_check's full check. */
+int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len,
+                         st_err *err);
 /* The stored bytes of field f's column and of its bitmap index (0: none)
  * in block i, from the block's (checked) head: what a planner weighs
  * before choosing the index or the column. */

@@ -52,7 +52,7 @@ static void rows_of_every_value(void **state)
             size_t len;
             st_err err;
             assert_int_equal(st_bidx_build(f, col, n, &idx, &len, &err), 0);
-            assert_int_equal(st_bidx_check(idx, len, n, &err), 0);
+            assert_int_equal(st_bidx_check(idx, len, n, false, &err), 0);
             uint64_t total = 0;
             for (uint32_t i = 0; i < st_bidx_nvalues(idx); i++) {
                 uint64_t v = st_bidx_value(idx, i);
@@ -89,27 +89,27 @@ static void damage_is_refused(void **state)
     size_t len;
     st_err err;
     assert_int_equal(st_bidx_build(f, col, 100, &idx, &len, &err), 0);
-    assert_int_equal(st_bidx_check(idx, len, 100, &err), 0);
-    assert_int_equal(st_bidx_check(idx, len, 99, &err), -1);      /* a row past the block */
-    assert_int_equal(st_bidx_check(idx, len, 101, &err), -1);     /* a row missing */
-    assert_int_equal(st_bidx_check(idx, len - 1, 100, &err), -1); /* truncated */
-    assert_int_equal(st_bidx_check(idx, 3, 100, &err), -1);
+    assert_int_equal(st_bidx_check(idx, len, 100, false, &err), 0);
+    assert_int_equal(st_bidx_check(idx, len, 99, false, &err), -1);      /* a row past the block */
+    assert_int_equal(st_bidx_check(idx, len, 101, false, &err), -1);     /* a row missing */
+    assert_int_equal(st_bidx_check(idx, len - 1, 100, false, &err), -1); /* truncated */
+    assert_int_equal(st_bidx_check(idx, 3, 100, false, &err), -1);
     unsigned char *copy = mem_alloc(len + 1);
     memcpy(copy, idx, len);
     copy[len] = 0;
-    assert_int_equal(st_bidx_check(copy, len + 1, 100, &err), -1); /* bytes after */
+    assert_int_equal(st_bidx_check(copy, len + 1, 100, false, &err), -1); /* bytes after */
     assert_non_null(strstr(err.msg, "after its bitmaps"));
     memcpy(copy, idx, len);
     st_put64(copy + 4 + 12, 0);     /* the second value no longer above the first */
-    assert_int_equal(st_bidx_check(copy, len, 100, &err), -1);
+    assert_int_equal(st_bidx_check(copy, len, 100, false, &err), -1);
     assert_non_null(strstr(err.msg, "out of order"));
     memcpy(copy, idx, len);
     st_put32(copy, 1000);           /* more values than rows */
-    assert_int_equal(st_bidx_check(copy, len, 100, &err), -1);
+    assert_int_equal(st_bidx_check(copy, len, 100, false, &err), -1);
     memcpy(copy, idx, len);
     for (size_t i = 4 + 12 * 4; i < len; i++) {    /* every byte of the bitmaps */
         copy[i] ^= 0x5a;
-        int rc = st_bidx_check(copy, len, 100, &err);
+        int rc = st_bidx_check(copy, len, 100, false, &err);
         if (rc == 0) {  /* still well formed: then it still covers each row once */
             uint64_t total = 0;
             for (uint32_t v = 0; v < st_bidx_nvalues(copy); v++) {

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "vm/query/run.h"
 
+#include <inttypes.h>
 #include <roaring/roaring.h>
 #include <string.h>
 
@@ -426,6 +427,17 @@ static bool num_holds(const st_field *f, const QNumTest *t, uint64_t key)
     }
 }
 
+/* A bitmap of field fe's index (whose checksum held) that does not
+ * deserialize, or no memory for one: NULL with err set, never a guess. */
+static roaring_bitmap_t *damaged(roaring_bitmap_t *x, const st_batch *b, const QExpr *fe, st_err *err)
+{
+    if (x)
+        roaring_bitmap_free(x);
+    st_err_set(err, ST_ECORRUPT, "block %" PRIu64 ": index of '%s': a bitmap does not deserialize "
+               "(or no memory for it)", b->block, fe->name ? fe->name->data : "?");
+    return NULL;
+}
+
 /* The rows of block b that e holds for, from the reader's indexes: a new
  * bitmap, or NULL with err set. */
 static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batch *b, const QExpr *e,
@@ -468,7 +480,9 @@ static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batc
             uint64_t key = st_bidx_value(idx, i);
             bool holds = e->mask ? key < f->nsyms && ((e->mask[key >> 3] >> (key & 7)) & 1)
                                  : num_holds(f, &e->num, key);
-            if (holds && (y = st_bidx_rows_at(idx, len, i))) {
+            if (holds && !(y = st_bidx_rows_at(idx, len, i)))
+                return damaged(x, b, fe, err);
+            if (holds) {
                 roaring_bitmap_or_inplace(x, y);
                 roaring_bitmap_free(y);
             }
@@ -480,10 +494,10 @@ static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batc
             QExpr k = {.type = set->type, .ki = set->ints[i], .ks = set->strs[i], .kn = set->lens[i]};
             if (!encode_const(f, &k, v, &exact) || !exact)
                 continue;
-            if ((y = st_bidx_rows(idx, len, st_bidx_key(f, v)))) {
-                roaring_bitmap_or_inplace(x, y);
-                roaring_bitmap_free(y);
-            }
+            if (!(y = st_bidx_rows(idx, len, st_bidx_key(f, v))))
+                return damaged(x, b, fe, err);
+            roaring_bitmap_or_inplace(x, y);
+            roaring_bitmap_free(y);
         }
     } else {
         int one = eq_value(f, e, v);
@@ -492,7 +506,7 @@ static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batc
             roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
     }
     if (!x)
-        st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
+        return damaged(NULL, b, fe, err);
     return x;
 }
 

@@ -45,5 +45,12 @@ near("nor100bf01", g.n100, 0, 100)
 near("nor1num07", g.n1sd, 1, 0.71)
 near("uni10knum03", g.u10k, 4999.5, 2887)
 print(g.emax, g.umax, g.files)
+# the first set's bools and enumerations are indexed, the other sets not
+let q = a | where bool10num01 == 1 && golden1 && enumuni1000num01 < 500
+let e = q | explain count
+print(e.index_where, "|", e.where, "|", e.path)
+let n = q | count
+print(n, n == len(rows(a | where bool10num01 == 1 && golden1 && enumuni1000num01 < 500 && nor1bf02 < 100)))
+print((a | explain where bool10num02 == 1 | count).path)
 EOC
 "$COMB" check.comb
