@@ -510,6 +510,17 @@ static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batc
     return x;
 }
 
+int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                       uint64_t *n, st_err *err)
+{
+    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
+    if (!x)
+        return -1;
+    *n = lo < hi ? roaring_bitmap_range_cardinality(x, lo, hi) : 0;
+    roaring_bitmap_free(x);
+    return 0;
+}
+
 int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
                       KSel *out, st_err *err)
 {

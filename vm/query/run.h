@@ -152,6 +152,10 @@ int qprune_select(const QScan *sc, st_reader *r, st_err *err);
  * names its file, block and field: the scan then fails, never miscounts). */
 int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
                       KSel *out, st_err *err);
+/* How many of those rows there are, without listing them (a count the
+ * indexes cover). */
+int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                       uint64_t *n, st_err *err);
 
 /* ---- the consumers ------------------------------------------------------ */
 

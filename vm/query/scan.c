@@ -138,6 +138,16 @@ static bool part_step(Worker *w, uint32_t pi)
     }
     uint32_t lo = b->first, hi = b->ntagsets;
     qprune_rows(sc, b, &lo, &hi);
+    if (sc->index_where && !sc->where && !sc->tags && sc->consumer == QC_COUNT) {
+        uint64_t n;     /* the indexes answer it all: their cardinality */
+        if (qprune_index_count(sc, w->r, b, lo, hi, &n, &err) < 0) {
+            scan_fail(sh, err.msg);
+            return false;
+        }
+        w->count += n;
+        vm_progress_add(0, 1, 0);
+        return true;
+    }
     KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
     if (sc->index_where) {  /* the rows the bitmap indexes leave */
         if (qprune_index_rows(sc, w->r, b, lo, hi, &all, &err) < 0) {
