@@ -153,6 +153,8 @@ Value nat_fields(VM *vm, int argc, Value *argv)
         vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "type")),
                    v_obj(vm_str_cstr(vm, vm_field_type_name(fd, type, sizeof type))));
         vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "role")), v_obj(vm_str_cstr(vm, role_names[fd->role])));
+        if (fd->index)
+            vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "index")), v_bool(true));
         if (fd->type == ST_ENUM) {
             VArray *syms = vm_array_new(vm, fd->nsyms);
             vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "symbols")), v_obj(syms));

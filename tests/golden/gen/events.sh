@@ -12,6 +12,9 @@ cat >check.comb <<'EOC'
 let a = open("a")
 let f = fields(a)
 print(fmt("%d fields, %d bytes a row", len(f), sum_widths(f)))
+let indexed = []
+for x in f { if x.index { push(indexed, x.name) } }
+print(len(indexed), "indexed:", indexed[0], indexed[2], indexed[len(indexed) - 1])
 fn sum_widths(f) {
     let n = 0
     for x in f {
