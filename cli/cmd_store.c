@@ -71,7 +71,7 @@ static void usage(FILE *out)
 {
     fputs("usage: comb store create DIR --schema FILE --partition-key FIELD\n"
           "                         [--volumes V] [--partitions P] [--name NAME]\n"
-          "                         [--partition-bucket SECONDS]\n"
+          "                         [--partition-bucket B]\n"
           "       comb store info DIR\n"
           "       comb store verify DIR\n"
           "       comb store load DIR [--label L] [--parcel MB] [--header] [--replace] FILE...\n"
@@ -197,7 +197,7 @@ static void base_name(const char *dir, char *out, size_t n)
 /* ---- create ---------------------------------------------------------------- */
 
 /* The partition key must be a key field, so a tagset has one partition
- * (and a time or i64 one to place by time windows). */
+ * (and an integer or time one to place by windows). */
 static int check_partkey(const st_schema *s, const char *partkey, uint64_t bucket,
                          const char *where, st_err *err)
 {
@@ -229,6 +229,8 @@ static int create_store(const args *a, const st_schema *s, const char *partkey, 
                           .volumes = a->volumes == UNSET ? 1 : (uint32_t)a->volumes,
                           .partitions = a->partitions == UNSET ? 8 : (uint32_t)a->partitions,
                           .bucket = a->bucket,
+                          .keytype = st_partition_keytype(
+                              &s->fields[st_schema_find(s, partkey, strlen(partkey))]),
                           .schema = text, .schema_len = len};
     int rc = st_store_create(a->dir, &meta, err);
     mem_free(text, len + 1);
@@ -295,7 +297,9 @@ static int do_info(const args *a)
     st_store_files(s, add_file, &t);
     printf("name: %s\nlayout: %u volumes x %u partitions\npartition key: %s\n", in.name,
            in.volumes, in.partitions, in.partkey);
-    if (in.bucket)
+    if (in.bucket && in.keytype[0])
+        printf("partition bucket: %" PRIu64 " (placed by ranges of %s)\n", in.bucket, in.partkey);
+    else if (in.bucket)
         printf("partition bucket: %" PRIu64 " seconds (placed by time windows)\n", in.bucket);
     printf("generation: %" PRIu64 "\nlabel: %s\n", in.generation, in.label);
     for (int k = 0; k < ST_NKINDS; k++)

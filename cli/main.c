@@ -33,7 +33,7 @@ static const struct {
     const char *what;
 } subcommands[] = {
     {"cycle", NULL, "cycle/cycle.comb", "the daily cycle: dock, update, history, reports (docs/CYCLE.md)"},
-    {"gen", NULL, "gen/gen.comb", "test data: tap files and their expected reports (docs/TAPS.md)"},
+    {"gen", NULL, "gen/gen.comb", "test data: tap files and their expected reports (docs/TAPS.md), event stores (docs/EVENTS.md)"},
     {"gre", NULL, "gre.comb", "the fixed-string grep work-alike, written in comb (docs/GRE.md)"},
     {"report", NULL, "report/report.comb", "the cycle's reports to look at: show, drill, html (docs/REPORT.md)"},
     {"jobs", cmd_jobs, NULL, "the job dispatcher: run, serve, status, ... (docs/JOBS.md)"},

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "store/bindex.h"
 #include "store/bytes.h"
 #include "store/mem.h"
 
@@ -54,6 +55,8 @@ struct st_block_enc {
     st_zone *zones;
     void *state; /* LZ4 or LZ4 HC compression state */
     size_t state_size;
+    unsigned char **idx; /* [nindex]: the last block's bitmap indexes */
+    size_t *idx_len;
 };
 
 void st_block_enc_free(st_block_enc *e)
@@ -66,6 +69,10 @@ void st_block_enc_free(st_block_enc *e)
     mem_free(e->zones, e->ncols * sizeof *e->zones);
     mem_free(e->out, e->out_cap);
     mem_free(e->state, e->state_size);
+    for (uint32_t j = 0; e->idx && e->idx_len && j < e->s->nindex; j++)
+        mem_free(e->idx[j], e->idx_len[j]);
+    mem_free(e->idx, (e->s->nindex + 1) * sizeof *e->idx);
+    mem_free(e->idx_len, (e->s->nindex + 1) * sizeof *e->idx_len);
     mem_free(e, sizeof *e);
 }
 
@@ -88,7 +95,10 @@ st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st
     }
     e->cols = mem_calloc(e->ncols, sizeof *e->cols);
     e->zones = mem_calloc(e->ncols, sizeof *e->zones);
-    if (!e->cols || !e->zones || (e->state_size && !(e->state = mem_alloc(e->state_size)))) {
+    e->idx = mem_calloc(s->nindex + 1, sizeof *e->idx);
+    e->idx_len = mem_calloc(s->nindex + 1, sizeof *e->idx_len);
+    if (!e->cols || !e->zones || !e->idx || !e->idx_len ||
+        (e->state_size && !(e->state = mem_alloc(e->state_size)))) {
         st_block_enc_free(e);
         st_err_nomem(err, "block encoder");
         return NULL;
@@ -200,12 +210,32 @@ static int compress_col(st_block_enc *e, const unsigned char *src, size_t n, uns
     return CODEC_RAW;
 }
 
+/* The bitmap indexes of the block's indexed fields, built from their
+ * columns (e->idx[j], e->idx_len[j]), before the columns are compressed. */
+static int build_indexes(st_block_enc *e, size_t *bound, st_err *err)
+{
+    for (uint32_t c = 0, j = 0; c < e->s->nrow; c++) {
+        if (!e->s->fields[c].index)
+            continue;
+        mem_free(e->idx[j], e->idx_len[j]);
+        e->idx[j] = NULL;
+        e->idx_len[j] = 0;
+        if (st_bidx_build(&e->s->fields[c], e->cols[c].p, e->ntagsets, &e->idx[j], &e->idx_len[j],
+                          err) < 0)
+            return -1;
+        *bound += e->idx_len[j++];
+    }
+    return 0;
+}
+
 int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
                         st_err *err)
 {
-    size_t dir = ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * e->ncols, bound = dir;
+    size_t dir = st_block_head_size(e->s), bound = dir;
     for (uint32_t c = 0; c < e->ncols; c++)
         bound += (size_t)LZ4_compressBound((int)e->cols[c].n);
+    if (build_indexes(e, &bound, err) < 0)
+        return -1;
     if (reserve(&e->out, &e->out_cap, bound) < 0)
         return st_err_nomem(err, "block buffer");
     unsigned char *o = e->out;
@@ -227,6 +257,15 @@ int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, c
                       &e->zones[c]);
         at += stored;
         v->n = 0;
+    }
+    for (uint32_t j = 0; j < e->s->nindex; j++) {   /* stored raw, after the columns */
+        unsigned char *d = o + ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * (e->ncols + j);
+        memcpy(o + at, e->idx[j], e->idx_len[j]);
+        memset(d, 0, 4);
+        st_put32(d + 4, (uint32_t)e->idx_len[j]);
+        st_put32(d + 8, (uint32_t)e->idx_len[j]);
+        st_put64(d + 12, XXH3_64bits(o + at, e->idx_len[j]));
+        at += e->idx_len[j];
     }
     st_put64(o, XXH3_64bits(o + 8, dir - 8)); /* the head; the columns carry their own */
     *out = o;
@@ -289,7 +328,7 @@ static size_t dirent_size(uint32_t version)
 
 size_t st_block_head_size(const st_schema *s)
 {
-    return ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * st_schema_ncols(s);
+    return ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * (st_schema_ncols(s) + s->nindex);
 }
 
 /* Checks the directory against the counts and the block's length n. */
@@ -297,7 +336,8 @@ static int read_dir(const st_schema *s, uint32_t version, const unsigned char *p
                     uint32_t ntagsets, uint32_t ntags, uint32_t ncols, colent *d, st_err *err)
 {
     size_t es = dirent_size(version);
-    uint64_t at = ST_BLOCK_HEADER + (uint64_t)es * ncols, total = 0;
+    uint32_t nidx = version >= 3 ? s->nindex : 0;   /* the bitmap indexes' entries follow the columns' */
+    uint64_t at = ST_BLOCK_HEADER + (uint64_t)es * (ncols + nidx), total = 0;
     if (at > n)
         return st_err_set(err, ST_ECORRUPT, "block of %zu bytes cannot hold its column directory", n);
     for (uint32_t c = 0; c < ncols; c++) {
@@ -325,6 +365,20 @@ static int read_dir(const st_schema *s, uint32_t version, const unsigned char *p
         at += d[c].stored;
         if (at > n)
             return st_err_set(err, ST_ECORRUPT, "column '%s' runs past the end of the block", f->name);
+    }
+    for (uint32_t j = 0; j < nidx; j++) {  /* then the bitmap indexes, raw */
+        const unsigned char *e = p + ST_BLOCK_HEADER + es * (ncols + j);
+        colent *x = &d[ncols + j];
+        x->codec = e[0];
+        x->raw = st_get32(e + 4);
+        x->stored = st_get32(e + 8);
+        x->sum = st_get64(e + 12);
+        x->off = at;
+        if (e[0] || e[1] || e[2] || e[3] || x->raw != x->stored || x->stored < 4)
+            return st_err_set(err, ST_ECORRUPT, "index %" PRIu32 " has a bad directory entry", j);
+        at += x->stored;
+        if (at > n)
+            return st_err_set(err, ST_ECORRUPT, "index %" PRIu32 " runs past the end of the block", j);
     }
     if (at != n)
         return st_err_set(err, ST_ECORRUPT, "block has %" PRIu64 " bytes after its last column", (uint64_t)n - at);
@@ -408,7 +462,8 @@ static int check_head(const st_schema *s, uint32_t version, const unsigned char 
         return st_err_set(err, ST_ECORRUPT, "block of %zu bytes is smaller than a block header", n);
     uint32_t ncols = st_get32(p + 20);
     /* Version 2 checksums the header and directory; the columns have their own. */
-    size_t covered = version == 1 ? n : ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * st_schema_ncols(s);
+    size_t covered = version == 1 ? n : version == 2 ? ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * st_schema_ncols(s)
+                                                  : st_block_head_size(s);
     if (covered > hn)
         return st_err_set(err, ST_ECORRUPT, "block of %zu bytes cannot hold its column directory", n);
     uint64_t stored = st_get64(p), actual = XXH3_64bits(p + 8, covered - 8);
@@ -452,8 +507,9 @@ static int decode(const st_schema *s, uint32_t version, const unsigned char *p, 
     uint32_t ntagsets, ntags, ncols = st_schema_ncols(s);
     if (check_head(s, version, p, hn, n, &ntagsets, &ntags, err) < 0)
         return -1;
+    uint32_t nd = ncols + s->nindex;
     colent dir_small[64], *dir = dir_small;
-    if (ncols > 64 && !(dir = mem_alloc(ncols * sizeof *dir)))
+    if (nd > 64 && !(dir = mem_alloc(nd * sizeof *dir)))
         return st_err_nomem(err, "block directory");
     int rc = read_dir(s, version, p, n, ntagsets, ntags, ncols, dir, err);
     if (rc == 0)
@@ -477,7 +533,7 @@ static int decode(const st_schema *s, uint32_t version, const unsigned char *p, 
             rc = count_tags(b, b->cols[s->nfields], err);
     }
     if (dir != dir_small)
-        mem_free(dir, ncols * sizeof *dir);
+        mem_free(dir, nd * sizeof *dir);
     return rc;
 }
 
@@ -487,28 +543,52 @@ int st_block_decode(const st_schema *s, uint32_t version, const void *block, siz
     return decode(s, version, block, n, n, NULL, want, b, err);
 }
 
+/* The layout of a block whose head is read apart (version 2 or 3: the
+ * schema says which, a file with indexes being version 3). */
+static uint32_t layout(const st_schema *s) { return s->nindex ? 3 : 2; }
+
 int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *off, uint32_t *len,
                     st_err *err)
 {
-    uint32_t ntagsets, ntags, ncols = st_schema_ncols(s);
+    uint32_t ntagsets, ntags, ncols = st_schema_ncols(s), nd = ncols + s->nindex;
     size_t hn = st_block_head_size(s);
-    if (check_head(s, 2, head, hn, n, &ntagsets, &ntags, err) < 0)
+    if (check_head(s, layout(s), head, hn, n, &ntagsets, &ntags, err) < 0)
         return -1;
     colent dir_small[64], *dir = dir_small;
-    if (ncols > 64 && !(dir = mem_alloc(ncols * sizeof *dir)))
+    if (nd > 64 && !(dir = mem_alloc(nd * sizeof *dir)))
         return st_err_nomem(err, "block directory");
-    int rc = read_dir(s, 2, head, n, ntagsets, ntags, ncols, dir, err);
-    for (uint32_t c = 0; c < ncols && rc == 0; c++) {
+    int rc = read_dir(s, layout(s), head, n, ntagsets, ntags, ncols, dir, err);
+    for (uint32_t c = 0; c < nd && rc == 0; c++) {
         off[c] = dir[c].off;
         len[c] = dir[c].stored;
     }
     if (dir != dir_small)
-        mem_free(dir, ncols * sizeof *dir);
+        mem_free(dir, nd * sizeof *dir);
+    return rc;
+}
+
+int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
+                         uint32_t ntagsets, bool full, st_err *err)
+{
+    const unsigned char *e = (const unsigned char *)head + ST_BLOCK_HEADER +
+                             (size_t)ST_BLOCK_DIRENT * (st_schema_ncols(s) + j);
+    uint32_t len = st_get32(e + 8);
+    uint64_t sum = XXH3_64bits(data, len), stored = st_get64(e + 12);
+    const char *name = "?";
+    for (uint32_t c = 0, k = 0; c < s->nrow; c++)
+        if (s->fields[c].index && k++ == j)
+            name = s->fields[c].name;
+    int rc = sum != stored
+                 ? st_err_set(err, ST_ECORRUPT, "checksum mismatch (stored %016" PRIx64
+                              ", computed %016" PRIx64 ")", stored, sum)
+                 : st_bidx_check(data, len, ntagsets, !full, err);
+    if (rc < 0)
+        st_err_prefix(err, "index of '%s': ", name);
     return rc;
 }
 
 int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
                          const bool *want, st_batch *b, st_err *err)
 {
-    return decode(s, 2, head, st_block_head_size(s), n, data, want, b, err);
+    return decode(s, layout(s), head, st_block_head_size(s), n, data, want, b, err);
 }

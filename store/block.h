@@ -86,7 +86,7 @@ uint64_t st_block_enc_raw(const st_block_enc *e);
 int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
                         st_err *err);
 
-/* Checks a block of a file of format version (1 or 2) and decodes the
+/* Checks a block of a file of format version (1, 2 or 3) and decodes the
  * columns with want[c] set (want NULL: all); asking for any tag column also
  * decodes the counts. Checksums come first: version 2 checks the head's
  * (header and directory) and then each decoded column's, version 1 the
@@ -108,6 +108,15 @@ int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *of
                     st_err *err);
 int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
                          const bool *want, st_batch *b, st_err *err);
+/* A block of a schema with indexed fields (format version 3) carries, after
+ * its columns, the bitmap index of each (store/bindex.h): s->nindex more
+ * directory entries, codec 0, located by st_block_locate as entries
+ * ncols .. ncols + nindex - 1 (off and len need room for all). This checks
+ * index j's bytes, read apart, against its checksum in the (checked) head,
+ * and its structure against the block's ntagsets rows (every bitmap when
+ * full: st_bidx_check); errors name the field. */
+int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
+                         uint32_t ntagsets, bool full, st_err *err);
 /* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
  * a column not there, for a block of ntagsets tagsets and ntags tags; the
  * tag starts come from the count column when it is there. */

@@ -132,11 +132,20 @@ void st_partition_split(uint32_t global, uint32_t partitions, uint32_t *vol, uin
     *part = global % partitions;
 }
 
+static int64_t floor_div(int64_t v, int64_t b) { return v / b - (v % b < 0); }
+
+/* Window w's global partition of n (uw for an unsigned key's window). */
+static uint32_t window_part(bool uns, int64_t w, uint64_t uw, uint32_t n)
+{
+    if (uns)
+        return (uint32_t)(uw % n);
+    int64_t g = w % (int64_t)n;
+    return (uint32_t)(g < 0 ? g + n : g);
+}
+
 uint32_t st_partition_of_time(int64_t value, uint64_t bucket, uint32_t nparts_total)
 {
-    int64_t b = (int64_t)bucket, w = value / b - (value % b < 0);    /* floor */
-    int64_t g = w % (int64_t)nparts_total;
-    return (uint32_t)(g < 0 ? g + nparts_total : g);
+    return window_part(false, floor_div(value, (int64_t)bucket), 0, nparts_total);
 }
 
 int st_partition_check_bucket(const st_field *f, uint64_t bucket, st_err *err)
@@ -144,24 +153,84 @@ int st_partition_check_bucket(const st_field *f, uint64_t bucket, st_err *err)
     if (bucket > INT64_MAX)
         return st_err_set(err, ST_EINPUT, "the partition bucket %llu is too large",
                           (unsigned long long)bucket);
-    if (bucket && f->type != ST_TIME && f->type != ST_I64)
-        return st_err_set(err, ST_EINPUT, "a partition bucket needs a time or i64 partition "
+    if (bucket && (f->type > ST_I64 && f->type != ST_TIME))
+        return st_err_set(err, ST_EINPUT, "a partition bucket needs an integer or time partition "
                           "key; '%s' is not one", f->name);
     return 0;
+}
+
+const char *st_partition_keytype(const st_field *f)
+{
+    return f->type < ST_I64 ? st_meta_keytypes[f->type] : NULL;
+}
+
+/* A key of a store placed by windows: its window floor(value / bucket),
+ * signed (*w) or, for an unsigned key type, unsigned (*uw). */
+static bool key_window(const st_meta *m, const void *bytes, size_t len, int64_t *w, uint64_t *uw)
+{
+    unsigned char b[8] = {0};
+    memcpy(b, bytes, len < 8 ? len : 8);
+    uint64_t u;
+    memcpy(&u, b, 8);
+    if (m->keytype[0] == 'u') {
+        *uw = u / m->bucket;
+        return true;
+    }
+    if (len < 8 && (b[len - 1] & 0x80)) /* sign-extend a narrower signed key */
+        u |= ~(uint64_t)0 << (8 * len);
+    *w = floor_div((int64_t)u, (int64_t)m->bucket);
+    return false;
 }
 
 void st_store_place(const st_store *s, const void *bytes, size_t len, uint32_t *vol,
                     uint32_t *part)
 {
     uint32_t n = s->meta.volumes * s->meta.partitions, g;
-    int64_t v;
-    if (s->meta.bucket && len == sizeof v) {
-        memcpy(&v, bytes, sizeof v);
-        g = st_partition_of_time(v, s->meta.bucket, n);
+    if (s->meta.bucket) {
+        int64_t w = 0;
+        uint64_t uw = 0;
+        bool uns = key_window(&s->meta, bytes, len, &w, &uw);
+        g = window_part(uns, w, uw, n);
     } else {
         g = st_partition_of(bytes, len, n);
     }
     st_partition_split(g, s->meta.partitions, vol, part);
+}
+
+bool st_store_place_range(const st_store *s, const void *lo, const void *hi, size_t len,
+                          uint32_t *out, uint32_t *nout)
+{
+    uint32_t n = s->meta.volumes * s->meta.partitions;
+    if (!s->meta.bucket)
+        return false;
+    *nout = 0;
+    int64_t wlo = INT64_MIN, whi = INT64_MAX;
+    uint64_t ulo = 0, uhi = UINT64_MAX / s->meta.bucket, span;
+    bool uns = s->meta.keytype[0] == 'u';
+    if (!uns) { /* the least and greatest windows of the key's type */
+        int64_t bk = (int64_t)s->meta.bucket;
+        int64_t least = len < 8 ? -((int64_t)1 << (8 * len - 1)) : INT64_MIN;
+        int64_t most = len < 8 ? ((int64_t)1 << (8 * len - 1)) - 1 : INT64_MAX;
+        wlo = floor_div(least, bk);
+        whi = floor_div(most, bk);
+    }
+    if (lo)
+        key_window(&s->meta, lo, len, &wlo, &ulo);
+    if (hi)
+        key_window(&s->meta, hi, len, &whi, &uhi);
+    if (uns ? ulo > uhi : wlo > whi)
+        return true;
+    span = uns ? uhi - ulo : (uint64_t)whi - (uint64_t)wlo;
+    if (span >= n - 1) {
+        for (uint32_t g = 0; g < n; g++)
+            out[(*nout)++] = g;
+        return true;
+    }
+    /* at most n windows, each a different partition: in order from the first */
+    uint32_t g0 = window_part(uns, wlo, ulo, n);
+    for (uint64_t k = 0; k <= span; k++)
+        out[(*nout)++] = (uint32_t)((g0 + k) % n);
+    return true;
 }
 
 /* ---- create ------------------------------------------------------------- */
@@ -216,6 +285,7 @@ static int fill_new(const char *tmp, const st_store_meta *meta, st_err *err)
                  .schema_len = meta->schema_len};
     snprintf(m.name, sizeof m.name, "%s", meta->name);
     snprintf(m.partkey, sizeof m.partkey, "%s", meta->partkey);
+    snprintf(m.keytype, sizeof m.keytype, "%s", meta->bucket && meta->keytype ? meta->keytype : "");
     st_manifest man;
     char *text[2] = {NULL, NULL};
     size_t len[2] = {0, 0};
@@ -391,6 +461,7 @@ void st_store_info(const st_store *s, st_storeinfo *info)
     info->volumes = s->meta.volumes;
     info->partitions = s->meta.partitions;
     info->bucket = s->meta.bucket;
+    info->keytype = s->meta.keytype;
     info->generation = s->m.generation;
     size_t nf = (size_t)s->m.volumes * s->m.partitions * ST_NKINDS;
     for (size_t i = 0; i < nf; i++) {

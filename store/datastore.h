@@ -53,7 +53,8 @@
 typedef struct st_store_meta {
     const char *name;       /* printable, 1..200 bytes */
     const char *partkey;    /* the partition-key field's name, no spaces */
-    uint64_t bucket;        /* 0: placed by hash; else by time windows (st_partition_of_time) */
+    uint64_t bucket;        /* 0: placed by hash; else by windows of the key (st_partition_of_time) */
+    const char *keytype;    /* with a bucket, st_partition_keytype of the key (NULL: time, i64) */
     uint32_t volumes;       /* 1..1000 (Gecko: 93) */
     uint32_t partitions;    /* per volume, 1..1000 (Gecko: 52) */
     const char *schema;     /* opaque schema text, kept verbatim */
@@ -80,7 +81,8 @@ typedef struct st_storeinfo {
     const char *dir, *name, *partkey, *label, *schema;
     size_t schema_len;
     uint32_t volumes, partitions;
-    uint64_t bucket;        /* the placement's time window in seconds, 0: by hash */
+    uint64_t bucket;        /* the placement's window in the key's units, 0: by hash */
+    const char *keytype;    /* "": the key is a time or i64; else its type (u32 ...) */
     uint64_t generation;
     uint64_t files[ST_NKINDS], bytes[ST_NKINDS]; /* per kind, from the manifest */
 } st_storeinfo;
@@ -99,13 +101,24 @@ uint32_t st_partition_of(const void *bytes, size_t len, uint32_t nparts_total);
  * holds few of them: zone maps on times near the key's then skip the other
  * partitions' blocks. Part of the format: never change. */
 uint32_t st_partition_of_time(int64_t value, uint64_t bucket, uint32_t nparts_total);
-/* Whether field f can place a store by windows of bucket seconds (a time or
- * i64 key field); -1 with err set if not. */
+/* Whether field f can place a store by windows of bucket units (an integer
+ * or time key field); -1 with err set if not. */
 int st_partition_check_bucket(const st_field *f, uint64_t bucket, st_err *err);
+/* A key placed by windows that is not a time or i64 (an event store's run:
+ * range partitioning) is read as its type, which STORE then names (version
+ * 3): its name for st_store_meta.keytype, NULL for time and i64. */
+const char *st_partition_keytype(const st_field *f);
 void st_partition_split(uint32_t global, uint32_t partitions, uint32_t *vol, uint32_t *part);
-/* Both at once, for this store (by hash or by time, as it was made). */
+/* Both at once, for this store (by hash or by windows, as it was made). */
 void st_store_place(const st_store *s, const void *bytes, size_t len, uint32_t *vol,
                     uint32_t *part);
+/* For a store placed by windows, the global partitions that can hold a key
+ * in [lo, hi] (partition-key values as stored, len bytes; NULL: unbounded):
+ * *n of them into out (room for volumes x partitions), none when lo > hi,
+ * every one when the range spans that many windows. False for a store
+ * placed by hash, where a range says nothing of the partitions. */
+bool st_store_place_range(const st_store *s, const void *lo, const void *hi, size_t len,
+                          uint32_t *out, uint32_t *n);
 
 typedef struct st_file {
     uint32_t vol, part;

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -18,6 +19,7 @@ const char *const st_kind_names[ST_NKINDS] = {ST_KINDS(ST_KIND_NAME)};
 #define META_MAGIC "comb-store"
 #define FORMAT_VERSION 1
 #define STORE_VERSION_BUCKET 2 /* STORE with a partbucket line (time placement) */
+#define STORE_VERSION_RANGE 3  /* and a partkeytype line (another integer key) */
 #define SUM_LINE 22 /* "xxh3 " + 16 hex + "\n" */
 
 /* ---- building text ------------------------------------------------------ */
@@ -386,14 +388,26 @@ int st_meta_format(const st_meta *meta, char **buf, size_t *n, st_err *err)
     struct text t = {0};
     /* a store placed by hash stays version 1, which every comb reads */
     putf(&t, "%s %d\nname %s\nvolumes %u\npartitions %u\npartkey %s\n", META_MAGIC,
-         meta->bucket ? STORE_VERSION_BUCKET : FORMAT_VERSION, meta->name, meta->volumes,
-         meta->partitions, meta->partkey);
+         meta->keytype[0] ? STORE_VERSION_RANGE : meta->bucket ? STORE_VERSION_BUCKET : FORMAT_VERSION,
+         meta->name, meta->volumes, meta->partitions, meta->partkey);
     if (meta->bucket)
         putf(&t, "partbucket %llu\n", (unsigned long long)meta->bucket);
+    if (meta->keytype[0])
+        putf(&t, "partkeytype %s\n", meta->keytype);
     putf(&t, "schema %zu\n", meta->schema_len);
     put(&t, meta->schema, meta->schema_len);
     put(&t, "\n", 1);
     return seal(&t, "STORE file", buf, n, err);
+}
+
+const char *const st_meta_keytypes[ST_META_NKEYTYPES] = {"u8", "u16", "u32", "u64", "i8", "i16", "i32"};
+
+static bool known_keytype(const char *t)
+{
+    for (size_t i = 0; i < ST_META_NKEYTYPES; i++)
+        if (!strcmp(t, st_meta_keytypes[i]))
+            return true;
+    return false;
 }
 
 static int parse_meta(st_meta *meta, const char *buf, size_t n, const char *path, st_err *err)
@@ -401,15 +415,19 @@ static int parse_meta(st_meta *meta, const char *buf, size_t n, const char *path
     struct cur c;
     uint64_t vols, parts, len, version;
     memset(meta, 0, sizeof *meta);
-    if (open_text(&c, buf, n, path, META_MAGIC, "STORE", STORE_VERSION_BUCKET, &version, err) < 0 ||
+    if (open_text(&c, buf, n, path, META_MAGIC, "STORE", STORE_VERSION_RANGE, &version, err) < 0 ||
         field_text(&c, "name", meta->name, 0, 1) < 0 ||
         field_number(&c, "volumes", 1, ST_MAX_VOLUMES, &vols) < 0 ||
         field_number(&c, "partitions", 1, ST_MAX_PARTITIONS, &parts) < 0 ||
         field_text(&c, "partkey", meta->partkey, 0, 0) < 0 ||
-        (version == STORE_VERSION_BUCKET &&
+        (version >= STORE_VERSION_BUCKET &&
          field_number(&c, "partbucket", 1, INT64_MAX, &meta->bucket) < 0) ||
+        (version == STORE_VERSION_RANGE &&
+         field_text(&c, "partkeytype", meta->keytype, 0, 0) < 0) ||
         field_number(&c, "schema", 0, ST_SCHEMA_MAX, &len) < 0)
         return -1;
+    if (version == STORE_VERSION_RANGE && !known_keytype(meta->keytype))
+        return bad(&c, "partkeytype %s is not an integer type", meta->keytype);
     if ((uint64_t)(c.end - c.p) != len + 1 || c.end[-1] != '\n')
         return bad(&c, "the schema is not %llu bytes and a newline", (unsigned long long)len);
     meta->volumes = (uint32_t)vols;

@@ -42,11 +42,17 @@ typedef struct st_manifest {
     st_mfile *files;             /* [volumes][partitions][ST_NKINDS] */
 } st_manifest;
 
+/* The key types STORE version 3 may name (partkeytype), by st_type: u8,
+ * u16, u32, u64, i8, i16, i32. */
+#define ST_META_NKEYTYPES 7
+extern const char *const st_meta_keytypes[ST_META_NKEYTYPES];
+
 /* The store's fixed description, written once by create. */
 typedef struct st_meta {
     char name[ST_TEXT_MAX + 1];
     char partkey[ST_TEXT_MAX + 1]; /* the field whose bytes place tagsets */
-    uint64_t bucket;               /* 0, or time windows place them (format version 2) */
+    uint64_t bucket;               /* 0, or windows of the key place them (STORE version 2) */
+    char keytype[ST_TEXT_MAX + 1]; /* "", or the key's type when not time or i64 (version 3) */
     uint32_t volumes, partitions;
     char *schema; /* opaque text (part A's schema), schema_len bytes + NUL */
     size_t schema_len;

@@ -322,7 +322,20 @@ static int parse_field(parser *ps)
     next_token(lx);
     if (expect_punct(lx, ':', "':' after the field name") < 0)
         return -1;
-    return parse_type(lx, &d->f);
+    if (parse_type(lx, &d->f) < 0)
+        return -1;
+    if (!tok_is(&lx->tok, "index"))
+        return 0;
+    /* a bitmap index: a bitmap per value of a block, for few values */
+    const st_field *f = &d->f;
+    if (f->role == ST_TAG || !(f->type == ST_BOOL || f->type == ST_ENUM || f->type == ST_U8 ||
+                               f->type == ST_I8 || f->type == ST_U16 || f->type == ST_I16 ||
+                               (f->type == ST_CHAR && f->width <= 8)))
+        return fail_at(lx, &lx->tok, "field '%s': an index needs a key or tagset field of type "
+                       "bool, enum, u8, i8, u16, i16 or char[N] with N <= 8", f->name);
+    d->f.index = true;
+    next_token(lx);
+    return 0;
 }
 
 /* schema: { SEP } [ field { SEP { SEP } field } ] { SEP } EOF */
@@ -358,6 +371,7 @@ static int lay_out(st_schema *s, parser *ps, st_err *err)
             uint32_t *off = r == ST_TAG ? &tag : &row;
             f->offset = *off;
             *off += f->width;
+            s->nindex += f->index;
         }
         if (r == ST_KEY) {
             s->nkeys = k;
@@ -464,7 +478,7 @@ char *st_schema_format(const st_schema *s, size_t *len)
         } else {
             sb_add(&b, st_type_name(f->type));
         }
-        sb_add(&b, "\n");
+        sb_add(&b, f->index ? " index\n" : "\n");
     }
     if (b.oom || !b.p) {
         mem_free(b.p, b.cap);
@@ -483,7 +497,7 @@ char *st_schema_format(const st_schema *s, size_t *len)
 static bool field_equal(const st_field *a, const st_field *b)
 {
     if (strcmp(a->name, b->name) != 0 || a->type != b->type || a->role != b->role ||
-        a->width != b->width || a->nsyms != b->nsyms)
+        a->width != b->width || a->nsyms != b->nsyms || a->index != b->index)
         return false;
     for (uint32_t j = 0; j < a->nsyms; j++)
         if (strcmp(a->syms[j], b->syms[j]) != 0)
@@ -502,6 +516,16 @@ bool st_schema_equal(const st_schema *a, const st_schema *b)
 }
 
 /* ---- lookups ------------------------------------------------------------- */
+
+int st_schema_index_of(const st_schema *s, uint32_t f)
+{
+    if (f >= s->nfields || !s->fields[f].index)
+        return -1;
+    int k = 0;
+    for (uint32_t i = 0; i < f; i++)
+        k += s->fields[i].index;
+    return k;
+}
 
 int st_schema_find(const st_schema *s, const char *name, size_t len)
 {

@@ -61,6 +61,7 @@ typedef struct st_field {
     uint32_t offset; /* byte offset in its row (tagset row or tag row) */
     uint32_t nsyms;  /* enum only */
     char **syms;     /* enum only: symbol names, index = stored value */
+    bool index;      /* declared `index`: its blocks carry a bitmap index (store/bindex.h) */
 } st_field;
 
 typedef struct st_schema {
@@ -71,6 +72,7 @@ typedef struct st_schema {
     uint32_t key_size; /* bytes of the key prefix of a tagset row */
     uint32_t row_size; /* bytes of a tagset row */
     uint32_t tag_size; /* bytes of a tag row (0 when there are no tag fields) */
+    uint32_t nindex;   /* fields declared `index` (key or tagset fields) */
 } st_schema;
 
 /* Parses schema text text[0 .. len). line and col give the position of
@@ -80,6 +82,10 @@ void st_schema_free(st_schema *s);
 /* The canonical text, one field per line; NULL when out of memory. */
 char *st_schema_format(const st_schema *s, size_t *len);
 bool st_schema_equal(const st_schema *a, const st_schema *b);
+
+/* The number among the indexed fields of field f (declared `index`, in
+ * canonical order), or -1 when it has no index. */
+int st_schema_index_of(const st_schema *s, uint32_t f);
 
 /* Field index by name, or -1. */
 int st_schema_find(const st_schema *s, const char *name, size_t len);

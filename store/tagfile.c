@@ -7,6 +7,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "store/bindex.h"
 #include "store/bytes.h"
 #include "store/cache.h"
 #include "store/mem.h"
@@ -85,7 +86,8 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
         return st_err_nomem(err, w->path);
     }
     memcpy(h, head_magic, 8);
-    st_put32(h + 8, ST_FORMAT_VERSION);
+    /* a file without indexes stays version 2, which older combs read */
+    st_put32(h + 8, w->s->nindex ? ST_FORMAT_VERSION : ST_FORMAT_VERSION_PLAIN);
     st_put32(h + 12, 0); /* flags: no optional features yet */
     st_put32(h + 16, w->block_size);
     st_put32(h + 20, (uint32_t)slen);
@@ -343,6 +345,11 @@ struct st_reader {
     uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
     uint32_t *clen;
     unsigned char *head; /* read_cols: a block's head */
+    uint64_t head_block; /* the block whose head it is (UINT64_MAX: none) */
+    uint32_t nidx;       /* the schema's indexed fields */
+    unsigned char **ibuf; /* [nidx]: st_reader_index's bytes */
+    size_t *icap;
+    st_cache_ent **iheld; /* [nidx]: or the cache's entries it shows */
     uint64_t streamed;   /* the block after the last one read through the stream */
     size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
@@ -519,11 +526,18 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
     r->held = mem_calloc(r->ncols, sizeof *r->held);
     r->colp = mem_calloc(r->ncols, sizeof *r->colp);
-    r->coff = mem_alloc(r->ncols * sizeof *r->coff);
-    r->clen = mem_alloc(r->ncols * sizeof *r->clen);
+    r->nidx = r->s->nindex;
+    r->head_block = UINT64_MAX;
+    if (r->nidx && r->info.version < 3)
+        return corrupt(r, err, "indexed fields in a file of format version 2 or older");
+    r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
+    r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
+    r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);
+    r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
+    r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
     if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
-        !r->head)
+        !r->head || !r->ibuf || !r->icap || !r->iheld)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -770,6 +784,109 @@ static bool sparse(const st_reader *r, uint64_t i, const bool *want)
 
 #define RUN_GAP 4096 /* columns closer than this are read with one pread */
 
+/* Reads and locates block i's head (r->coff, r->clen): 0, 1 on an I/O
+ * error (its message names the file), -1 on a bad head. */
+static int read_head(st_reader *r, uint64_t i, st_err *err)
+{
+    const unsigned char *e = entry(r, i);
+    uint32_t stored = st_get32(e + 8);
+    size_t hn = st_block_head_size(r->s);
+    if (hn > stored)
+        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
+                          stored);
+    r->head_block = UINT64_MAX;
+    if (st_nbuf_pread(r->io, st_get64(e), hn, r->head, err) < 0)
+        return 1;
+    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
+        return -1;
+    r->head_block = i;
+    return 0;
+}
+
+int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, uint32_t *idx,
+                          st_err *err)
+{
+    int j = st_schema_index_of(r->s, f);
+    int rc = i >= r->info.nblocks || f >= r->s->nfields ? st_err_set(err, ST_EINPUT, "%s: no block %" PRIu64, r->path, i)
+           : r->head_block == i ? 0 : read_head(r, i, err);
+    if (rc > 0)
+        st_err_suffix(err, " (block %" PRIu64 ")", i);
+    else if (rc < 0)
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+    if (rc != 0)
+        return -1;
+    *col = r->clen[f];
+    *idx = j < 0 ? 0 : r->clen[r->ncols + j];
+    return 0;
+}
+
+static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char **idx, size_t *len,
+                      st_err *err)
+{
+    int j = st_schema_index_of(r->s, f);
+    uint64_t i = r->batch.block;
+    if (j < 0)
+        return st_err_set(err, ST_EINPUT, "%s: field '%s' has no index", r->path,
+                          f < r->s->nfields ? r->s->fields[f].name : "?");
+    uint32_t c = r->ncols + (uint32_t)j;
+    st_cache_release(r->iheld[j]);
+    r->iheld[j] = r->cache && !full ? st_cache_get(&r->id, i, c) : NULL;
+    if (r->iheld[j]) {     /* checked when it was put there */
+        *idx = st_cache_data(r->iheld[j]);
+        *len = st_cache_size(r->iheld[j]);
+        return 0;
+    }
+    int rc = r->head_block == i ? 0 : read_head(r, i, err);
+    uint32_t n = rc == 0 ? r->clen[c] : 0;
+    if (rc == 0 && n > r->icap[j]) {
+        unsigned char *q = mem_realloc(r->ibuf[j], r->icap[j], n);
+        if (!q)
+            return st_err_nomem(err, r->path);
+        r->ibuf[j] = q;
+        r->icap[j] = n;
+    }
+    if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[c], n, r->ibuf[j], err) < 0)
+        rc = 1;
+    if (rc == 0)
+        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets, full, err);
+    if (rc > 0) {   /* the I/O layer's message names the file */
+        st_err_suffix(err, " (block %" PRIu64 ")", i);
+        return -1;
+    }
+    if (rc < 0) {
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        return -1;
+    }
+    r->stats.bytes_read += n;
+    if (r->cache)
+        st_cache_put(&r->id, i, c, r->ibuf[j], n);
+    *idx = r->ibuf[j];
+    *len = n;
+    return 0;
+}
+
+int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
+{
+    return read_index(r, f, false, idx, len, err);
+}
+
+int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len,
+                         st_err *err)
+{
+    return read_index(r, f, true, idx, len, err);
+}
+
+/* The last column of the run of wanted columns that starts at column c
+ * (one located by read_head). */
+static uint32_t run_last(const st_reader *r, const bool *want, uint32_t c)
+{
+    uint32_t last = c;
+    for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
+        if (st_block_needs(r->s, want, k))
+            last = k;
+    return last;
+}
+
 /* Block i's head, then the runs of columns want needs, each with one
  * positioned read, and decodes them. *nbytes: the bytes read. */
 static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbytes, st_err *err)
@@ -778,13 +895,9 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
     uint64_t off = st_get64(e);
     uint32_t stored = st_get32(e + 8);
     size_t hn = st_block_head_size(r->s), total = 0;
-    if (hn > stored)
-        return st_err_set(err, ST_ECORRUPT, "block of %" PRIu32 " bytes cannot hold its column directory",
-                          stored);
-    if (st_nbuf_pread(r->io, off, hn, r->head, err) < 0)
-        return 1;
-    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
-        return -1;
+    int rc = read_head(r, i, err);
+    if (rc != 0)
+        return rc;
     /* Two passes over the runs: their total size, then the reads. */
     for (int pass = 0; pass < 2; pass++) {
         size_t at = 0;
@@ -792,10 +905,7 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
             r->colp[c] = NULL;
             if (!st_block_needs(r->s, want, c))
                 continue;
-            uint32_t last = c;
-            for (uint32_t k = c + 1; k < r->ncols && r->coff[k] - r->coff[last] - r->clen[last] <= RUN_GAP; k++)
-                if (st_block_needs(r->s, want, k))
-                    last = k;
+            uint32_t last = run_last(r, want, c);
             uint64_t lo = r->coff[c], hi = r->coff[last] + r->clen[last];
             if (pass == 1 && st_nbuf_pread(r->io, off + lo, (size_t)(hi - lo), r->scratch + at, err) < 0)
                 return 1;
@@ -810,6 +920,32 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
     }
     *nbytes = hn + total;
     return st_block_decode_cols(r->s, r->head, stored, r->colp, want, &r->batch, err);
+}
+
+int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err)
+{
+    *bytes = 0;
+    for (uint64_t i = r->next; i < r->info.nblocks; i++) {
+        if (excluded(r, i))
+            continue;
+        if (!sparse(r, i, r->want)) {
+            *bytes += st_get32(entry(r, i) + 8);
+            continue;
+        }
+        int rc = read_head(r, i, err);
+        if (rc < 0)
+            st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
+        if (rc != 0)
+            return -1;
+        *bytes += st_block_head_size(r->s);
+        for (uint32_t c = 0; c < r->ncols; c++)
+            if (st_block_needs(r->s, r->want, c)) {
+                uint32_t last = run_last(r, r->want, c);
+                *bytes += r->coff[last] + r->clen[last] - r->coff[c];
+                c = last;
+            }
+    }
+    return 0;
 }
 
 /* Reads and decodes block i into the batch: only the columns want needs
@@ -854,6 +990,10 @@ static void release_held(st_reader *r)
     for (uint32_t c = 0; r->held && c < r->ncols; c++) {
         st_cache_release(r->held[c]);
         r->held[c] = NULL;
+    }
+    for (uint32_t j = 0; r->iheld && j < r->nidx; j++) {
+        st_cache_release(r->iheld[j]);
+        r->iheld[j] = NULL;
     }
 }
 
@@ -952,8 +1092,13 @@ void st_reader_close(st_reader *r)
     release_held(r);
     mem_free(r->held, r->ncols * sizeof *r->held);
     mem_free(r->colp, r->ncols * sizeof *r->colp);
-    mem_free(r->coff, r->ncols * sizeof *r->coff);
-    mem_free(r->clen, r->ncols * sizeof *r->clen);
+    mem_free(r->coff, (r->ncols + r->nidx) * sizeof *r->coff);
+    mem_free(r->clen, (r->ncols + r->nidx) * sizeof *r->clen);
+    for (uint32_t j = 0; r->ibuf && r->icap && j < r->nidx; j++)
+        mem_free(r->ibuf[j], r->icap[j]);
+    mem_free(r->ibuf, (r->nidx + 1) * sizeof *r->ibuf);
+    mem_free(r->iheld, (r->nidx + 1) * sizeof *r->iheld);
+    mem_free(r->icap, (r->nidx + 1) * sizeof *r->icap);
     mem_free(r->head, r->head_size);
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
@@ -972,6 +1117,36 @@ void st_reader_close(st_reader *r)
 }
 
 /* ---- verify ------------------------------------------------------------------ */
+
+/* The batch's bitmap indexes, each checked and equal to the one its
+ * column makes (so an index that passes its checksum but says otherwise
+ * than the column is found too). */
+static int verify_indexes(st_reader *r, st_err *err)
+{
+    const st_batch *b = &r->batch;
+    for (uint32_t c = 0; c < r->s->nrow; c++) {
+        const unsigned char *idx;
+        unsigned char *want;
+        size_t len, wlen;
+        if (!r->s->fields[c].index)
+            continue;
+        if (st_reader_index_full(r, c, &idx, &len, err) < 0) {
+            /* the caller names the file and block */
+            const char *m = strstr(err->msg, "index of '");
+            if (m)
+                memmove(err->msg, m, strlen(m) + 1);
+            return -1;
+        }
+        if (st_bidx_build(&r->s->fields[c], b->cols[c], b->ntagsets, &want, &wlen, err) < 0)
+            return -1;
+        bool same = wlen == len && !memcmp(want, idx, len);
+        mem_free(want, wlen);
+        if (!same)
+            return st_err_set(err, ST_ECORRUPT, "index of '%s' differs from its column",
+                              r->s->fields[c].name);
+    }
+    return 0;
+}
 
 /* Everything the footer says about block i, checked against its decoded batch. */
 static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned char *key, st_err *err)
@@ -998,7 +1173,7 @@ static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned 
         if (z.min <= z.max && ((f->type == ST_BOOL && z.max > 1) || (f->type == ST_ENUM && z.max >= f->nsyms)))
             return st_err_set(err, ST_ECORRUPT, "column '%s' holds values out of range", f->name);
     }
-    return 0;
+    return verify_indexes(r, err);
 }
 
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,

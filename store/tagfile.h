@@ -41,7 +41,8 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 2
+#define ST_FORMAT_VERSION 3       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
 #define ST_LABEL_MAX (64u << 10)
@@ -111,6 +112,20 @@ void st_reader_info(const st_reader *r, st_file_info *out);
 /* Decode only these columns (default: all); n = 0 decodes none, which
  * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
+/* The bitmap index (store/bindex.h) of field f, declared `index`, of the
+ * block of the batch st_reader_next returned last: its bytes, read and
+ * checked (checksum, directory), valid until the next call on r; from the
+ * process's cache, and put there, when r uses it. 0, or -1 with err naming
+ * the file, block and field. */
+int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err);
+/* The same, checking every bitmap of it (verify): st_bidx_check's full check. */
+int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len,
+                         st_err *err);
+/* The stored bytes of field f's column and of its bitmap index (0: none)
+ * in block i, from the block's (checked) head: what a planner weighs
+ * before choosing the index or the column. */
+int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, uint32_t *idx,
+                          st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);
 /* Continue from the first tagset whose key is >= key (a bare key or a
@@ -124,6 +139,11 @@ void st_reader_stats(const st_reader *r, st_read_stats *out);
 /* Blocks from the current position on that the ranges of st_reader_where
  * do not rule out: what a scan would read (explain), without reading. */
 uint64_t st_reader_blocks_kept(const st_reader *r);
+/* The bytes a scan of those blocks would read from the file for the
+ * selected columns, the cache aside (explain): a block's head and the runs
+ * of its columns where st_reader_next reads only those, else all of it.
+ * Reads each such block's head (checked); -1 with err set on damage. */
+int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err);
 /* Of those, the blocks whose selected columns are all in the process's
  * cache (store/cache.h): what a reader opened with st_nbuf_opts.cache
  * would take from it rather than read, now. */

@@ -153,6 +153,8 @@ Value nat_fields(VM *vm, int argc, Value *argv)
         vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "type")),
                    v_obj(vm_str_cstr(vm, vm_field_type_name(fd, type, sizeof type))));
         vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "role")), v_obj(vm_str_cstr(vm, role_names[fd->role])));
+        if (fd->index)
+            vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "index")), v_bool(true));
         if (fd->type == ST_ENUM) {
             VArray *syms = vm_array_new(vm, fd->nsyms);
             vm_map_set(vm, m, v_obj(vm_str_cstr(vm, "symbols")), v_obj(syms));
@@ -754,6 +756,7 @@ Value nat_create_store(VM *vm, int argc, Value *argv)
         .volumes = (uint32_t)opt_int(vm, m, "volumes", 1, 1, ST_MAX_VOLUMES),
         .partitions = (uint32_t)opt_int(vm, m, "partitions", 1, 1, ST_MAX_PARTITIONS),
         .bucket = bucket,
+        .keytype = st_partition_keytype(&vs->s->fields[pk]),
         .schema = text,
         .schema_len = len,
     };

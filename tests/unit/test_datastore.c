@@ -299,14 +299,15 @@ static void time_windows_place_consecutive_partitions(void **state)
     assert_int_equal(st_partition_of_time(INT64_MIN, 1, 3), 1);   /* -2^63 mod 3 = 1 */
     assert_int_equal(st_partition_of_time(1796083200, 21600, 28), (1796083200 / 21600) % 28);
 
-    st_field t = {(char *)"ts", ST_TIME, ST_KEY, 8, 0, 0, NULL};
-    st_field u = {(char *)"onum", ST_U64, ST_KEY, 8, 0, 0, NULL};
+    st_field t = {(char *)"ts", ST_TIME, ST_KEY, 8, 0, 0, NULL, false};
+    st_field u = {(char *)"dnum", ST_CHAR, ST_KEY, 8, 0, 0, NULL, false};
     st_err err;
     assert_int_equal(st_partition_check_bucket(&t, 86400, &err), 0);
+    assert_null(st_partition_keytype(&t));
     assert_int_equal(st_partition_check_bucket(&u, 0, &err), 0);
     assert_int_equal(st_partition_check_bucket(&u, 86400, &err), -1);
-    assert_string_equal(err.msg, "a partition bucket needs a time or i64 partition key; 'onum' "
-                                 "is not one");
+    assert_string_equal(err.msg, "a partition bucket needs an integer or time partition key; "
+                                 "'dnum' is not one");
 
     char other[PATH_MAX + 16], path[PATH_MAX + 32];
     snprintf(other, sizeof other, "%s/windows", tmp);
@@ -354,6 +355,84 @@ static void time_windows_place_consecutive_partitions(void **state)
     assert_memory_equal(text, old, n);
     mem_free(text, n + 1);
     st_meta_free(&sm);
+    remove(path);
+}
+
+/* Range partitioning: a store placed by windows of another integer key
+ * (an event store's run) names the key's type in a version 3 STORE, reads
+ * it as that type (unsigned past 2^63, signed below zero), and a range of
+ * the key maps to the partitions of the windows it spans. */
+static void integer_windows_place_ranges(void **state)
+{
+    (void)state;
+    char path[PATH_MAX + 32], other[PATH_MAX + 16];
+    st_err err;
+    st_store_meta m = meta();
+    m.bucket = 10;
+    m.keytype = "u64";
+    snprintf(other, sizeof other, "%s/ranges", tmp);
+    assert_int_equal(st_store_create(other, &m, &err), 0);
+    snprintf(path, sizeof path, "%s/STORE", other);
+    char *text;
+    size_t n;
+    assert_int_equal(st_sys_slurp(path, 1 << 16, &text, &n, &err), 0);
+    assert_true(n > 24 && !memcmp(text, "comb-store 3\n", 13));
+    assert_non_null(strstr(text, "\npartkey onum\npartbucket 10\npartkeytype u64\nschema "));
+    mem_free(text, n + 1);
+    st_store *s = st_store_open(other, &err);
+    assert_non_null(s);
+    st_storeinfo info;
+    st_store_info(s, &info);
+    assert_string_equal(info.keytype, "u64");
+    uint32_t v, p, g[VOLS * PARTS], ng;
+    uint64_t big = (1ULL << 63) + 25, lo = 25, hi = 44, zero = 0;
+    st_store_place(s, &big, sizeof big, &v, &p);
+    assert_int_equal(v * PARTS + p, (big / 10) % (VOLS * PARTS));
+    assert_true(st_store_place_range(s, &lo, &hi, 8, g, &ng));
+    assert_int_equal(ng, 3);
+    assert_int_equal(g[0], 2);
+    assert_int_equal(g[2], 4);
+    assert_true(st_store_place_range(s, &hi, &lo, 8, g, &ng));
+    assert_int_equal(ng, 0);
+    assert_true(st_store_place_range(s, &zero, NULL, 8, g, &ng));
+    assert_int_equal(ng, VOLS * PARTS);
+    assert_true(st_store_place_range(s, &big, NULL, 8, g, &ng));   /* windows up to 2^64 / 10 */
+    assert_int_equal(ng, VOLS * PARTS);
+    st_store_close(s);
+    tmp_remove(other);
+
+    m.keytype = "i32";  /* a signed narrower key: -1 is in window -1 */
+    assert_int_equal(st_store_create(other, &m, &err), 0);
+    s = st_store_open(other, &err);
+    assert_non_null(s);
+    int32_t neg = -1, lo32 = -25, hi32 = -11;
+    st_store_place(s, &neg, sizeof neg, &v, &p);
+    assert_int_equal(v * PARTS + p, VOLS * PARTS - 1);
+    assert_true(st_store_place_range(s, &lo32, &hi32, 4, g, &ng));
+    assert_int_equal(ng, 2);    /* windows -3 and -2 */
+    assert_int_equal(g[0], VOLS * PARTS - 3);
+    assert_int_equal(g[1], VOLS * PARTS - 2);
+    assert_true(st_store_place_range(s, NULL, &hi32, 4, g, &ng));
+    assert_int_equal(ng, VOLS * PARTS);
+    st_store_close(s);
+    tmp_remove(other);
+
+    /* placed by hash: a range says nothing */
+    s = st_store_open(dir, &err);
+    assert_false(st_store_place_range(s, &lo, &hi, 8, g, &ng));
+    st_store_close(s);
+
+    /* a STORE naming a type that is no integer is refused */
+    st_meta sm = {.volumes = 1, .partitions = 1, .bucket = 1, .schema = (char *)"", .schema_len = 0};
+    strcpy(sm.name, "x");
+    strcpy(sm.partkey, "k");
+    strcpy(sm.keytype, "f64");
+    assert_int_equal(st_meta_format(&sm, &text, &n, &err), 0);
+    snprintf(path, sizeof path, "%s/STORE.bad", tmp);
+    write_file(path, text);
+    mem_free(text, n + 1);
+    assert_int_equal(st_meta_load(&sm, path, &err), -1);
+    assert_non_null(strstr(err.msg, "partkeytype f64 is not an integer type"));
     remove(path);
 }
 
@@ -888,6 +967,7 @@ int main(void)
         T(failed_create_leaves_nothing),
         T(placement_is_fixed_and_uniform),
         T(time_windows_place_consecutive_partitions),
+        T(integer_windows_place_ranges),
         T(commits_show_new_files_while_snapshots_keep_old),
         T(a_pin_keeps_only_its_own_files),
         T(shared_snapshots_pin_until_the_last_close),

@@ -1,6 +1,7 @@
 /* explain: what a query would do, without doing it: the scan's plan as a
  * map (the partitions and blocks it would read, by elimination and zone
- * maps and the cache, the columns it would decode, its wheres as bound, its
+ * maps and the cache, the bytes of its files and those it would read, the
+ * columns it would decode, its wheres as bound, its
  * consumer and threads, the row steps after it). The one place explain's
  * text is made (an array source's explain is rowsteps.c's). */
 #include "config.h"
@@ -148,7 +149,7 @@ Value qexplain_scan(VM *vm, QPlan *p)
     vm_push_root(vm, mv);
     PartList pl;
     qprune_parts(vm, sc, &pl);
-    uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0;
+    uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0, bytes = 0, bytes_read = 0;
     st_range *tr = vm_alloc(vm, (sc->nranges + 1) * sizeof *tr);
     uint32_t ntr = tag_ranges(sc, tr);
     bool cache = st_reading_caches(vm_reading(vm), 1);    /* the scan, were it run now */
@@ -166,7 +167,11 @@ Value qexplain_scan(VM *vm, QPlan *p)
         st_reader_info(r, &info);
         blocks += info.nblocks;
         rc = qprune_select(sc, r, &err);
+        bytes += info.size;
         kept += rc < 0 || sc->footer_count ? 0 : st_reader_blocks_kept(r);
+        uint64_t b = 0;
+        if (rc == 0 && !sc->footer_count && (rc = st_reader_bytes_kept(r, &b, &err)) == 0)
+            bytes_read += b;
         cached += rc < 0 || sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
         if (rc == 0 && ntr && !sc->footer_count && (rc = st_reader_where(r, tr, ntr, &err)) == 0)
             tag_skip += info.nblocks - st_reader_blocks_kept(r);
@@ -184,6 +189,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "blocks_read", v_int((int64_t)kept));
     map_setc(vm, m, "blocks_cached", v_int((int64_t)cached));
     map_setc(vm, m, "blocks_skipped_by_tags", v_int((int64_t)tag_skip));
+    map_setc(vm, m, "bytes", v_int((int64_t)bytes));
+    map_setc(vm, m, "bytes_read", v_int((int64_t)bytes_read));
     VArray *cols = vm_array_new(vm, 8);
     map_setc(vm, m, "columns", v_obj(cols));
     for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)
@@ -204,6 +211,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     }
     map_setc(vm, m, "where", where_text(vm, sc->where, s));
     map_setc(vm, m, "tag_where", where_text(vm, sc->tag_where, s));
+    map_setc(vm, m, "index_where", where_text(vm, sc->index_where, s));
+    map_setc(vm, m, "path", sc->index_why ? v_obj(vm_str_cstr(vm, sc->index_why)) : v_nil());
     map_setc(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));

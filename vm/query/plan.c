@@ -538,7 +538,7 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
     return i;
 }
 
-static void scan_uses(QScan *sc)
+void qp_scan_uses(QScan *sc)
 {
     if (sc->tags)
         sc->want[sc->vs->s->nfields] = true;    /* a row per tag: the tag counts */
@@ -560,7 +560,7 @@ static void scan_columns(Binder *b, QPlan *p)
     const st_schema *s = sc->vs->s;
     sc->want = qp_alloc(b->vm, p, st_schema_ncols(s));
     sc->out_fields = qp_alloc(b->vm, p, s->nfields);
-    scan_uses(sc);
+    qp_scan_uses(sc);
     if (sc->consumer == QC_COUNT || sc->consumer == QC_GROUP)
         return;
     for (uint32_t f = 0; f < s->nfields; f++)
@@ -600,7 +600,7 @@ static void narrow_select(QPlan *p)
     for (int i = 0; i < p->steps[0].n; i++)
         names_used(s, p->steps[0].e[i], sc->out_fields);
     memset(sc->want, 0, st_schema_ncols(s));
-    scan_uses(sc);
+    qp_scan_uses(sc);
     for (uint32_t f = 0; f < s->nfields; f++)
         sc->want[f] |= sc->out_fields[f];
     for (uint32_t f = s->nrow; f < s->nfields && !sc->tags; f++)

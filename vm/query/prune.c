@@ -1,12 +1,17 @@
 /* prune: what a scan need not read: partitions eliminated by the where's
- * partition key (== a constant, `in` a set), zone-map ranges of the
+ * partition key (== a constant, `in` a set, and on a store placed by
+ * windows of the key, a range of it), zone-map ranges of the
  * columns its conjuncts compare with constants (the readers skip blocks
  * outside them), the binary search of a block's rows on the first key
  * field, and the columns a reader decodes. */
 #include "config.h"
 #include "vm/query/run.h"
 
+#include <inttypes.h>
+#include <roaring/roaring.h>
 #include <string.h>
+
+#include "store/bindex.h"
 
 /* ---- the files to read ------------------------------------------------- */
 
@@ -252,6 +257,290 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     return false;
 }
 
+/* The partitions a store placed by windows of its partition key can hold
+ * the rows of the where's ranges on that key in (their intersection):
+ * `run between A and B`, `run >= A`, `run in A..B` read only the windows
+ * those cover. */
+static bool parts_of_ranges(VM *vm, QPlan *p, const Ranges *rs, uint32_t **out, uint32_t *n)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    const void *lo = NULL, *hi = NULL;
+    for (uint32_t i = 0; i < rs->n; i++) {
+        const st_range *r = &rs->r[i];
+        if (r->col != sc->src->partkey)
+            continue;
+        if (r->lo && (!lo || st_field_order(f, r->lo) > st_field_order(f, lo)))
+            lo = r->lo;
+        if (r->hi && (!hi || st_field_order(f, r->hi) < st_field_order(f, hi)))
+            hi = r->hi;
+    }
+    if (!lo && !hi)
+        return false;
+    st_storeinfo info;
+    st_store_info(sc->src->st, &info);
+    *out = qp_alloc(vm, p, (size_t)info.volumes * info.partitions * sizeof **out);
+    return st_store_place_range(sc->src->st, lo, hi, f->width, *out, n);
+}
+
+/* ---- bitmap indexes ------------------------------------------------------ */
+
+/* Whether the bitmap indexes answer e: ==, != and `in` between an indexed
+ * field and constants (any test of an enum with constants, which binds as
+ * the mask of its symbols that hold), an indexed bool field as a test, and
+ * their &&, || and !. */
+static bool indexed(const QScan *sc, const QExpr *e)
+{
+    const st_schema *s = sc->vs->s;
+    unsigned char v[ST_MAX_CHAR];
+    if (e->mask && e->a && e->a->op == QX_FIELD && e->a->field >= 0 && !e->tag)
+        return s->fields[e->a->field].index && !sc->scan_field[e->a->field]; /* an enum's symbols */
+    switch (e->op) {
+    case QOP_AND: case QOP_OR:
+        return indexed(sc, e->a) && indexed(sc, e->b);
+    case QOP_NOT:
+        return indexed(sc, e->a);
+    case QX_FIELD:
+        return e->field >= 0 && s->fields[e->field].index && !sc->scan_field[e->field] &&
+               s->fields[e->field].type == ST_BOOL && !e->tag;
+    case QOP_EQ: case QOP_NE: case QOP_LT: case QOP_LE: case QOP_GT: case QOP_GE:
+        /* a number test holds for some of the index's values; else == or != */
+        return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
+               !sc->scan_field[e->a->field] && !e->tag && e->b->op == QOP_CONST &&
+               (e->num.kind || ((e->op == QOP_EQ || e->op == QOP_NE) &&
+                                eq_value(&s->fields[e->a->field], e, v) >= 0));
+    case QX_SET:
+        return e->a->op == QX_FIELD && e->a->field >= 0 && s->fields[e->a->field].index &&
+               !sc->scan_field[e->a->field] && !e->tag && e->set && !e->set->match && e->set->type != QT_FLOAT &&
+               !(e->set->big && e->set->big->n);
+    default:
+        return false;
+    }
+}
+
+/* Moves the where's conjuncts the indexes answer to sc->index_where. */
+static void split_indexed(VM *vm, QPlan *p, QExpr **where, QExpr **idx)
+{
+    QExpr *e = *where;
+    if (!e)
+        return;
+    if (e->op == QOP_AND && !indexed(&p->scan, e)) {
+        split_indexed(vm, p, &e->a, idx);
+        split_indexed(vm, p, &e->b, idx);
+        *where = !e->a ? e->b : !e->b ? e->a : e;
+        return;
+    }
+    if (!indexed(&p->scan, e))
+        return;
+    if (*idx) {
+        QExpr *both = qp_alloc(vm, p, sizeof *both);
+        *both = (QExpr){.op = QOP_AND, .type = QT_BOOL, .a = *idx, .b = e, .line = e->line, .col = e->col};
+        e = both;
+    }
+    *idx = e;
+    *where = NULL;
+}
+
+/* The columns only the indexed conjuncts read need no decoding now. */
+static void unwant_indexed(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    uint32_t n = st_schema_ncols(sc->vs->s);
+    bool *want = sc->want, *rest = qp_alloc(vm, p, n);
+    sc->want = rest;
+    qp_scan_uses(sc);
+    sc->want = want;
+    for (uint32_t c = 0; c < sc->vs->s->nfields; c++)
+        want[c] = want[c] && (rest[c] || sc->out_fields[c]);
+}
+
+/* The indexed fields whose index, in the first block the scan reads, is
+ * more than 4 times the size of their decoded column: many values, each
+ * in few rows (a roaring bitmap costs about 2 bytes a row in arrays of
+ * rows, plus 12 bytes a value), where decoding the column costs less than
+ * reading and decoding the bitmaps (sc->scan_field). */
+static int weigh_indexes(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    int nscan = 0;
+    sc->scan_field = qp_alloc(vm, p, s->nfields);
+    PartList pl;
+    qprune_parts(vm, sc, &pl);
+    st_nbuf_opts io = scan_read_opts(vm);
+    st_known_schema known = {s, sc->vs->text, sc->vs->text_len};
+    st_err err;
+    st_reader *r = pl.n ? vm_files_reader(pl.files, pl.p[0].fi, &io, &known, &err) : NULL;
+    st_file_info info;
+    if (r)
+        st_reader_info(r, &info);
+    for (uint32_t f = 0; r && info.nblocks && f < s->nrow; f++) {
+        uint32_t col, idx;
+        uint64_t raw = info.ntagsets / info.nblocks * s->fields[f].width;
+        if (s->fields[f].index && st_reader_block_sizes(r, 0, f, &col, &idx, &err) == 0 && idx > 4 * raw) {
+            sc->scan_field[f] = true;
+            nscan++;
+        }
+    }
+    if (r)
+        vm_files_release(pl.files, pl.p[0].fi, r);
+    qprune_parts_free(vm, &pl);
+    return nscan;
+}
+
+static void plan_index(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    if (!sc->vs->s->nindex) {
+        sc->index_why = "scan: no field of the schema has an index";
+        return;
+    }
+    int nscan = weigh_indexes(vm, p);
+    split_indexed(vm, p, &sc->where, &sc->index_where);
+    if (!sc->index_where) {
+        sc->index_why = nscan ? "scan: the where's indexed fields have indexes over 4 times their "
+                                "decoded columns (many values, few rows each), or it tests none with "
+                                "==, !=, <, in or as a bool"
+                              : "scan: no conjunct of the where tests indexed fields with ==, !=, "
+                                "<, in or as a bool";
+        return;
+    }
+    unwant_indexed(vm, p);
+    sc->index_why = sc->where ? "bitmap indexes for the conjuncts on indexed fields, then the kernels "
+                                "for the rest over the rows they leave"
+                              : "bitmap indexes answer the whole where: no column of it is decoded";
+}
+
+/* Whether an indexed int field's value (an index key) passes number test
+ * t, the kernels' test in the column's terms (int64 for these types). */
+static bool num_holds(const st_field *f, const QNumTest *t, uint64_t key)
+{
+    int64_t v = f->type == ST_I8 ? (int8_t)key : f->type == ST_I16 ? (int16_t)key : (int64_t)key;
+    bool in = v >= t->lo.i && v <= t->hi.i;
+    switch (t->kind) {
+    case QN_ALL: return true;
+    case QN_LE: return v <= t->hi.i;
+    case QN_GE: return v >= t->lo.i;
+    case QN_IN: return in;
+    case QN_OUT: return !in;
+    default: return false;
+    }
+}
+
+/* A bitmap of field fe's index (whose checksum held) that does not
+ * deserialize, or no memory for one: NULL with err set, never a guess. */
+static roaring_bitmap_t *damaged(roaring_bitmap_t *x, const st_batch *b, const QExpr *fe, st_err *err)
+{
+    if (x)
+        roaring_bitmap_free(x);
+    st_err_set(err, ST_ECORRUPT, "block %" PRIu64 ": index of '%s': a bitmap does not deserialize "
+               "(or no memory for it)", b->block, fe->name ? fe->name->data : "?");
+    return NULL;
+}
+
+/* The rows of block b that e holds for, from the reader's indexes: a new
+ * bitmap, or NULL with err set. */
+static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batch *b, const QExpr *e,
+                                    st_err *err)
+{
+    const st_schema *s = sc->vs->s;
+    roaring_bitmap_t *x = NULL, *y;
+    const unsigned char *idx;
+    size_t len;
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    const QExpr *fe = e->op == QX_FIELD ? e : e->a;
+    if (e->op == QOP_AND || e->op == QOP_OR) {
+        if (!(x = index_rows(sc, r, b, e->a, err)))
+            return NULL;
+        if (!(y = index_rows(sc, r, b, e->b, err))) {
+            roaring_bitmap_free(x);
+            return NULL;
+        }
+        if (e->op == QOP_AND)
+            roaring_bitmap_and_inplace(x, y);
+        else
+            roaring_bitmap_or_inplace(x, y);
+        roaring_bitmap_free(y);
+        return x;
+    }
+    if (e->op == QOP_NOT) {
+        if ((x = index_rows(sc, r, b, e->a, err)))
+            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
+        return x;
+    }
+    const st_field *f = &s->fields[fe->field];
+    if (st_reader_index(r, (uint32_t)fe->field, &idx, &len, err) < 0)
+        return NULL;
+    if (e->op == QX_FIELD)
+        return st_bidx_rows(idx, len, 1);
+    if (e->mask || e->num.kind) {  /* the values of the block the test holds for */
+        x = roaring_bitmap_create();
+        for (uint32_t i = 0, n = st_bidx_nvalues(idx); x && i < n; i++) {
+            uint64_t key = st_bidx_value(idx, i);
+            bool holds = e->mask ? key < f->nsyms && ((e->mask[key >> 3] >> (key & 7)) & 1)
+                                 : num_holds(f, &e->num, key);
+            if (holds && !(y = st_bidx_rows_at(idx, len, i)))
+                return damaged(x, b, fe, err);
+            if (holds) {
+                roaring_bitmap_or_inplace(x, y);
+                roaring_bitmap_free(y);
+            }
+        }
+    } else if (e->op == QX_SET) {
+        const QSet *set = e->set;
+        x = roaring_bitmap_create();
+        for (size_t i = 0; x && i < set->n; i++) {
+            QExpr k = {.type = set->type, .ki = set->ints[i], .ks = set->strs[i], .kn = set->lens[i]};
+            if (!encode_const(f, &k, v, &exact) || !exact)
+                continue;
+            if (!(y = st_bidx_rows(idx, len, st_bidx_key(f, v))))
+                return damaged(x, b, fe, err);
+            roaring_bitmap_or_inplace(x, y);
+            roaring_bitmap_free(y);
+        }
+    } else {
+        int one = eq_value(f, e, v);
+        x = one > 0 ? st_bidx_rows(idx, len, st_bidx_key(f, v)) : roaring_bitmap_create();
+        if (x && e->op == QOP_NE)
+            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
+    }
+    if (!x)
+        return damaged(NULL, b, fe, err);
+    return x;
+}
+
+int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                       uint64_t *n, st_err *err)
+{
+    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
+    if (!x)
+        return -1;
+    *n = lo < hi ? roaring_bitmap_range_cardinality(x, lo, hi) : 0;
+    roaring_bitmap_free(x);
+    return 0;
+}
+
+int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                      KSel *out, st_err *err)
+{
+    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
+    if (!x)
+        return -1;
+    out->n = 0;
+    roaring_uint32_iterator_t *it = roaring_create_iterator(x);
+    if (it && roaring_move_uint32_iterator_equalorlarger(it, lo))
+        while (it->has_value && it->current_value < hi) {
+            out->idx[out->n++] = it->current_value;
+            roaring_advance_uint32_iterator(it);
+        }
+    int rc = it ? 0 : st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
+    if (it)
+        roaring_free_uint32_iterator(it);
+    roaring_bitmap_free(x);
+    return rc;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -263,9 +552,12 @@ void qprune_plan(VM *vm, QPlan *p)
     sc->ranges = rs.r;
     sc->nranges = rs.n;
     sc->nparts = UINT32_MAX;
-    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts))
+    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
+        !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))
         sc->nparts = UINT32_MAX;
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
+    if (!sc->footer_count)
+        plan_index(vm, p);
 }
 
 /* ---- a block's rows by the key, a reader's columns ---------------------- */

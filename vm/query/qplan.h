@@ -147,6 +147,9 @@ typedef struct QScan {
     uint32_t *parts;    /* partitions to read (global numbers), after elimination */
     uint32_t nparts;    /* UINT32_MAX: all */
     bool footer_count;  /* COUNT with no filter: the footers know */
+    QExpr *index_where; /* the where's conjuncts the bitmap indexes answer (prune.c) */
+    const char *index_why; /* explain: why the scan uses them or not */
+    bool *scan_field;   /* [nfields]: indexed, but the column costs less to read */
     int nslots;         /* kernel scratch vectors per thread */
     bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
                          * arguments): one thread, the VM's */
@@ -237,6 +240,8 @@ typedef struct VQuery {
 
 /* Binds q's stages into q->plan. */
 void qp_bind(VM *vm, VQuery *q);
+/* Marks in sc->want the columns its wheres, sort, keys and aggregates read. */
+void qp_scan_uses(QScan *sc);
 /* vm_query_time_columns of a plan (vm/query/query.c). */
 VArray *qp_time_columns(VM *vm, const QPlan *p);
 

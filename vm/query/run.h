@@ -149,6 +149,15 @@ void qprune_parts_free(VM *vm, PartList *pl);
 void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi);
 /* The scan's columns and zone-map ranges, to a reader of one of its files. */
 int qprune_select(const QScan *sc, st_reader *r, st_err *err);
+/* The rows in [lo, hi) of batch b (r's) that sc->index_where holds for, by
+ * the block's bitmap indexes, into out; -1 with err set (a damaged index
+ * names its file, block and field: the scan then fails, never miscounts). */
+int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                      KSel *out, st_err *err);
+/* How many of those rows there are, without listing them (a count the
+ * indexes cover). */
+int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
+                       uint64_t *n, st_err *err);
 
 /* ---- the consumers ------------------------------------------------------ */
 

@@ -138,9 +138,26 @@ static bool part_step(Worker *w, uint32_t pi)
     }
     uint32_t lo = b->first, hi = b->ntagsets;
     qprune_rows(sc, b, &lo, &hi);
+    if (sc->index_where && !sc->where && !sc->tags && sc->consumer == QC_COUNT) {
+        uint64_t n;     /* the indexes answer it all: their cardinality */
+        if (qprune_index_count(sc, w->r, b, lo, hi, &n, &err) < 0) {
+            scan_fail(sh, err.msg);
+            return false;
+        }
+        w->count += n;
+        vm_progress_add(0, 1, 0);
+        return true;
+    }
     KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
-    for (uint32_t i = 0, n = all.n; i < n; i++)
-        all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
+    if (sc->index_where) {  /* the rows the bitmap indexes leave */
+        if (qprune_index_rows(sc, w->r, b, lo, hi, &all, &err) < 0) {
+            scan_fail(sh, err.msg);
+            return false;
+        }
+    } else {
+        for (uint32_t i = 0, n = all.n; i < n; i++)
+            all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
+    }
     if (sc->where)
         k_filter(&w->k, sc->where, false, &all, &sel);
     else

@@ -20,3 +20,10 @@ mkdir "empty"
 run taps "empty" --days 2 --calls-per-day 5 --seed 3 --start 20280228 --keep-days 3
 ls "empty/deliveries" "empty/expected"
 ls "empty/deliveries/20280229" | head -3
+run events
+run events "ev" --events 10 --runs 2
+run events "ev" --events 0 --runs 1 --seed 1
+run events "ev" --events 3 --runs 4 --seed 1
+run events "ev" --events 3 --runs 1 --seed 1 --sets 2
+run events "full" --events 3 --runs 1 --seed 1
+run events "ev" --events 3 --runs 1 --seed 1 --partitions 1001

@@ -31,5 +31,5 @@ for ds in [byhash, bytime] {
     let q = ds | explain where any(tags, seen >= 2026-12-05 && seen < 2026-12-05T06:00)
     print(q.blocks_read, q.blocks_skipped_by_tags, ds | where any(tags, seen >= 2026-12-05 && seen < 2026-12-05T06:00) | count)
 }
-try { create_store("bad", calls, {bucket: 86400}) } catch e { print(e) }
+try { create_store("bad", schema("key dnum: char[8]; tag seen: time"), {bucket: 86400}) } catch e { print(e) }
 END

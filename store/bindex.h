@@ -1,0 +1,47 @@
+/* bindex: a block's bitmap index of one column (CRoaring).
+ *
+ * A field declared `index` in the schema (a key or tagset field of few
+ * values: bool, enum, small ints, short chars) gets, in every block of a
+ * file, the rows holding each of its values as a roaring bitmap, so a
+ * query can find the rows of `f == v`, `f in [...]` and their &&, ||, !
+ * without decoding the column, and count them without decoding any. The
+ * bytes (docs/FORMAT.md, "Bitmap indexes"):
+ *
+ *   u32 k | k x (u64 value, u32 size) | k bitmaps, roaring's portable form
+ *
+ * values ascending, each a stored value zero-extended to 64 bits. The
+ * bitmaps are CRoaring's (roaring_bitmap_t), which allocates with malloc:
+ * the one allocation outside store/mem.c. */
+#ifndef COMB_STORE_BINDEX_H
+#define COMB_STORE_BINDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/err.h"
+#include "store/schema.h"
+
+/* The index of n values of field f (the column's bytes) into *out
+ * (mem_alloc'd, *len bytes; mem_free(*out, *len)). */
+int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char **out, size_t *len,
+                  st_err *err);
+/* Checks the structure of an index of a block of n rows: sizes, values
+ * ascending, and unless only_dir, each bitmap well formed with rows below
+ * n and every row in exactly one (what verify asks; a query, which reads
+ * an index whose checksum held, checks the directory and each bitmap it
+ * deserializes, and never reads rows past the block). */
+int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err);
+/* The rows holding value v (a stored value zero-extended), as a new
+ * roaring_bitmap_t (empty when no row does), NULL if its bitmap does not
+ * deserialize; the index's directory was checked. */
+void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v);
+/* The index's values (ascending), the i-th of them, and its rows as a new
+ * roaring_bitmap_t: to test each value a block holds. */
+uint32_t st_bidx_nvalues(const unsigned char *idx);
+uint64_t st_bidx_value(const unsigned char *idx, uint32_t i);
+void *st_bidx_rows_at(const unsigned char *idx, size_t len, uint32_t i);
+/* The stored value of field f at p, zero-extended: an index's key. */
+uint64_t st_bidx_key(const st_field *f, const void *p);
+
+#endif

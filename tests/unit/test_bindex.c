@@ -1,0 +1,169 @@
+/* test_bindex: a block's bitmap index gives each value's rows exactly,
+ * round trips through its bytes, and refuses damage to its structure. */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <roaring/roaring.h>
+#include <string.h>
+
+#include "store/bindex.h"
+#include "store/bytes.h"
+#include "store/mem.h"
+#include "store/schema.h"
+#include "tests/unit/xorshift.h"
+
+static st_schema *parse(const char *t)
+{
+    st_err err;
+    st_schema *s = st_schema_parse(t, strlen(t), 1, 1, &err);
+    assert_non_null(s);
+    return s;
+}
+
+/* Random columns of every indexable type: each value's bitmap is exactly
+ * the rows that hold it, absent values have none, and the index checks. */
+static void rows_of_every_value(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key k: u32; tagset b: bool index; tagset e: enum(x, y, z) index; "
+                         "tagset i: i16 index; tagset c: char[3] index");
+    uint64_t rng = 7;
+    for (int round = 0; round < 40; round++) {
+        uint32_t n = 1 + (uint32_t)(xorshift(&rng) % 3000);
+        for (uint32_t fi = 1; fi < s->nfields; fi++) {
+            const st_field *f = &s->fields[fi];
+            unsigned char *col = mem_alloc((size_t)n * f->width);
+            uint32_t spread = 1 + (uint32_t)(xorshift(&rng) % 40);
+            for (uint32_t r = 0; r < n; r++) {
+                uint64_t v = xorshift(&rng) % spread;
+                if (f->type == ST_BOOL)
+                    v &= 1;
+                if (f->type == ST_ENUM)
+                    v %= 3;
+                if (f->type == ST_I16)
+                    v = (uint64_t)(int64_t)((int16_t)v - 20);
+                memset(col + (size_t)r * f->width, 0, f->width);
+                memcpy(col + (size_t)r * f->width, &v, f->width < 8 ? f->width : 8);
+            }
+            unsigned char *idx;
+            size_t len;
+            st_err err;
+            assert_int_equal(st_bidx_build(f, col, n, &idx, &len, &err), 0);
+            assert_int_equal(st_bidx_check(idx, len, n, false, &err), 0);
+            uint64_t total = 0;
+            for (uint32_t i = 0; i < st_bidx_nvalues(idx); i++) {
+                uint64_t v = st_bidx_value(idx, i);
+                roaring_bitmap_t *b = st_bidx_rows(idx, len, v);
+                assert_non_null(b);
+                total += roaring_bitmap_get_cardinality(b);
+                for (uint32_t r = 0; r < n; r++)
+                    assert_int_equal(roaring_bitmap_contains(b, r),
+                                     st_bidx_key(f, col + (size_t)r * f->width) == v);
+                roaring_bitmap_free(b);
+            }
+            assert_int_equal(total, n);
+            roaring_bitmap_t *none = st_bidx_rows(idx, len, 0xdeadbeef);
+            assert_true(roaring_bitmap_is_empty(none));
+            roaring_bitmap_free(none);
+            mem_free(idx, len);
+            mem_free(col, (size_t)n * f->width);
+        }
+    }
+    st_schema_free(s);
+}
+
+/* Damage to the structure is refused: counts, sizes, order, rows past
+ * the block, rows missing, bytes left over. */
+static void damage_is_refused(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key k: u32; tagset e: u8 index");
+    const st_field *f = &s->fields[1];
+    unsigned char col[100];
+    for (int r = 0; r < 100; r++)
+        col[r] = (unsigned char)(r % 4);
+    unsigned char *idx;
+    size_t len;
+    st_err err;
+    assert_int_equal(st_bidx_build(f, col, 100, &idx, &len, &err), 0);
+    assert_int_equal(st_bidx_check(idx, len, 100, false, &err), 0);
+    assert_int_equal(st_bidx_check(idx, len, 99, false, &err), -1);      /* a row past the block */
+    assert_int_equal(st_bidx_check(idx, len, 101, false, &err), -1);     /* a row missing */
+    assert_int_equal(st_bidx_check(idx, len - 1, 100, false, &err), -1); /* truncated */
+    assert_int_equal(st_bidx_check(idx, 3, 100, false, &err), -1);
+    unsigned char *copy = mem_alloc(len + 1);
+    memcpy(copy, idx, len);
+    copy[len] = 0;
+    assert_int_equal(st_bidx_check(copy, len + 1, 100, false, &err), -1); /* bytes after */
+    assert_non_null(strstr(err.msg, "after its bitmaps"));
+    memcpy(copy, idx, len);
+    st_put64(copy + 4 + 12, 0);     /* the second value no longer above the first */
+    assert_int_equal(st_bidx_check(copy, len, 100, false, &err), -1);
+    assert_non_null(strstr(err.msg, "out of order"));
+    memcpy(copy, idx, len);
+    st_put32(copy, 1000);           /* more values than rows */
+    assert_int_equal(st_bidx_check(copy, len, 100, false, &err), -1);
+    memcpy(copy, idx, len);
+    for (size_t i = 4 + 12 * 4; i < len; i++) {    /* every byte of the bitmaps */
+        copy[i] ^= 0x5a;
+        int rc = st_bidx_check(copy, len, 100, false, &err);
+        if (rc == 0) {  /* still well formed: then it still covers each row once */
+            uint64_t total = 0;
+            for (uint32_t v = 0; v < st_bidx_nvalues(copy); v++) {
+                roaring_bitmap_t *b = st_bidx_rows_at(copy, len, v);
+                total += roaring_bitmap_get_cardinality(b);
+                roaring_bitmap_free(b);
+            }
+            assert_int_equal(total, 100);
+        }
+        copy[i] ^= 0x5a;
+    }
+    mem_free(copy, len + 1);
+    mem_free(idx, len);
+    st_schema_free(s);
+}
+
+/* The schema says which fields have an index, and refuses one elsewhere. */
+static void schema_declares_indexes(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key run: u32 ; key ev: u64; tagset ok: bool index; tagset x: f64; "
+                         "tagset k: enum(a, b) index");
+    assert_int_equal(s->nindex, 2);
+    assert_int_equal(st_schema_index_of(s, 2), 0);
+    assert_int_equal(st_schema_index_of(s, 3), -1);
+    assert_int_equal(st_schema_index_of(s, 4), 1);
+    size_t n;
+    char *text = st_schema_format(s, &n);
+    assert_string_equal(text, "key run: u32\nkey ev: u64\ntagset ok: bool index\ntagset x: f64\n"
+                              "tagset k: enum(a, b) index\n");
+    st_schema *again = st_schema_parse(text, n, 1, 1, &(st_err){0});
+    assert_true(st_schema_equal(s, again));
+    st_schema *plain = parse("key run: u32 ; key ev: u64; tagset ok: bool; tagset x: f64; "
+                             "tagset k: enum(a, b) index");
+    assert_false(st_schema_equal(s, plain));
+    st_schema_free(plain);
+    st_schema_free(again);
+    mem_free(text, n + 1);
+    st_schema_free(s);
+    static const char *const bad[] = {"key k: u32; tagset x: f64 index", "key k: u32; tag t: u8 index",
+                                      "key k: u32; tagset c: char[9] index", "key k: u32; tagset v: u32 index"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        st_err err;
+        assert_null(st_schema_parse(bad[i], strlen(bad[i]), 1, 1, &err));
+        assert_non_null(strstr(err.msg, "an index needs a key or tagset field of type"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rows_of_every_value),
+        cmocka_unit_test(damage_is_refused),
+        cmocka_unit_test(schema_declares_indexes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
