@@ -535,7 +535,7 @@ static void stream_job(VM *vm, void *ud)
 
 bool table_stream(VM *vm, Value v, TableFormat f, FILE *out)
 {
-    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(v)) {
+    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(vm, v)) {
         VStr *text = table_text(vm, v, f, false);
         if (text)
             fwrite(text->data, 1, text->len, out);

@@ -212,8 +212,9 @@ static QExpr *bind_name(Binder *b, Value node)
     } else if (op == QOP_MODVAR) {
         name = AS_STR(nval(node, 4));
         size_t slot = (size_t)nint(node, 3);
-        if (b->mod && slot < b->mod->nvars)
-            var = b->mod->vars[slot];
+        Value *was = b->modvals ? vm_map_ref(b->modvals, v_int((int64_t)slot)) : NULL;
+        if (was)
+            var = *was;
         read_modvar(b->p, (uint32_t)slot, var);
     } else {
         name = AS_STR(nval(node, 4));

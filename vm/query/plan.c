@@ -51,14 +51,14 @@ Value qp_stage(VQuery *q, int i)
 
 int qp_last_verb(VQuery *q)
 {
-    return q->stages->len ? (int)nint(qp_stage(q, (int)q->stages->len - 1), 0) : -1;
+    return q->nstages ? (int)nint(qp_stage(q, (int)q->nstages - 1), 0) : -1;
 }
 
 static void binder_for(Binder *b, VQuery *q, int i)
 {
     VArray *rec = AS_ARRAY(q->stages->items[i]);
     b->caps = AS_ARRAY(rec->items[1]);
-    b->mod = IS_NIL(rec->items[2]) ? NULL : AS_MODULE(rec->items[2]);
+    b->modvals = IS_MAP(rec->items[3]) ? AS_MAP(rec->items[3]) : NULL;
 }
 
 /* take N: N a constant int >= 0. */
@@ -325,7 +325,7 @@ static int scan_sort(Binder *b, VQuery *q, QPlan *p, int i, const Value *keys)
         if (sc->sort[k].e->type == QT_NIL)
             bind_error(b, sc->sort[k].e, "sort by a value of the rows");
     }
-    if (i + 1 < (int)q->stages->len && nint(qp_stage(q, i + 1), 0) == QV_take) {
+    if (i + 1 < (int)q->nstages && nint(qp_stage(q, i + 1), 0) == QV_take) {
         binder_for(b, q, i + 1);
         sc->limit = take_count(b, qp_stage(q, i + 1));
         return i + 2;
@@ -353,7 +353,7 @@ static VStr *node_name(Value node)
  * marked bound (b->skip_*). Select stage i's binding context is current. */
 static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
 {
-    Value sel = qp_stage(q, i), st = i + 1 < (int)q->stages->len ? qp_stage(q, i + 1) : v_nil();
+    Value sel = qp_stage(q, i), st = i + 1 < (int)q->nstages ? qp_stage(q, i + 1) : v_nil();
     int nitems = (int)(nlen(sel) - 3) / 2, nkeys = IS_NIL(st) ? 0 : (int)(nlen(st) - 3) / 2;
     Value keys[64];
     if (IS_NIL(st) || nint(st, 0) != QV_sort || nkeys > 64)
@@ -443,7 +443,7 @@ static void where_share(Binder *b, Value node, QExpr **where, QExpr **residual)
 static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 {
     QScan *sc = &p->scan;
-    int n = (int)q->stages->len, i = 0;
+    int n = (int)q->nstages, i = 0;
     sc->consumer = QC_COLLECT;
     sc->limit = UINT64_MAX;
     for (; i < n; i++) {
@@ -608,14 +608,22 @@ static void narrow_select(QPlan *p)
             sc->want[s->nfields] = true;
 }
 
+static uint64_t stages_bound;
+
+uint64_t qp_stages_bound(void)
+{
+    return stages_bound;
+}
+
 void qp_bind(VM *vm, VQuery *q)
 {
+    stages_bound += q->nstages;
     QPlan *p = &q->plan;
     p->keep = vm_array_new(vm, 8);
     Binder b = {.vm = vm, .p = p};
     VSource *src = vm_source_of(q->src);
     int first_step = 0;
-    p->steps = qp_alloc(vm, p, (q->stages->len + 1) * sizeof *p->steps);
+    p->steps = qp_alloc(vm, p, (q->nstages + 1) * sizeof *p->steps);
     if (src) {
         p->typed = true;
         p->scan.src = src;
@@ -665,7 +673,7 @@ void qp_bind(VM *vm, VQuery *q)
         }
     }
     b.vs = NULL;
-    for (int i = first_step; i < (int)q->stages->len; i++) {
+    for (int i = first_step; i < (int)q->nstages; i++) {
         if (i >= b.skip_from && i < b.skip_to)
             continue;
         binder_for(&b, q, i);

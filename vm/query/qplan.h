@@ -231,12 +231,20 @@ void qp_keep(VM *vm, QPlan *p, Value v);
  * each part's own values), bound. */
 typedef struct VQuery {
     Value src;
-    VArray *stages;
+    VArray *stages;     /* per stage: [its plan, the captures, the module, module variables read];
+                         * the first nstages are this query's (a query built on it may share
+                         * the array and append its own) */
+    size_t nstages;
+    bool bound;         /* plan made (a query built on a query binds when it runs) */
     QPlan plan;
 } VQuery;
 
 /* Binds q's stages into q->plan. */
 void qp_bind(VM *vm, VQuery *q);
+/* The query qv, bound if it was not (vm/query/query.c). */
+VQuery *qp_ready(VM *vm, Value qv);
+/* How many stages qp_bind has bound in this process: a test's measure. */
+uint64_t qp_stages_bound(void);
 /* vm_query_time_columns of a plan (vm/query/query.c). */
 VArray *qp_time_columns(VM *vm, const QPlan *p);
 

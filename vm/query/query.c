@@ -70,7 +70,7 @@ static void query_mark(VM *vm, void *data)
 
 static Value query_iter(VM *vm, Value qv)
 {
-    return qcursor_open(vm, qv, ((VQuery *)handle_data(AS_HANDLE(qv)))->plan.nsteps);
+    return qcursor_open(vm, qv, qp_ready(vm, qv)->plan.nsteps);
 }
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
@@ -123,7 +123,7 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
 
 VArray *vm_query_time_columns(VM *vm, Value qv)
 {
-    return qp_time_columns(vm, &((VQuery *)handle_data(AS_HANDLE(qv)))->plan);
+    return qp_time_columns(vm, &qp_ready(vm, qv)->plan);
 }
 
 VArray *qp_time_columns(VM *vm, const QPlan *p)
@@ -174,7 +174,7 @@ bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, siz
     if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
         return false;
     VQuery *q = handle_data(AS_HANDLE(v));
-    for (size_t i = 0; i < q->stages->len; i++) {
+    for (size_t i = 0; i < q->nstages; i++) {
         Value st = qp_stage(q, (int)i);
         int verb = (int)nint(st, 0);
         if (verb != QV_select && verb != QV_group)
@@ -219,7 +219,7 @@ void vm_query_show_times(VM *vm, VArray *times, Value row)
 
 Value vm_query_run(VM *vm, Value qv)
 {
-    VQuery *q = handle_data(AS_HANDLE(qv));
+    VQuery *q = qp_ready(vm, qv);
     QPlan *p = &q->plan;
     int verb = qp_last_verb(q);
     if (verb == QV_explain)
@@ -277,6 +277,35 @@ Value vm_query_run(VM *vm, Value qv)
 
 /* ---- _pipe -------------------------------------------------------------- */
 
+/* The module variables the stage's nodes read, as they are now, into the
+ * stage's record (slot -> value): a query bound later sees them as they
+ * were where it was written. */
+static void read_modvars(VM *vm, VArray *rec, const VModule *m, Value node)
+{
+    if (!IS_ARRAY(node))
+        return;
+    VArray *a = AS_ARRAY(node);
+    if (a->len >= 5 && IS_INT(a->items[0]) && a->items[0].as.i == QOP_MODVAR && IS_INT(a->items[3]) &&
+        (uint64_t)a->items[3].as.i < m->nvars) {
+        if (!IS_MAP(rec->items[3]))
+            rec->items[3] = v_obj(vm_map_new(vm, 4));
+        vm_map_set(vm, AS_MAP(rec->items[3]), a->items[3], m->vars[a->items[3].as.i]);
+    }
+    for (size_t i = 0; i < a->len; i++)
+        read_modvars(vm, rec, m, a->items[i]);
+}
+
+VQuery *qp_ready(VM *vm, Value qv)
+{
+    VQuery *q = handle_data(AS_HANDLE(qv));
+    if (!q->bound) {
+        qp_free(vm, &q->plan);      /* what a binding that raised had made */
+        qp_bind(vm, q);
+        q->bound = true;
+    }
+    return q;
+}
+
 /* _pipe(src, plan, captures...): `src | verb ...` as the compiler writes it. */
 Value nat__pipe(VM *vm, int argc, Value *argv)
 {
@@ -301,17 +330,26 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     vm_push_root(vm, hv);
     VQuery *q = handle_data(h);
     q->src = v_nil();
-    q->stages = vm_array_new(vm, 4);
-    if (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_query_type) {
+    bool chained = IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_query_type;
+    if (chained) {
+        /* The parent's stage list, shared when no other query has grown
+         * it (a chain grown in a loop copies nothing), else copied. */
         VQuery *parent = handle_data(AS_HANDLE(src));
         q->src = parent->src;
-        for (size_t i = 0; i < parent->stages->len; i++)
-            vm_array_push(vm, q->stages, parent->stages->items[i]);
-        if (parent->stages->len && vm_verbs[qp_last_verb(parent)].last)
+        if (parent->stages->len == parent->nstages) {
+            q->stages = parent->stages;
+        } else {
+            q->stages = vm_array_new(vm, parent->nstages + plan->len);
+            memcpy(q->stages->items, parent->stages->items, parent->nstages * sizeof(Value));
+            q->stages->len = parent->nstages;
+        }
+        q->nstages = parent->nstages;
+        if (parent->nstages && vm_verbs[qp_last_verb(parent)].last)
             vm_error(vm, "this query ends with '%s': nothing can follow it", vm_verbs[qp_last_verb(parent)].name);
     } else if (vm_source_of(src) || IS_ARRAY(src) ||
                (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_text_rows_type)) {
         q->src = src;
+        q->stages = vm_array_new(vm, plan->len);
     } else {
         char msg[200];
         snprintf(msg, sizeof msg,
@@ -324,13 +362,21 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     for (int i = 2; i < argc; i++)
         vm_array_push(vm, caps, argv[i]);
     for (size_t i = 0; i < plan->len; i++) {
-        VArray *rec = vm_array_new(vm, 3);
+        VArray *rec = vm_array_new(vm, 4);
         vm_array_push(vm, rec, plan->items[i]);
         vm_array_push(vm, rec, v_obj(caps));
         vm_array_push(vm, rec, mod);
+        vm_array_push(vm, rec, v_nil());
         vm_array_push(vm, q->stages, v_obj(rec));
+        q->nstages++;
+        if (IS_OBJ(mod))
+            read_modvars(vm, rec, (VModule *)mod.as.o, plan->items[i]);
     }
-    qp_bind(vm, q);
+    /* A query built on a query (a where added in a loop) binds when it
+     * runs: binding every step again as it grows would cost the square of
+     * its length. */
+    if (!chained)
+        qp_ready(vm, hv);
     if (keep_it && q->plan.nmodvars >= 0)
         qkeep_put(vm, plan, hv);
     Value r = hv;

@@ -107,7 +107,7 @@ VArray *vm_query_time_columns(VM *vm, Value q);
 Value vm_query_display(VM *vm, Value v);
 /* Whether v is a query whose rows come from a scan a row at a time (maps
  * with the same keys), so a `for` over it holds no more than a block. */
-bool vm_query_streams(Value v);
+bool vm_query_streams(VM *vm, Value v);
 /* A query's source (its store, tagset file or array: for completion);
  * nil when v is no query. */
 Value vm_query_source(Value v);
