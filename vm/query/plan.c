@@ -119,11 +119,35 @@ static void bind_items(Binder *b, QStep *s, Value stage, size_t from, int n, int
     }
 }
 
+/* A join's columns: the rows' and those of the first of an array of maps
+ * joined (a query's are not known before it runs). */
+static void join_cols(Binder *b, QStep *s)
+{
+    Value r = s->e[0]->k;
+    VMap *m = IS_ARRAY(r) && AS_ARRAY(r)->len && IS_MAP(AS_ARRAY(r)->items[0]) ? AS_MAP(AS_ARRAY(r)->items[0]) : NULL;
+    if (!b->cols_known || !m) {
+        b->cols_known = false;
+        return;
+    }
+    VStr **cols = qp_alloc(b->vm, b->p, ((size_t)b->ncols + m->live) * sizeof *cols);
+    memcpy(cols, b->cols, (size_t)b->ncols * sizeof *cols);
+    int n = b->ncols;
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(m, &pos, &k, &v))
+        if (IS_STR(k) && qb_field_of(b, AS_STR(k)) < 0)
+            cols[n++] = AS_STR(k);
+    qp_keep(b->vm, b->p, v_obj(m));
+    set_cols(b, cols, n);
+}
+
 /* The columns of the rows a step makes (for the next step's names). */
 static void step_cols(Binder *b, QStep *s)
 {
     if (s->verb == QV_select || s->verb == QV_group)
         set_cols(b, s->names, s->n);
+    else if (s->verb == QV_join)
+        join_cols(b, s);
     else if (s->verb == QV_tags)
         b->cols_known = false;  /* the tags' keys join their tagset's */
 }
@@ -178,6 +202,15 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
             bind_error(b, &at, "write takes a path or a store, and an options map: write(path, {schema: s})");
         s->write_target = t->k;
         s->write_opts = o ? AS_MAP(o->k) : NULL;
+        break;
+    }
+    case QV_join: {
+        s->n = (int)nlen(stage) - 3;
+        s->e = qp_alloc(b->vm, p, (size_t)s->n * sizeof *s->e);
+        for (int i = 0; i < s->n; i++)
+            s->e[i] = qb_expr(b, nval(stage, 3 + (size_t)i));
+        if (s->e[0]->op != QOP_CONST)
+            bind_error(b, s->e[0], "join's rows are a query or an array of maps, made where the pipeline is written");
         break;
     }
     case QV_tags: {

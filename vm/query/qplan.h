@@ -161,7 +161,8 @@ typedef struct QScan {
 typedef struct QStep {
     int verb;
     int line, col;
-    QExpr **e;          /* where/take: e[0]; select: items; sort: keys; group: keys then aggs */
+    QExpr **e;          /* where/take: e[0]; select: items; sort: keys; group: keys then aggs;
+                         * join: the other rows, then the keys' names */
     VStr **names;
     bool *desc;
     int n, nkeys;

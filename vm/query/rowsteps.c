@@ -731,6 +731,87 @@ static VArray *distinct(VM *vm, VArray *in)
     return out;
 }
 
+/* row's value of the join's key i (nil: it matches nothing), raising
+ * when row is no map or has no such field. */
+static Value join_key(VM *vm, const QStep *s, int i, Value row, const char *side)
+{
+    VStr *name = AS_STR(s->e[i]->k);
+    Value *v = IS_MAP(row) ? vm_map_ref(AS_MAP(row), s->e[i]->k) : NULL;
+    if (!v) {
+        char msg[200];
+        if (IS_MAP(row))
+            snprintf(msg, sizeof msg, "join: %s has no field '%.*s'", side, (int)name->len, name->data);
+        else
+            snprintf(msg, sizeof msg, "join: %s is %s, not a map", side, v_type_name(row));
+        vm_error_at(vm, (uint32_t)s->line, (uint32_t)s->col, msg);
+    }
+    return *v;
+}
+
+/* An equi-join of the rows with a small side: the other rows indexed by
+ * their keys (a map per key, nested; the last holds arrays of rows), then
+ * for each row the rows its keys find, each merged into a copy of it. */
+static VArray *join(VM *vm, const QStep *s, VArray *in)
+{
+    Value right = s->e[0]->k;
+    if (IS_HANDLE(right) && AS_HANDLE(right)->type == &vm_query_type)
+        right = vm_query_run(vm, right);
+    vm_push_root(vm, right);
+    if (!IS_ARRAY(right)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "join needs a query or an array of maps to join with, not %s",
+                 v_type_name(right));
+        vm_error_at(vm, (uint32_t)s->line, (uint32_t)s->col, msg);
+    }
+    VArray *r = AS_ARRAY(right);
+    VMap *index = vm_map_new(vm, r->len);
+    vm_push_root(vm, v_obj(index));
+    for (size_t j = 0; j < r->len; j++) {
+        Value *at = NULL;
+        VMap *level = index;
+        for (int k = 1; k < s->n; k++) {
+            Value key = join_key(vm, s, k, r->items[j], "a row of the other side");
+            if (IS_NIL(key))
+                break;
+            if (!(at = vm_map_ref(level, key))) {
+                Value made = k + 1 < s->n ? v_obj(vm_map_new(vm, 4)) : v_obj(vm_array_new(vm, 1));
+                vm_map_set(vm, level, key, made);
+                at = vm_map_ref(level, key);
+            }
+            if (k + 1 < s->n)
+                level = AS_MAP(*at);
+            else
+                vm_array_push(vm, AS_ARRAY(*at), r->items[j]);
+        }
+    }
+    VArray *out = vm_array_new(vm, in->len);
+    vm_push_root(vm, v_obj(out));
+    for (size_t i = 0; i < in->len; i++) {
+        Value *at = NULL;
+        VMap *level = index;
+        for (int k = 1; k < s->n && level; k++) {
+            Value key = join_key(vm, s, k, in->items[i], "a row");
+            at = IS_NIL(key) ? NULL : vm_map_ref(level, key);
+            level = at && IS_MAP(*at) ? AS_MAP(*at) : NULL;
+        }
+        for (size_t m = 0; at && IS_ARRAY(*at) && m < AS_ARRAY(*at)->len; m++) {
+            VMap *row = AS_MAP(in->items[i]), *other = AS_MAP(AS_ARRAY(*at)->items[m]);
+            VMap *both = vm_map_new(vm, row->live + other->live);
+            vm_array_push(vm, out, v_obj(both));
+            size_t pos = 0;
+            Value key, val;
+            while (vm_map_next(row, &pos, &key, &val))
+                vm_map_set(vm, both, key, val);
+            for (pos = 0; vm_map_next(other, &pos, &key, &val);)
+                if (!vm_map_ref(both, key))
+                    vm_map_set(vm, both, key, val);
+        }
+        vm_gc_step(vm);
+    }
+    vm_pop_root(vm, 3);
+    return out;
+}
+
 Value rows_write(VM *vm, QPlan *p, const QStep *s, Value rows)
 {
     if (qtext_format(s->write_target))
@@ -808,6 +889,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_group: rows = v_obj(group(vm, s, in)); break;
         case QV_tags: rows = v_obj(tags(vm, in)); break;
         case QV_distinct: rows = v_obj(distinct(vm, in)); break;
+        case QV_join: rows = v_obj(join(vm, s, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
         case QV_write: rows = rows_write(vm, p, s, rows); break;
