@@ -424,6 +424,8 @@ static bool value_call(Value node, bool cond, bool in_item)
     } else if (op == QOP_CALL) {
         VStr *name = AS_STR(nval(node, 3));
         int fn = vm_query_func_find(name->data, name->len);
+        if (picks_by(fn))
+            return value_call(nval(node, 5), false, in_item);
         bool quant = fn == QF_any || fn == QF_all || fn == QF_first || fn == QF_last ||
                      (fn == QF_count && nlen(node) == 6);
         if (quant)

@@ -36,6 +36,13 @@ enum {
 
 typedef struct QSet QSet;
 
+/* max_by, min_by: quantifiers that pick the tag with the greatest or least
+ * value of an expression (first and last pick by a predicate). */
+static inline bool picks_by(int fn)
+{
+    return fn == QF_max_by || fn == QF_min_by;
+}
+
 /* A number field compared with a constant, as one test of the column's
  * stored values that gives comb's exact answer however their types differ
  * (an int field and a float, a float field and a big int, a u64 above the

@@ -71,7 +71,9 @@ enum {
     X(stddev, 1, 1, "stddev(e): the sample standard deviation over a group (a float)") \
     X(between, 3, 3, "between(e, lo, hi): lo <= e <= hi")                   \
     X(day, 1, 1, "day(t): time t at the start of its day (UTC)")            \
-    X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")
+    X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")              \
+    X(max_by, 2, 2, "max_by(tags, e).f: field f of the tag with the greatest number e (the first of equals; nil: none has one; DuckDB's arg_max)") \
+    X(min_by, 2, 2, "min_by(tags, e).f: field f of the tag with the least number e (the first of equals; nil: none has one)")
 
 enum {
 #define X(name, min, max, help) QF_##name,

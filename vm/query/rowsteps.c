@@ -138,6 +138,21 @@ static Value time_func(Ctx *c, const QExpr *e, Value a)
     return v_int(r);
 }
 
+/* Whether a tag's value v beats *best for max_by/min_by (numbers only;
+ * nil and NaN never do), and then *best = v. */
+static bool better(Ctx *c, const QExpr *e, Value v, Value *best)
+{
+    if (IS_NIL(v) || (IS_FLOAT(v) && isnan(v.as.f)))
+        return false;
+    if (!IS_INT(v) && !IS_FLOAT(v))
+        err_at(c, e, "%s needs a number, not %s", vm_query_funcs[e->fn].name, v_type_name(v));
+    int cmp = IS_NIL(*best) ? 0 : ops_cmp_num(IS_FLOAT(v), v.as.i, v.as.f, IS_FLOAT(*best), best->as.i, best->as.f);
+    if (!IS_NIL(*best) && (e->fn == QF_max_by ? cmp <= 0 : cmp >= 0))
+        return false;
+    *best = v;
+    return true;
+}
+
 static Value quant(Ctx *c, const QExpr *e)
 {
     Value tags = eval(c, e->b);
@@ -148,13 +163,18 @@ static Value quant(Ctx *c, const QExpr *e)
     VArray *a = AS_ARRAY(tags);
     Ctx in = {c->vm, v_nil(), c->row, c->aggs};
     int64_t n = 0;
-    Value hit = v_nil();
+    Value hit = v_nil(), best = v_nil();
     for (size_t i = 0; i < a->len; i++) {
         in.row = a->items[i];
-        bool ok = !e->a || v_truthy(eval(&in, e->a));
+        bool ok = !e->a || picks_by(e->fn) || v_truthy(eval(&in, e->a));
         if (!ok) {
             if (e->fn == QF_all)
                 return v_bool(false);
+            continue;
+        }
+        if (picks_by(e->fn)) {
+            if (better(c, e, eval(&in, e->a), &best))
+                hit = a->items[i];
             continue;
         }
         n++;
