@@ -108,6 +108,8 @@ static void traverse_proto(VM *vm, VProto *p)
         vm_mark_obj(vm, &p->name->hdr);
     if (p->module)
         vm_mark_obj(vm, &p->module->hdr);
+    if (p->source)
+        vm_mark_obj(vm, &p->source->hdr);
 }
 
 static void traverse_module(VM *vm, VModule *m)
@@ -117,6 +119,8 @@ static void traverse_module(VM *vm, VModule *m)
     vm_mark_obj(vm, &m->symbols->hdr);
     if (m->main)
         vm_mark_obj(vm, &m->main->hdr);
+    if (m->source)
+        vm_mark_obj(vm, &m->source->hdr);
     for (size_t i = 0; i < m->nvars; i++)
         vm_mark(vm, m->vars[i]);
 }
