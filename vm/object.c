@@ -13,6 +13,7 @@ VArray *vm_array_new(VM *vm, size_t cap)
     VArray *a = vm_new_obj(vm, sizeof(VArray), VT_ARRAY);
     a->items = NULL;
     a->len = a->cap = 0;
+    a->times = NULL;
     if (cap)
         vm_array_reserve(vm, a, cap);
     return a;
@@ -136,6 +137,8 @@ void vm_obj_traverse(VM *vm, Obj *o)
         VArray *a = (VArray *)o;
         for (size_t i = 0; i < a->len; i++)
             vm_mark(vm, a->items[i]);
+        if (a->times)
+            vm_mark_obj(vm, &a->times->hdr);
         break;
     }
     case VT_MAP:

@@ -78,6 +78,8 @@ typedef struct VArray {
     Obj hdr;
     Value *items;
     size_t len, cap;
+    struct VArray *times;   /* the names of its rows' time fields (read_text's rows), which
+                             * tables show as times; NULL */
 } VArray;
 
 VArray *vm_array_new(VM *vm, size_t cap);

@@ -93,7 +93,7 @@ const VHandleType vm_query_type = {
 
 static bool in_names(VArray *names, VStr *n)
 {
-    for (size_t i = 0; i < names->len; i++)
+    for (size_t i = 0; n && i < names->len; i++)
         if (str_equal(AS_STR(names->items[i]), n))
             return true;
     return false;
@@ -129,18 +129,22 @@ VArray *vm_query_time_columns(VM *vm, Value qv)
 VArray *qp_time_columns(VM *vm, const QPlan *p)
 {
     VArray *times = vm_array_new(vm, 4);
-    if (!p->typed)
-        return times;
     vm_push_root(vm, v_obj(times));
+    /* an array or stream read_text made: its times */
+    VArray *given = p->typed ? NULL : vm_text_time_columns(vm, p->array);
+    vm_push_root(vm, given ? v_obj(given) : v_nil());
+    for (size_t i = 0; given && i < given->len; i++)
+        vm_array_push(vm, times, given->items[i]);
+    vm_pop_root(vm, 1);
     const QScan *sc = &p->scan;
-    if (sc->consumer == QC_GROUP) {
+    if (p->typed && sc->consumer == QC_GROUP) {
         for (int i = 0; i < sc->nkeys; i++)
             if (is_time(p, sc->keys[i], times))
                 vm_array_push(vm, times, v_obj(sc->key_names[i]));
         for (int i = 0; i < sc->naggs; i++)
             if (is_time(p, sc->aggs[i].e, times))
                 vm_array_push(vm, times, v_obj(sc->aggs[i].name));
-    } else if (sc->consumer == QC_COLLECT) {
+    } else if (p->typed && sc->consumer == QC_COLLECT) {
         for (uint32_t f = 0; f < sc->vs->s->nfields; f++)
             if (sc->vs->s->fields[f].type == ST_TIME)
                 vm_array_push(vm, times, v_obj(sc->vs->names[f]));
@@ -188,31 +192,51 @@ bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, siz
 }
 
 /* A query's rows as a table shows them: the query run, its time columns
- * as ISO-8601 text. Anything else is returned as it is. */
+ * as ISO-8601 text; so also the rows of an array read_text made. Anything
+ * else is returned as it is. */
 Value vm_query_display(VM *vm, Value v)
 {
-    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+    VArray *times;
+    if (IS_ARRAY(v) && AS_ARRAY(v)->times)
+        times = AS_ARRAY(v)->times;
+    else if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type)
+        times = vm_query_time_columns(vm, v);
+    else
         return v;
-    VArray *times = vm_query_time_columns(vm, v);
     vm_push_root(vm, v_obj(times));
-    Value r = vm_query_run(vm, v);
+    Value r = IS_ARRAY(v) ? v : vm_query_run(vm, v);
     vm_push_root(vm, r);
-    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++)
-        vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]);
+    if (times->len && IS_ARRAY(r)) {
+        VArray *shown = vm_array_new(vm, AS_ARRAY(r)->len);
+        vm_push_root(vm, v_obj(shown));
+        for (size_t i = 0; i < AS_ARRAY(r)->len; i++)
+            vm_array_push(vm, shown, vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]));
+        vm_pop_root(vm, 1);
+        r = v_obj(shown);
+    }
     vm_pop_root(vm, 2);
     return r;
 }
 
-void vm_query_show_times(VM *vm, VArray *times, Value row)
+Value vm_query_show_times(VM *vm, VArray *times, Value row)
 {
-    for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
-        Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
-        if (t && IS_INT(*t)) {
+    if (!IS_MAP(row) || !times->len)
+        return row;
+    /* a copy: the rows may be the program's own (a query over an array) */
+    VMap *m = vm_map_new(vm, AS_MAP(row)->live);
+    vm_push_root(vm, v_obj(m));
+    size_t pos = 0;
+    Value k, x;
+    while (vm_map_next(AS_MAP(row), &pos, &k, &x)) {
+        if (IS_INT(x) && in_names(times, IS_STR(k) ? AS_STR(k) : NULL)) {
             char buf[40];
-            st_time_format(t->as.i, buf, sizeof buf);
-            *t = v_obj(vm_str_cstr(vm, buf));
+            st_time_format(x.as.i, buf, sizeof buf);
+            x = v_obj(vm_str_cstr(vm, buf));
         }
+        vm_map_set(vm, m, k, x);
     }
+    vm_pop_root(vm, 1);
+    return v_obj(m);
 }
 
 /* ---- running ------------------------------------------------------------ */

@@ -116,9 +116,10 @@ Value vm_query_source(Value v);
 /* Calls add(acc, name, len) for each column a query's select and group by
  * stages make; false when v is no query. Does not raise. */
 bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc);
-/* One row of a query shown so: the columns named in times (from
- * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
-void vm_query_show_times(VM *vm, VArray *times, Value row);
+/* One row of a query shown so: a copy of it whose columns named in times
+ * (from vm_query_time_columns) that hold ints are ISO-8601 text (the row
+ * itself when times is empty or it is no map). */
+Value vm_query_show_times(VM *vm, VArray *times, Value row);
 
 /* `| write(path)` with a path ending in .tsv, .csv or .json writes text in
  * that format (any other path: a tagset file). The text is the prompt's
