@@ -662,13 +662,16 @@ static Value stat(VM *vm, VArray *in)
 {
     /* key -> [count, nulls, min, max, sum, n, set, NaN seen]: min and max
      * skip NaN, as the scan's stat does, and distinct counts it once (the
-     * set, a map, cannot hold it) */
+     * set, a map, cannot hold it). A nil is no value: the rows without
+     * one (nil, or no such key) are its missing ones. */
     VMap *cols = vm_map_new(vm, 8);
     Value cv = v_obj(cols);
     vm_push_root(vm, cv);
+    int64_t nrows = 0;
     for (size_t i = 0; i < in->len; i++) {
         if (!IS_MAP(in->items[i]))
             continue;
+        nrows++;
         size_t pos = 0;
         Value k, v;
         while (vm_map_next(AS_MAP(in->items[i]), &pos, &k, &v)) {
@@ -685,9 +688,10 @@ static Value stat(VM *vm, VArray *in)
                 st = AS_ARRAY(*hit);
             }
             Value *s = st->items;
+            if (IS_NIL(v))
+                continue;
             s[0].as.i++;
-            if (IS_NIL(v) || (IS_STR(v) && !AS_STR(v)->len) || (IS_INT(v) && !v.as.i) ||
-                (IS_FLOAT(v) && v.as.f == 0))
+            if ((IS_STR(v) && !AS_STR(v)->len) || (IS_INT(v) && !v.as.i) || (IS_FLOAT(v) && v.as.f == 0))
                 s[1].as.i++;
             if (IS_ARRAY(v) || IS_MAP(v))
                 continue;
@@ -703,8 +707,7 @@ static Value stat(VM *vm, VArray *in)
                 s[2] = v;
             if (IS_NIL(s[3]) || rows_compare(v, s[3]) > 0)
                 s[3] = v;
-            if (!IS_NIL(v))
-                vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
+            vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
         }
     }
     VArray *out = vm_array_new(vm, cols->live);
@@ -715,11 +718,11 @@ static Value stat(VM *vm, VArray *in)
         Value *s = AS_ARRAY(v)->items;
         VMap *m = vm_map_new(vm, 8);
         vm_array_push(vm, out, v_obj(m));
-        const char *names[] = {"field", "count", "nulls", "min", "max", "mean", "distinct"};
-        Value vals[] = {k, s[0], s[1], s[2], s[3],
+        const char *names[] = {"field", "count", "nulls", "missing", "min", "max", "mean", "distinct"};
+        Value vals[] = {k, s[0], s[1], v_int(nrows - s[0].as.i), s[2], s[3],
                         s[5].as.i ? v_float(v_sum_mean(handle_data(AS_HANDLE(s[4])), (uint64_t)s[5].as.i)) : v_nil(),
                         v_int((int64_t)AS_MAP(s[6])->live + s[7].as.b)};
-        for (int j = 0; j < 7; j++)
+        for (int j = 0; j < 8; j++)
             vm_map_set(vm, m, v_obj(vm_str_cstr(vm, names[j])), vals[j]);
     }
     vm_pop_root(vm, 2);
