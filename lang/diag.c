@@ -4,12 +4,22 @@
 
 #include <stdarg.h>
 
+#include "vm/place.h"
+
 void diag_init(Diag *d, FILE *out, const char *file)
 {
     d->out = out;
     d->file = file;
     d->nerrors = 0;
     d->at_eof = false;
+    d->src = NULL;
+}
+
+void diag_source(Diag *d, const char *src, size_t len, int first_line)
+{
+    d->src = src;
+    d->len = len;
+    d->first_line = first_line;
 }
 
 void diag_error(Diag *d, int line, int col, const char *fmt, ...)
@@ -46,9 +56,12 @@ void diag_flush(Diag *d)
             d->msgs[j] = d->msgs[j - 1];
             d->msgs[j - 1] = t;
         }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         fprintf(d->out, "%s:%d:%d: %s\n", d->file, d->msgs[i].line, d->msgs[i].col,
                 d->msgs[i].text);
+        vm_show_place(d->out, d->src, d->len, d->first_line, (uint32_t)d->msgs[i].line,
+                      (uint32_t)d->msgs[i].col);
+    }
     if (d->nerrors > DIAG_MAX)
         fprintf(d->out, "%s: %d more errors not shown\n", d->file, d->nerrors - DIAG_MAX);
 }

@@ -20,10 +20,15 @@ typedef struct Diag {
     const char *file;
     int nerrors;
     bool at_eof;        /* an error was at the end of the input (the prompt reads on) */
+    const char *src;    /* the text, to show each error's line with a caret (NULL: not shown) */
+    size_t len;
+    int first_line;
     DiagMsg msgs[DIAG_MAX];
 } Diag;
 
 void diag_init(Diag *d, FILE *out, const char *file);
+/* The text the errors are in: its first line is numbered first_line. */
+void diag_source(Diag *d, const char *src, size_t len, int first_line);
 void diag_error(Diag *d, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_flush(Diag *d);

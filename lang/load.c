@@ -15,6 +15,7 @@
 #include "lang/paths.h"
 #include "store/mem.h"
 #include "vm/natives.h"
+#include "vm/place.h"
 
 typedef struct CompileJob {
     VModule *mod;
@@ -48,6 +49,13 @@ static void compile_job(VM *vm, void *ud)
         j->main = NULL;
 }
 
+/* The text compiled, kept in its module for its runtime errors' places. */
+static void keep_source(VM *vm, void *ud)
+{
+    CompileJob *j = ud;
+    vm_keep_source(vm, j->mod, j->main, j->src, j->len, j->first_line);
+}
+
 /* Forgets the top-level names a failed compilation declared, so that a
  * statement retyped at the prompt does not meet its own half-made names. */
 static void forget_names(VM *vm, VModule *mod, size_t nvars)
@@ -66,6 +74,7 @@ static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bo
     Diag d;
     arena_init(&a, vm);
     diag_init(&d, errout, file);
+    diag_source(&d, j->src, j->len, j->first_line);
     j->d = &d;
     j->a = &a;
     j->main = NULL;
@@ -77,6 +86,8 @@ static VProto *compile(VM *vm, CompileJob *j, const char *file, FILE *errout, bo
     }
     arena_free(&a);
     diag_flush(&d);
+    if (j->main)
+        (void)vm_protect(vm, keep_source, j);  /* out of memory: its errors show no line */
     if (!j->main && j->value)
         forget_names(vm, j->mod, j->nvars);
     if (at_eof)

@@ -528,7 +528,8 @@ static void aggregates(Parser *p, List *l)
 }
 
 /* verb: where expr | take expr | select items | group 'by' items [aggs]
- *     | sort expr ['desc'|'asc'] {',' ...} | write '(' args ')' | NAME */
+ *     | sort expr ['desc'|'asc'] {',' ...} | write '(' args ')'
+ *     | join expr 'on' NAME {',' NAME} | NAME */
 static void verb_args(Parser *p, Verb *v, const Token *t)
 {
     List l = {0};
@@ -579,6 +580,26 @@ static void verb_args(Parser *p, Verb *v, const Token *t)
             add_item(p, &l, (Name){0}, e, desc);
         } while (match(p, T_COMMA) && !p->panic);
         break;
+    case QV_join: {
+        add_item(p, &l, (Name){0}, verb_expr(p), false);
+        const Token *on = peek(p);
+        if (!is_word(on, "on")) {
+            char buf[64];
+            error_at(p, on, "expected 'on' and the key fields after join's rows, got %s",
+                     tok_describe(on, buf, sizeof buf));
+            break;
+        }
+        advance(p);
+        do {    /* the keys' names, as strings */
+            skip_newlines(p);
+            const Token *k = expect(p, T_NAME, "a key field's name");
+            Expr *key = new_expr(p, E_STRING, k);
+            key->u.str.s = k->start;
+            key->u.str.n = k->len;
+            add_item(p, &l, (Name){0}, key, false);
+        } while (match(p, T_COMMA) && !p->panic);
+        break;
+    }
     case QV_write:
         expect(p, T_LPAREN, "'(' after write");
         while (!check(p, T_RPAREN) && !check(p, T_EOF) && !p->panic) {

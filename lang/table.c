@@ -470,12 +470,14 @@ static size_t stream_rows(VM *vm, Value rows, VArray *times, TableFormat f, FILE
         cols = columns_of(vm, AS_ARRAY(rows));
         vm_push_root(vm, v_obj(cols));
     }
+    vm_push_root(vm, v_nil());     /* the row shown (a copy with its times as text) */
+    size_t shown = vm->nroots - 1;
     for (; h ? h->type->next(vm, h->data, &pos, &row, &b)
              : n < AS_ARRAY(rows)->len && (row = AS_ARRAY(rows)->items[n], true);
          n++) {
         if (!IS_MAP(row))
             vm_error(vm, "write: a text file takes rows (maps), not %s", v_type_name(row));
-        vm_query_show_times(vm, times, row);
+        row = vm->roots[shown] = vm_query_show_times(vm, times, row);
         VStrBuf sb;
         vm_sb_init(vm, &sb, 256);
         if (f == TABLE_JSON) {
@@ -506,7 +508,7 @@ static size_t stream_rows(VM *vm, Value rows, VArray *times, TableFormat f, FILE
         VStr *s = vm_sb_done(vm, &sb);
         fwrite(s->data, 1, s->len, out);
     }
-    vm_pop_root(vm, cols ? 1 : 0);
+    vm_pop_root(vm, cols ? 2 : 1);
     return n;
 }
 
@@ -535,7 +537,7 @@ static void stream_job(VM *vm, void *ud)
 
 bool table_stream(VM *vm, Value v, TableFormat f, FILE *out)
 {
-    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(v)) {
+    if (f == TABLE_ALIGNED || f == TABLE_LINE || !vm_query_streams(vm, v)) {
         VStr *text = table_text(vm, v, f, false);
         if (text)
             fwrite(text->data, 1, text->len, out);

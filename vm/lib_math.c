@@ -31,6 +31,18 @@ Value nat_abs(VM *vm, int argc, Value *argv)
  * of a single array argument; numbers by value (NaN after every number, as
  * sort has it, so the answer does not depend on the order), strings by
  * bytes. */
+/* Whether v goes before best (after it, for greatest). */
+static bool beats(VM *vm, Value v, Value best, bool greatest)
+{
+    bool lt;
+    Value a = greatest ? best : v, b = greatest ? v : best;
+    if (IS_NUM(a) && IS_NUM(b))
+        lt = v_order_num(a, b) < 0;
+    else if ((!IS_NUM(v) && !IS_STR(v)) || vm_less(a, b, false, &lt) != AR_OK)
+        vm_error(vm, "cannot compare %s and %s", v_type_name(best), v_type_name(v));
+    return lt;
+}
+
 static Value extreme(VM *vm, int argc, Value *argv, bool greatest)
 {
     Value *v = argv;
@@ -42,17 +54,54 @@ static Value extreme(VM *vm, int argc, Value *argv, bool greatest)
             vm_error(vm, "the array is empty");
     }
     Value best = v[0];
-    for (size_t i = 0; i < n; i++) {
-        bool lt;
-        Value a = greatest ? best : v[i], b = greatest ? v[i] : best;
-        if (IS_NUM(a) && IS_NUM(b))
-            lt = v_order_num(a, b) < 0;
-        else if ((!IS_NUM(v[i]) && !IS_STR(v[i])) || vm_less(a, b, false, &lt) != AR_OK)
-            vm_error(vm, "cannot compare %s and %s", v_type_name(best), v_type_name(v[i]));
-        if (lt)
+    for (size_t i = 0; i < n; i++)
+        if (beats(vm, v[i], best, greatest))
             best = v[i];
+    return best;
+}
+
+/* max_by and min_by: the item of an array whose key (its field of that
+ * name, or a function of it) is the greatest (least), compared as max and
+ * min do; the first of equals; items whose key is nil left out; nil when
+ * none has one (as the query functions over tags). */
+static Value extreme_by(VM *vm, Value *argv, bool greatest)
+{
+    VArray *a = vm_arg_array(vm, argv, 0);
+    if (!IS_STR(argv[1]) && !IS_FUNC(argv[1]) && argv[1].type != VT_NATIVE)
+        vm_arg_error(vm, 1, "a field's name or a function", argv[1]);
+    Value best = v_nil(), bestkey = v_nil();
+    for (size_t i = 0; i < a->len; i++) {
+        Value key;
+        if (IS_STR(argv[1])) {
+            if (!IS_MAP(a->items[i]))
+                vm_error(vm, "item %zu is %s, not a map with the field '%s'", i, v_type_name(a->items[i]),
+                         AS_STR(argv[1])->data);
+            Value *f = vm_map_ref(AS_MAP(a->items[i]), argv[1]);
+            key = f ? *f : v_nil();
+        } else {
+            vm_push_root(vm, best);
+            vm_push_root(vm, bestkey);
+            key = vm_call(vm, argv[1], 1, &a->items[i]);
+            vm_pop_root(vm, 2);
+        }
+        if (!IS_NIL(key) && (IS_NIL(bestkey) || beats(vm, key, bestkey, greatest))) {
+            best = a->items[i];
+            bestkey = key;
+        }
     }
     return best;
+}
+
+Value nat_max_by(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    return extreme_by(vm, argv, true);
+}
+
+Value nat_min_by(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    return extreme_by(vm, argv, false);
 }
 
 Value nat_min(VM *vm, int argc, Value *argv)

@@ -171,6 +171,9 @@ int64_t vm_loader_finish(VM *vm, VLoader *l);
  * query over it reads the files anew through a cursor (vm_text_cursor_type,
  * iterable, closed with its loop). */
 extern const VHandleType vm_text_rows_type, vm_text_cursor_type;
+/* The time fields of rows from read_text (an array it made, its stream,
+ * or a schema), by name; NULL when v is none of those or not known. */
+VArray *vm_text_time_columns(VM *vm, Value v);
 /* Whether a cursor can give its records as bytes of target's layout (the
  * same schema text); if so it does from now on, and every file it opens
  * must name all the key fields. */

@@ -872,6 +872,25 @@ static Value source_iter(VM *vm, Value self)
     return v_obj(text_open(vm, ts->pat, ts->schema, ts->opts, ts->inferred));
 }
 
+VArray *vm_text_time_columns(VM *vm, Value v)
+{
+    if (IS_ARRAY(v))
+        return AS_ARRAY(v)->times;
+    if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_text_rows_type)
+        v = v_obj(((TextSource *)handle_data(AS_HANDLE(v)))->schema);
+    VHandle *sh = vm_schema_of(v);
+    if (!sh)
+        return NULL;
+    const VSchema *vs = vschema(sh);
+    VArray *names = vm_array_new(vm, 2);
+    vm_push_root(vm, v_obj(names));
+    for (uint32_t f = 0; f < vs->s->nfields; f++)
+        if (vs->s->fields[f].type == ST_TIME)
+            vm_array_push(vm, names, v_obj(vs->names[f]));
+    vm_pop_root(vm, 1);
+    return names;
+}
+
 const VHandleType vm_text_rows_type = {.name = "text rows", .mark = source_mark,
                                        .show = source_show, .iter = source_iter};
 
@@ -912,6 +931,7 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
         Value a, b;
         while (text_next(vm, handle_data(h), &cursor, &a, &b))
             vm_array_push(vm, out, a);
+        out->times = vm_text_time_columns(vm, v_obj(sh));
         vm_pop_root(vm, 2);
         r = v_obj(out);
     }

@@ -13,6 +13,7 @@ VArray *vm_array_new(VM *vm, size_t cap)
     VArray *a = vm_new_obj(vm, sizeof(VArray), VT_ARRAY);
     a->items = NULL;
     a->len = a->cap = 0;
+    a->times = NULL;
     if (cap)
         vm_array_reserve(vm, a, cap);
     return a;
@@ -108,6 +109,8 @@ static void traverse_proto(VM *vm, VProto *p)
         vm_mark_obj(vm, &p->name->hdr);
     if (p->module)
         vm_mark_obj(vm, &p->module->hdr);
+    if (p->source)
+        vm_mark_obj(vm, &p->source->hdr);
 }
 
 static void traverse_module(VM *vm, VModule *m)
@@ -117,6 +120,8 @@ static void traverse_module(VM *vm, VModule *m)
     vm_mark_obj(vm, &m->symbols->hdr);
     if (m->main)
         vm_mark_obj(vm, &m->main->hdr);
+    if (m->source)
+        vm_mark_obj(vm, &m->source->hdr);
     for (size_t i = 0; i < m->nvars; i++)
         vm_mark(vm, m->vars[i]);
 }
@@ -132,6 +137,8 @@ void vm_obj_traverse(VM *vm, Obj *o)
         VArray *a = (VArray *)o;
         for (size_t i = 0; i < a->len; i++)
             vm_mark(vm, a->items[i]);
+        if (a->times)
+            vm_mark_obj(vm, &a->times->hdr);
         break;
     }
     case VT_MAP:

@@ -78,6 +78,8 @@ typedef struct VArray {
     Obj hdr;
     Value *items;
     size_t len, cap;
+    struct VArray *times;   /* the names of its rows' time fields (read_text's rows), which
+                             * tables show as times; NULL */
 } VArray;
 
 VArray *vm_array_new(VM *vm, size_t cap);
@@ -155,6 +157,7 @@ typedef struct VProto {
     uint8_t nparams, maxregs, nupvals;
     VStr *name;         /* NULL for an anonymous fn; "<main>" for a module's main */
     struct VModule *module;
+    struct VArray *source;  /* [first line, text] it was compiled from (vm/place.c), or NULL */
 } VProto;
 
 typedef struct VUpval {
@@ -229,6 +232,7 @@ typedef struct VModule {
     size_t nvars, cap;
     int state;
     VProto *main;       /* until it has run */
+    VArray *source;     /* the last text compiled into it (vm/place.c), or NULL */
 } VModule;
 
 VModule *vm_module_new(VM *vm, const char *name, const char *path);

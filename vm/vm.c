@@ -8,6 +8,7 @@
 
 #include "store/mem.h"
 #include "vm/natives.h"
+#include "vm/place.h"
 #include "vm/opcodes.h"
 #include "vm/regex.h"
 #include "vm/vm.h"
@@ -314,6 +315,10 @@ void vm_print_error(VM *vm, FILE *out)
         fputs("comb: ", out);
     fwrite(msg->data, 1, msg->len, out);
     fputc('\n', out);
+    if (at)
+        vm_show_source_place(out, at->p->source, at->p->module, at->line, at->col);
+    else if (vm->err_line && vm->place_module)
+        vm_show_source_place(out, vm->place_module->source, vm->place_module, vm->err_line, vm->err_col);
     for (int i = 0; i < vm->ntrace;) {
         const VmTraceEntry *t = &vm->trace[i];
         if (i == VM_TRACE_MAX / 2 && vm->trace_skipped)

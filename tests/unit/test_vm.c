@@ -188,6 +188,8 @@ static void uncaught_error_trace(void **state)
     vm_print_error(vm, f);
     fclose(f);
     assert_string_equal(buf, "<test>:2:12: division by zero\n"
+                             "    2 |   return x / 0\n"
+                             "      |            ^\n"
                              "  in f at <test>:2:12\n"
                              "  in g at <test>:4:17\n"
                              "  in <main> at <test>:5:1\n");

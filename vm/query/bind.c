@@ -212,8 +212,9 @@ static QExpr *bind_name(Binder *b, Value node)
     } else if (op == QOP_MODVAR) {
         name = AS_STR(nval(node, 4));
         size_t slot = (size_t)nint(node, 3);
-        if (b->mod && slot < b->mod->nvars)
-            var = b->mod->vars[slot];
+        Value *was = b->modvals ? vm_map_ref(b->modvals, v_int((int64_t)slot)) : NULL;
+        if (was)
+            var = *was;
         read_modvar(b->p, (uint32_t)slot, var);
     } else {
         name = AS_STR(nval(node, 4));
@@ -469,6 +470,10 @@ static bool is_tags_name(Value node)
 }
 
 /* any/all/count/first/last(tags, PRED): PRED over each tag. */
+/* bind_num is defined below qb_bool; quantifiers picking a tag by a value
+ * bind theirs with it. */
+static QExpr *bind_num(Binder *b, Value node, const char *what);
+
 static QExpr *bind_quant(Binder *b, Value node, int fn, QExpr *e)
 {
     size_t nargs = nlen(node) - 4;
@@ -495,7 +500,8 @@ static QExpr *bind_quant(Binder *b, Value node, int fn, QExpr *e)
         if (saved == SC_TAGSET)
             b->scope = SC_TAG;
         b->cols_known = false;  /* a tag's keys, then its tagset's */
-        e->a = qb_bool(b, nval(node, 5), vm_query_funcs[fn].name);
+        e->a = picks_by(fn) ? bind_num(b, nval(node, 5), vm_query_funcs[fn].name)
+                            : qb_bool(b, nval(node, 5), vm_query_funcs[fn].name);
         b->scope = saved;
         b->cols_known = known;
     }
@@ -611,10 +617,10 @@ static QExpr *bind_call(Binder *b, Value node)
     bool indexed = b->indexed;
     b->indexed = false;
     switch (fn) {
-    case QF_first: case QF_last:
+    case QF_first: case QF_last: case QF_max_by: case QF_min_by:
         if (!indexed)
-            bind_error(b, e, "%s(tags, PRED) needs .field after it: %s(tags, PRED).sys", d->name,
-                       d->name);
+            bind_error(b, e, "%s(tags, %s) needs .field after it: %s(tags, %s).sys", d->name,
+                       picks_by(fn) ? "e" : "PRED", d->name, picks_by(fn) ? "e" : "PRED");
         return bind_quant(b, node, fn, e);
     case QF_any: case QF_all: case QF_count:
         return bind_quant(b, node, fn, e);
@@ -664,11 +670,11 @@ static QExpr *bind_index(Binder *b, Value node)
     if (op == QOP_CALL && IS_STR(nval(objn, 3))) {
         VStr *fname = AS_STR(nval(objn, 3));
         int fn = vm_query_func_find(fname->data, fname->len);
-        if (fn == QF_first || fn == QF_last) {
+        if (fn == QF_first || fn == QF_last || picks_by(fn)) {
             b->indexed = true;
             QExpr *q = qb_expr(b, objn);
             if (nint(keyn, 0) != QOP_CONST || !IS_STR(nval(keyn, 3)))
-                bind_error(b, q, "%s(tags, PRED) needs .field after it", fname->data);
+                bind_error(b, q, "%s(tags, ...) needs .field after it", fname->data);
             VStr *key = AS_STR(nval(keyn, 3));
             if (b->scope == SC_MAP) {
                 q->name = key;
@@ -691,7 +697,7 @@ static QExpr *bind_index(Binder *b, Value node)
         }
     }
     if (b->scope != SC_MAP)
-        bind_error(b, e, "'.' applies to first(tags, PRED) and last(tags, PRED) here");
+        bind_error(b, e, "'.' applies to first, last(tags, PRED) and max_by, min_by(tags, e) here");
     e->a = qb_expr(b, objn);
     e->b = qb_expr(b, keyn);
     e->type = QT_ANY;

@@ -14,7 +14,7 @@ typedef struct Binder {
     VM *vm;
     QPlan *p;
     VArray *caps;
-    VModule *mod;
+    VMap *modvals;          /* the module variables the stage read, as _pipe saw them (slot -> value) */
     const VSchema *vs;      /* the typed source's schema */
     const VSchema *src_vs;  /* the same, still known for the steps after the scan (hints) */
     Scope scope;

@@ -75,7 +75,7 @@ bool qcursor_streams(const QPlan *p, int to)
 /* A cursor over the rows of steps [0, to), lazy when they stream. */
 Value qcursor_open(VM *vm, Value qv, int to)
 {
-    VQuery *q = handle_data(AS_HANDLE(qv));
+    VQuery *q = qp_ready(vm, qv);
     QPlan *p = &q->plan;
     VHandle *h = vm_handle_new(vm, &cursor_type, sizeof(QCursor) + (size_t)p->nsteps * sizeof(uint64_t));
     Value hv = v_obj(h);
@@ -96,11 +96,19 @@ Value qcursor_open(VM *vm, Value qv, int to)
     return hv;
 }
 
-bool vm_query_streams(Value v)
+static void ready(VM *vm, void *qv)
 {
-    return IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type &&
-           qcursor_streams(&((VQuery *)handle_data(AS_HANDLE(v)))->plan,
-                   ((VQuery *)handle_data(AS_HANDLE(v)))->plan.nsteps);
+    qp_ready(vm, *(Value *)qv);
+}
+
+bool vm_query_streams(VM *vm, Value v)
+{
+    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+        return false;
+    if (vm_protect(vm, ready, &v))
+        return false;   /* running it raises the binding's error again */
+    const QPlan *p = &((VQuery *)handle_data(AS_HANDLE(v)))->plan;
+    return qcursor_streams(p, p->nsteps);
 }
 
 bool qcursor_next(VM *vm, Value cursor, Value *row)

@@ -63,7 +63,7 @@ Value qkeep_find(VM *vm, VArray *plan, int ncaps, const Value *caps, Value mod, 
     if (!IS_HANDLE(h))
         return v_nil();
     VQuery *q = handle_data(AS_HANDLE(h));
-    if (q->stages->len != plan->len || !same_source(q->src, src))
+    if (q->nstages != plan->len || !same_source(q->src, src))
         return v_nil();
     for (size_t i = 0; i < plan->len; i++) {
         VArray *rec = AS_ARRAY(q->stages->items[i]);

@@ -817,16 +817,76 @@ static void eval_arith(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
         fail(k, e, ops_message[bad]);
 }
 
-/* count/first/last(tags, PRED) per tagset: first and last read their
- * field once for all the tagsets, from the picked tags. */
+/* max_by/min_by(tags, e) per tagset: into pick, the tag with the greatest
+ * (least) number e, the first of equals; valid where some tag has one. */
+static bool pick_by(KCtx *k, const QExpr *e, const KSel *in, KSel *pick, KVec *v)
+{
+    KSel all = scratch(k, e, 0);
+    if (!all.idx)
+        return false;
+    tags_of(k, in, &all);
+    const KVec *x = evaluate(k, e->a, true, &all);
+    const uint32_t *st = tag_start(k);
+    bool any = false, max = e->fn == QF_max_by;
+    for (uint32_t j = 0, p = 0, n = in->n; j < n; j++) {
+        uint32_t t = in->idx[j], cnt = st[t + 1] - st[t], best = UINT32_MAX;
+        for (uint32_t end = p + cnt; p < end; p++) {
+            if (x->valid && !x->valid[p])
+                continue;
+            bool fp = e->a->type == QT_FLOAT || kvec_float(x, p);
+            if (fp && isnan(x->f[p]))
+                continue;
+            if (best != UINT32_MAX) {
+                bool fb = e->a->type == QT_FLOAT || kvec_float(x, best);
+                int c = ops_cmp_num(fp, x->i ? x->i[p] : 0, fp ? x->f[p] : 0, fb, x->i ? x->i[best] : 0,
+                                    fb ? x->f[best] : 0);
+                if (max ? c != 1 : c != -1)
+                    continue;
+            }
+            best = p;
+        }
+        v->valid[j] = best != UINT32_MAX;
+        any |= v->valid[j];
+        pick->idx[j] = v->valid[j] ? all.idx[best] : 0;
+    }
+    return any;
+}
+
+/* The field of the picked tags (pick.idx[j] for tagset j, where v is
+ * valid; any: some is) into v. */
+static void read_picked(KCtx *k, const QExpr *e, const KSel *in, KSel *pick, bool any, KVec *v)
+{
+    if (!any) {     /* no tag to read: nil values, set so that no reader meets garbage */
+        if (v->i)
+            memset(v->i, 0, in->n * sizeof *v->i);
+        if (v->f)
+            memset(v->f, 0, in->n * sizeof *v->f);
+        for (uint32_t j = 0; v->sp && j < in->n; j++)
+            v->sp[j] = "", v->sl[j] = 0;
+        return;
+    }
+    /* tags without a hit read tag 0, then count as nil by their validity */
+    pick->n = in->n;
+    QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field, .is_enum = e->is_enum};
+    eval_field(k, &fx, true, pick, v);
+}
+
+/* count/first/last(tags, PRED) and max_by/min_by(tags, e) per tagset:
+ * those but count read their field once for all the tagsets, from the
+ * picked tags. */
 static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
 {
     KSel hits = {NULL, 0};
-    if (!every_tag(e))
-        quant_tags(k, e, in, &hits);
     KSel pick = scratch(k, e, 2);
     if (!pick.idx)
         return;
+    if (picks_by(e->fn)) {
+        bool any = pick_by(k, e, in, &pick, v);
+        read_picked(k, e, in, &pick, any, v);
+        return;
+    }
+    if (!every_tag(e))
+        quant_tags(k, e, in, &hits);
     const uint32_t *st = tag_start(k), *hx = hits.idx;
     uint32_t h = 0, nh = hits.n;
     bool any = false, every = every_tag(e);
@@ -840,21 +900,8 @@ static void eval_quant(KCtx *k, const QExpr *e, const KSel *in, KVec *v)
             v->i[j] = r.n;
         pick.idx[j] = !r.n ? 0 : e->fn == QF_first ? r.first : r.last;
     }
-    if (e->fn == QF_count)
-        return;
-    if (!any) {     /* no tag to read: nil values, set so that no reader meets garbage */
-        if (v->i)
-            memset(v->i, 0, in->n * sizeof *v->i);
-        if (v->f)
-            memset(v->f, 0, in->n * sizeof *v->f);
-        for (uint32_t j = 0; v->sp && j < in->n; j++)
-            v->sp[j] = "", v->sl[j] = 0;
-        return;
-    }
-    /* tags without a hit read tag 0, then count as nil by their validity */
-    pick.n = in->n;
-    QExpr fx = {.op = QX_FIELD, .type = e->type, .field = e->field, .is_enum = e->is_enum};
-    eval_field(k, &fx, true, &pick, v);
+    if (e->fn != QF_count)
+        read_picked(k, e, in, &pick, any, v);
 }
 
 /* A comb function of the row (QX_CALL), asked row by row on the VM's thread. */
@@ -973,7 +1020,7 @@ static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in)
         eval_if(k, e, tag, in, v);
         break;
     case QX_QUANT:
-        if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last) {
+        if (e->fn == QF_count || e->fn == QF_first || e->fn == QF_last || picks_by(e->fn)) {
             eval_quant(k, e, in, v);
             if (e->big)
                 big_floats(v, in->n);

@@ -51,14 +51,14 @@ Value qp_stage(VQuery *q, int i)
 
 int qp_last_verb(VQuery *q)
 {
-    return q->stages->len ? (int)nint(qp_stage(q, (int)q->stages->len - 1), 0) : -1;
+    return q->nstages ? (int)nint(qp_stage(q, (int)q->nstages - 1), 0) : -1;
 }
 
 static void binder_for(Binder *b, VQuery *q, int i)
 {
     VArray *rec = AS_ARRAY(q->stages->items[i]);
     b->caps = AS_ARRAY(rec->items[1]);
-    b->mod = IS_NIL(rec->items[2]) ? NULL : AS_MODULE(rec->items[2]);
+    b->modvals = IS_MAP(rec->items[3]) ? AS_MAP(rec->items[3]) : NULL;
 }
 
 /* take N: N a constant int >= 0. */
@@ -119,11 +119,35 @@ static void bind_items(Binder *b, QStep *s, Value stage, size_t from, int n, int
     }
 }
 
+/* A join's columns: the rows' and those of the first of an array of maps
+ * joined (a query's are not known before it runs). */
+static void join_cols(Binder *b, QStep *s)
+{
+    Value r = s->e[0]->k;
+    VMap *m = IS_ARRAY(r) && AS_ARRAY(r)->len && IS_MAP(AS_ARRAY(r)->items[0]) ? AS_MAP(AS_ARRAY(r)->items[0]) : NULL;
+    if (!b->cols_known || !m) {
+        b->cols_known = false;
+        return;
+    }
+    VStr **cols = qp_alloc(b->vm, b->p, ((size_t)b->ncols + m->live) * sizeof *cols);
+    memcpy(cols, b->cols, (size_t)b->ncols * sizeof *cols);
+    int n = b->ncols;
+    size_t pos = 0;
+    Value k, v;
+    while (vm_map_next(m, &pos, &k, &v))
+        if (IS_STR(k) && qb_field_of(b, AS_STR(k)) < 0)
+            cols[n++] = AS_STR(k);
+    qp_keep(b->vm, b->p, v_obj(m));
+    set_cols(b, cols, n);
+}
+
 /* The columns of the rows a step makes (for the next step's names). */
 static void step_cols(Binder *b, QStep *s)
 {
     if (s->verb == QV_select || s->verb == QV_group)
         set_cols(b, s->names, s->n);
+    else if (s->verb == QV_join)
+        join_cols(b, s);
     else if (s->verb == QV_tags)
         b->cols_known = false;  /* the tags' keys join their tagset's */
 }
@@ -178,6 +202,15 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
             bind_error(b, &at, "write takes a path or a store, and an options map: write(path, {schema: s})");
         s->write_target = t->k;
         s->write_opts = o ? AS_MAP(o->k) : NULL;
+        break;
+    }
+    case QV_join: {
+        s->n = (int)nlen(stage) - 3;
+        s->e = qp_alloc(b->vm, p, (size_t)s->n * sizeof *s->e);
+        for (int i = 0; i < s->n; i++)
+            s->e[i] = qb_expr(b, nval(stage, 3 + (size_t)i));
+        if (s->e[0]->op != QOP_CONST)
+            bind_error(b, s->e[0], "join's rows are a query or an array of maps, made where the pipeline is written");
         break;
     }
     case QV_tags: {
@@ -325,7 +358,7 @@ static int scan_sort(Binder *b, VQuery *q, QPlan *p, int i, const Value *keys)
         if (sc->sort[k].e->type == QT_NIL)
             bind_error(b, sc->sort[k].e, "sort by a value of the rows");
     }
-    if (i + 1 < (int)q->stages->len && nint(qp_stage(q, i + 1), 0) == QV_take) {
+    if (i + 1 < (int)q->nstages && nint(qp_stage(q, i + 1), 0) == QV_take) {
         binder_for(b, q, i + 1);
         sc->limit = take_count(b, qp_stage(q, i + 1));
         return i + 2;
@@ -353,7 +386,7 @@ static VStr *node_name(Value node)
  * marked bound (b->skip_*). Select stage i's binding context is current. */
 static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
 {
-    Value sel = qp_stage(q, i), st = i + 1 < (int)q->stages->len ? qp_stage(q, i + 1) : v_nil();
+    Value sel = qp_stage(q, i), st = i + 1 < (int)q->nstages ? qp_stage(q, i + 1) : v_nil();
     int nitems = (int)(nlen(sel) - 3) / 2, nkeys = IS_NIL(st) ? 0 : (int)(nlen(st) - 3) / 2;
     Value keys[64];
     if (IS_NIL(st) || nint(st, 0) != QV_sort || nkeys > 64)
@@ -391,6 +424,8 @@ static bool value_call(Value node, bool cond, bool in_item)
     } else if (op == QOP_CALL) {
         VStr *name = AS_STR(nval(node, 3));
         int fn = vm_query_func_find(name->data, name->len);
+        if (picks_by(fn))
+            return value_call(nval(node, 5), false, in_item);
         bool quant = fn == QF_any || fn == QF_all || fn == QF_first || fn == QF_last ||
                      (fn == QF_count && nlen(node) == 6);
         if (quant)
@@ -443,7 +478,7 @@ static void where_share(Binder *b, Value node, QExpr **where, QExpr **residual)
 static int bind_scan(Binder *b, VQuery *q, QPlan *p)
 {
     QScan *sc = &p->scan;
-    int n = (int)q->stages->len, i = 0;
+    int n = (int)q->nstages, i = 0;
     sc->consumer = QC_COLLECT;
     sc->limit = UINT64_MAX;
     for (; i < n; i++) {
@@ -608,14 +643,22 @@ static void narrow_select(QPlan *p)
             sc->want[s->nfields] = true;
 }
 
+static uint64_t stages_bound;
+
+uint64_t qp_stages_bound(void)
+{
+    return stages_bound;
+}
+
 void qp_bind(VM *vm, VQuery *q)
 {
+    stages_bound += q->nstages;
     QPlan *p = &q->plan;
     p->keep = vm_array_new(vm, 8);
     Binder b = {.vm = vm, .p = p};
     VSource *src = vm_source_of(q->src);
     int first_step = 0;
-    p->steps = qp_alloc(vm, p, (q->stages->len + 1) * sizeof *p->steps);
+    p->steps = qp_alloc(vm, p, (q->nstages + 1) * sizeof *p->steps);
     if (src) {
         p->typed = true;
         p->scan.src = src;
@@ -665,7 +708,7 @@ void qp_bind(VM *vm, VQuery *q)
         }
     }
     b.vs = NULL;
-    for (int i = first_step; i < (int)q->stages->len; i++) {
+    for (int i = first_step; i < (int)q->nstages; i++) {
         if (i >= b.skip_from && i < b.skip_to)
             continue;
         binder_for(&b, q, i);

@@ -36,6 +36,13 @@ enum {
 
 typedef struct QSet QSet;
 
+/* max_by, min_by: quantifiers that pick the tag with the greatest or least
+ * value of an expression (first and last pick by a predicate). */
+static inline bool picks_by(int fn)
+{
+    return fn == QF_max_by || fn == QF_min_by;
+}
+
 /* A number field compared with a constant, as one test of the column's
  * stored values that gives comb's exact answer however their types differ
  * (an int field and a float, a float field and a big int, a u64 above the
@@ -164,7 +171,8 @@ typedef struct QScan {
 typedef struct QStep {
     int verb;
     int line, col;
-    QExpr **e;          /* where/take: e[0]; select: items; sort: keys; group: keys then aggs */
+    QExpr **e;          /* where/take: e[0]; select: items; sort: keys; group: keys then aggs;
+                         * join: the other rows, then the keys' names */
     VStr **names;
     bool *desc;
     int n, nkeys;
@@ -234,7 +242,11 @@ void qp_keep(VM *vm, QPlan *p, Value v);
  * each part's own values), bound. */
 typedef struct VQuery {
     Value src;
-    VArray *stages;
+    VArray *stages;     /* per stage: [its plan, the captures, the module, module variables read];
+                         * the first nstages are this query's (a query built on it may share
+                         * the array and append its own) */
+    size_t nstages;
+    bool bound;         /* plan made (a query built on a query binds when it runs) */
     QPlan plan;
 } VQuery;
 
@@ -242,6 +254,10 @@ typedef struct VQuery {
 void qp_bind(VM *vm, VQuery *q);
 /* Marks in sc->want the columns its wheres, sort, keys and aggregates read. */
 void qp_scan_uses(QScan *sc);
+/* The query qv, bound if it was not (vm/query/query.c). */
+VQuery *qp_ready(VM *vm, Value qv);
+/* How many stages qp_bind has bound in this process: a test's measure. */
+uint64_t qp_stages_bound(void);
 /* vm_query_time_columns of a plan (vm/query/query.c). */
 VArray *qp_time_columns(VM *vm, const QPlan *p);
 

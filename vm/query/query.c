@@ -70,7 +70,7 @@ static void query_mark(VM *vm, void *data)
 
 static Value query_iter(VM *vm, Value qv)
 {
-    return qcursor_open(vm, qv, ((VQuery *)handle_data(AS_HANDLE(qv)))->plan.nsteps);
+    return qcursor_open(vm, qv, qp_ready(vm, qv)->plan.nsteps);
 }
 
 static void query_show(VM *vm, void *data, VStrBuf *sb)
@@ -93,7 +93,7 @@ const VHandleType vm_query_type = {
 
 static bool in_names(VArray *names, VStr *n)
 {
-    for (size_t i = 0; i < names->len; i++)
+    for (size_t i = 0; n && i < names->len; i++)
         if (str_equal(AS_STR(names->items[i]), n))
             return true;
     return false;
@@ -123,24 +123,28 @@ static bool is_time(const QPlan *p, const QExpr *e, VArray *times)
 
 VArray *vm_query_time_columns(VM *vm, Value qv)
 {
-    return qp_time_columns(vm, &((VQuery *)handle_data(AS_HANDLE(qv)))->plan);
+    return qp_time_columns(vm, &qp_ready(vm, qv)->plan);
 }
 
 VArray *qp_time_columns(VM *vm, const QPlan *p)
 {
     VArray *times = vm_array_new(vm, 4);
-    if (!p->typed)
-        return times;
     vm_push_root(vm, v_obj(times));
+    /* an array or stream read_text made: its times */
+    VArray *given = p->typed ? NULL : vm_text_time_columns(vm, p->array);
+    vm_push_root(vm, given ? v_obj(given) : v_nil());
+    for (size_t i = 0; given && i < given->len; i++)
+        vm_array_push(vm, times, given->items[i]);
+    vm_pop_root(vm, 1);
     const QScan *sc = &p->scan;
-    if (sc->consumer == QC_GROUP) {
+    if (p->typed && sc->consumer == QC_GROUP) {
         for (int i = 0; i < sc->nkeys; i++)
             if (is_time(p, sc->keys[i], times))
                 vm_array_push(vm, times, v_obj(sc->key_names[i]));
         for (int i = 0; i < sc->naggs; i++)
             if (is_time(p, sc->aggs[i].e, times))
                 vm_array_push(vm, times, v_obj(sc->aggs[i].name));
-    } else if (sc->consumer == QC_COLLECT) {
+    } else if (p->typed && sc->consumer == QC_COLLECT) {
         for (uint32_t f = 0; f < sc->vs->s->nfields; f++)
             if (sc->vs->s->fields[f].type == ST_TIME)
                 vm_array_push(vm, times, v_obj(sc->vs->names[f]));
@@ -174,7 +178,7 @@ bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, siz
     if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
         return false;
     VQuery *q = handle_data(AS_HANDLE(v));
-    for (size_t i = 0; i < q->stages->len; i++) {
+    for (size_t i = 0; i < q->nstages; i++) {
         Value st = qp_stage(q, (int)i);
         int verb = (int)nint(st, 0);
         if (verb != QV_select && verb != QV_group)
@@ -188,38 +192,58 @@ bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, siz
 }
 
 /* A query's rows as a table shows them: the query run, its time columns
- * as ISO-8601 text. Anything else is returned as it is. */
+ * as ISO-8601 text; so also the rows of an array read_text made. Anything
+ * else is returned as it is. */
 Value vm_query_display(VM *vm, Value v)
 {
-    if (!IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type)
+    VArray *times;
+    if (IS_ARRAY(v) && AS_ARRAY(v)->times)
+        times = AS_ARRAY(v)->times;
+    else if (IS_HANDLE(v) && AS_HANDLE(v)->type == &vm_query_type)
+        times = vm_query_time_columns(vm, v);
+    else
         return v;
-    VArray *times = vm_query_time_columns(vm, v);
     vm_push_root(vm, v_obj(times));
-    Value r = vm_query_run(vm, v);
+    Value r = IS_ARRAY(v) ? v : vm_query_run(vm, v);
     vm_push_root(vm, r);
-    for (size_t i = 0; times->len && IS_ARRAY(r) && i < AS_ARRAY(r)->len; i++)
-        vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]);
+    if (times->len && IS_ARRAY(r)) {
+        VArray *shown = vm_array_new(vm, AS_ARRAY(r)->len);
+        vm_push_root(vm, v_obj(shown));
+        for (size_t i = 0; i < AS_ARRAY(r)->len; i++)
+            vm_array_push(vm, shown, vm_query_show_times(vm, times, AS_ARRAY(r)->items[i]));
+        vm_pop_root(vm, 1);
+        r = v_obj(shown);
+    }
     vm_pop_root(vm, 2);
     return r;
 }
 
-void vm_query_show_times(VM *vm, VArray *times, Value row)
+Value vm_query_show_times(VM *vm, VArray *times, Value row)
 {
-    for (size_t c = 0; IS_MAP(row) && c < times->len; c++) {
-        Value *t = vm_map_ref(AS_MAP(row), times->items[c]);
-        if (t && IS_INT(*t)) {
+    if (!IS_MAP(row) || !times->len)
+        return row;
+    /* a copy: the rows may be the program's own (a query over an array) */
+    VMap *m = vm_map_new(vm, AS_MAP(row)->live);
+    vm_push_root(vm, v_obj(m));
+    size_t pos = 0;
+    Value k, x;
+    while (vm_map_next(AS_MAP(row), &pos, &k, &x)) {
+        if (IS_INT(x) && in_names(times, IS_STR(k) ? AS_STR(k) : NULL)) {
             char buf[40];
-            st_time_format(t->as.i, buf, sizeof buf);
-            *t = v_obj(vm_str_cstr(vm, buf));
+            st_time_format(x.as.i, buf, sizeof buf);
+            x = v_obj(vm_str_cstr(vm, buf));
         }
+        vm_map_set(vm, m, k, x);
     }
+    vm_pop_root(vm, 1);
+    return v_obj(m);
 }
 
 /* ---- running ------------------------------------------------------------ */
 
 Value vm_query_run(VM *vm, Value qv)
 {
-    VQuery *q = handle_data(AS_HANDLE(qv));
+    VQuery *q = qp_ready(vm, qv);
     QPlan *p = &q->plan;
     int verb = qp_last_verb(q);
     if (verb == QV_explain)
@@ -277,6 +301,35 @@ Value vm_query_run(VM *vm, Value qv)
 
 /* ---- _pipe -------------------------------------------------------------- */
 
+/* The module variables the stage's nodes read, as they are now, into the
+ * stage's record (slot -> value): a query bound later sees them as they
+ * were where it was written. */
+static void read_modvars(VM *vm, VArray *rec, const VModule *m, Value node)
+{
+    if (!IS_ARRAY(node))
+        return;
+    VArray *a = AS_ARRAY(node);
+    if (a->len >= 5 && IS_INT(a->items[0]) && a->items[0].as.i == QOP_MODVAR && IS_INT(a->items[3]) &&
+        (uint64_t)a->items[3].as.i < m->nvars) {
+        if (!IS_MAP(rec->items[3]))
+            rec->items[3] = v_obj(vm_map_new(vm, 4));
+        vm_map_set(vm, AS_MAP(rec->items[3]), a->items[3], m->vars[a->items[3].as.i]);
+    }
+    for (size_t i = 0; i < a->len; i++)
+        read_modvars(vm, rec, m, a->items[i]);
+}
+
+VQuery *qp_ready(VM *vm, Value qv)
+{
+    VQuery *q = handle_data(AS_HANDLE(qv));
+    if (!q->bound) {
+        qp_free(vm, &q->plan);      /* what a binding that raised had made */
+        qp_bind(vm, q);
+        q->bound = true;
+    }
+    return q;
+}
+
 /* _pipe(src, plan, captures...): `src | verb ...` as the compiler writes it. */
 Value nat__pipe(VM *vm, int argc, Value *argv)
 {
@@ -301,17 +354,26 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     vm_push_root(vm, hv);
     VQuery *q = handle_data(h);
     q->src = v_nil();
-    q->stages = vm_array_new(vm, 4);
-    if (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_query_type) {
+    bool chained = IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_query_type;
+    if (chained) {
+        /* The parent's stage list, shared when no other query has grown
+         * it (a chain grown in a loop copies nothing), else copied. */
         VQuery *parent = handle_data(AS_HANDLE(src));
         q->src = parent->src;
-        for (size_t i = 0; i < parent->stages->len; i++)
-            vm_array_push(vm, q->stages, parent->stages->items[i]);
-        if (parent->stages->len && vm_verbs[qp_last_verb(parent)].last)
+        if (parent->stages->len == parent->nstages) {
+            q->stages = parent->stages;
+        } else {
+            q->stages = vm_array_new(vm, parent->nstages + plan->len);
+            memcpy(q->stages->items, parent->stages->items, parent->nstages * sizeof(Value));
+            q->stages->len = parent->nstages;
+        }
+        q->nstages = parent->nstages;
+        if (parent->nstages && vm_verbs[qp_last_verb(parent)].last)
             vm_error(vm, "this query ends with '%s': nothing can follow it", vm_verbs[qp_last_verb(parent)].name);
     } else if (vm_source_of(src) || IS_ARRAY(src) ||
                (IS_HANDLE(src) && AS_HANDLE(src)->type == &vm_text_rows_type)) {
         q->src = src;
+        q->stages = vm_array_new(vm, plan->len);
     } else {
         char msg[200];
         snprintf(msg, sizeof msg,
@@ -324,13 +386,21 @@ Value nat__pipe(VM *vm, int argc, Value *argv)
     for (int i = 2; i < argc; i++)
         vm_array_push(vm, caps, argv[i]);
     for (size_t i = 0; i < plan->len; i++) {
-        VArray *rec = vm_array_new(vm, 3);
+        VArray *rec = vm_array_new(vm, 4);
         vm_array_push(vm, rec, plan->items[i]);
         vm_array_push(vm, rec, v_obj(caps));
         vm_array_push(vm, rec, mod);
+        vm_array_push(vm, rec, v_nil());
         vm_array_push(vm, q->stages, v_obj(rec));
+        q->nstages++;
+        if (IS_OBJ(mod))
+            read_modvars(vm, rec, (VModule *)mod.as.o, plan->items[i]);
     }
-    qp_bind(vm, q);
+    /* A query built on a query (a where added in a loop) binds when it
+     * runs: binding every step again as it grows would cost the square of
+     * its length. */
+    if (!chained)
+        qp_ready(vm, hv);
     if (keep_it && q->plan.nmodvars >= 0)
         qkeep_put(vm, plan, hv);
     Value r = hv;

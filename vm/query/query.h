@@ -71,7 +71,9 @@ enum {
     X(stddev, 1, 1, "stddev(e): the sample standard deviation over a group (a float)") \
     X(between, 3, 3, "between(e, lo, hi): lo <= e <= hi")                   \
     X(day, 1, 1, "day(t): time t at the start of its day (UTC)")            \
-    X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")
+    X(hour, 1, 1, "hour(t): the hour of time t, 0..23 (UTC)")              \
+    X(max_by, 2, 2, "max_by(tags, e).f: field f of the tag with the greatest number e (the first of equals; nil: none has one; DuckDB's arg_max)") \
+    X(min_by, 2, 2, "min_by(tags, e).f: field f of the tag with the least number e (the first of equals; nil: none has one)")
 
 enum {
 #define X(name, min, max, help) QF_##name,
@@ -107,16 +109,17 @@ VArray *vm_query_time_columns(VM *vm, Value q);
 Value vm_query_display(VM *vm, Value v);
 /* Whether v is a query whose rows come from a scan a row at a time (maps
  * with the same keys), so a `for` over it holds no more than a block. */
-bool vm_query_streams(Value v);
+bool vm_query_streams(VM *vm, Value v);
 /* A query's source (its store, tagset file or array: for completion);
  * nil when v is no query. */
 Value vm_query_source(Value v);
 /* Calls add(acc, name, len) for each column a query's select and group by
  * stages make; false when v is no query. Does not raise. */
 bool vm_query_made_columns(Value v, void (*add)(void *acc, const char *name, size_t len), void *acc);
-/* One row of a query shown so: the columns named in times (from
- * vm_query_time_columns) that hold ints become ISO-8601 text, in place. */
-void vm_query_show_times(VM *vm, VArray *times, Value row);
+/* One row of a query shown so: a copy of it whose columns named in times
+ * (from vm_query_time_columns) that hold ints are ISO-8601 text (the row
+ * itself when times is empty or it is no map). */
+Value vm_query_show_times(VM *vm, VArray *times, Value row);
 
 /* `| write(path)` with a path ending in .tsv, .csv or .json writes text in
  * that format (any other path: a tagset file). The text is the prompt's

@@ -138,6 +138,21 @@ static Value time_func(Ctx *c, const QExpr *e, Value a)
     return v_int(r);
 }
 
+/* Whether a tag's value v beats *best for max_by/min_by (numbers only;
+ * nil and NaN never do), and then *best = v. */
+static bool better(Ctx *c, const QExpr *e, Value v, Value *best)
+{
+    if (IS_NIL(v) || (IS_FLOAT(v) && isnan(v.as.f)))
+        return false;
+    if (!IS_INT(v) && !IS_FLOAT(v))
+        err_at(c, e, "%s needs a number, not %s", vm_query_funcs[e->fn].name, v_type_name(v));
+    int cmp = IS_NIL(*best) ? 0 : ops_cmp_num(IS_FLOAT(v), v.as.i, v.as.f, IS_FLOAT(*best), best->as.i, best->as.f);
+    if (!IS_NIL(*best) && (e->fn == QF_max_by ? cmp <= 0 : cmp >= 0))
+        return false;
+    *best = v;
+    return true;
+}
+
 static Value quant(Ctx *c, const QExpr *e)
 {
     Value tags = eval(c, e->b);
@@ -148,13 +163,18 @@ static Value quant(Ctx *c, const QExpr *e)
     VArray *a = AS_ARRAY(tags);
     Ctx in = {c->vm, v_nil(), c->row, c->aggs};
     int64_t n = 0;
-    Value hit = v_nil();
+    Value hit = v_nil(), best = v_nil();
     for (size_t i = 0; i < a->len; i++) {
         in.row = a->items[i];
-        bool ok = !e->a || v_truthy(eval(&in, e->a));
+        bool ok = !e->a || picks_by(e->fn) || v_truthy(eval(&in, e->a));
         if (!ok) {
             if (e->fn == QF_all)
                 return v_bool(false);
+            continue;
+        }
+        if (picks_by(e->fn)) {
+            if (better(c, e, eval(&in, e->a), &best))
+                hit = a->items[i];
             continue;
         }
         n++;
@@ -642,13 +662,16 @@ static Value stat(VM *vm, VArray *in)
 {
     /* key -> [count, nulls, min, max, sum, n, set, NaN seen]: min and max
      * skip NaN, as the scan's stat does, and distinct counts it once (the
-     * set, a map, cannot hold it) */
+     * set, a map, cannot hold it). A nil is no value: the rows without
+     * one (nil, or no such key) are its missing ones. */
     VMap *cols = vm_map_new(vm, 8);
     Value cv = v_obj(cols);
     vm_push_root(vm, cv);
+    int64_t nrows = 0;
     for (size_t i = 0; i < in->len; i++) {
         if (!IS_MAP(in->items[i]))
             continue;
+        nrows++;
         size_t pos = 0;
         Value k, v;
         while (vm_map_next(AS_MAP(in->items[i]), &pos, &k, &v)) {
@@ -665,9 +688,10 @@ static Value stat(VM *vm, VArray *in)
                 st = AS_ARRAY(*hit);
             }
             Value *s = st->items;
+            if (IS_NIL(v))
+                continue;
             s[0].as.i++;
-            if (IS_NIL(v) || (IS_STR(v) && !AS_STR(v)->len) || (IS_INT(v) && !v.as.i) ||
-                (IS_FLOAT(v) && v.as.f == 0))
+            if ((IS_STR(v) && !AS_STR(v)->len) || (IS_INT(v) && !v.as.i) || (IS_FLOAT(v) && v.as.f == 0))
                 s[1].as.i++;
             if (IS_ARRAY(v) || IS_MAP(v))
                 continue;
@@ -683,8 +707,7 @@ static Value stat(VM *vm, VArray *in)
                 s[2] = v;
             if (IS_NIL(s[3]) || rows_compare(v, s[3]) > 0)
                 s[3] = v;
-            if (!IS_NIL(v))
-                vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
+            vm_map_set(vm, AS_MAP(s[6]), v, v_bool(true));
         }
     }
     VArray *out = vm_array_new(vm, cols->live);
@@ -695,11 +718,11 @@ static Value stat(VM *vm, VArray *in)
         Value *s = AS_ARRAY(v)->items;
         VMap *m = vm_map_new(vm, 8);
         vm_array_push(vm, out, v_obj(m));
-        const char *names[] = {"field", "count", "nulls", "min", "max", "mean", "distinct"};
-        Value vals[] = {k, s[0], s[1], s[2], s[3],
+        const char *names[] = {"field", "count", "nulls", "missing", "min", "max", "mean", "distinct"};
+        Value vals[] = {k, s[0], s[1], v_int(nrows - s[0].as.i), s[2], s[3],
                         s[5].as.i ? v_float(v_sum_mean(handle_data(AS_HANDLE(s[4])), (uint64_t)s[5].as.i)) : v_nil(),
                         v_int((int64_t)AS_MAP(s[6])->live + s[7].as.b)};
-        for (int j = 0; j < 7; j++)
+        for (int j = 0; j < 8; j++)
             vm_map_set(vm, m, v_obj(vm_str_cstr(vm, names[j])), vals[j]);
     }
     vm_pop_root(vm, 2);
@@ -728,6 +751,87 @@ static VArray *distinct(VM *vm, VArray *in)
         vm_array_push(vm, out, in->items[i]);
     }
     vm_pop_root(vm, 2);
+    return out;
+}
+
+/* row's value of the join's key i (nil: it matches nothing), raising
+ * when row is no map or has no such field. */
+static Value join_key(VM *vm, const QStep *s, int i, Value row, const char *side)
+{
+    VStr *name = AS_STR(s->e[i]->k);
+    Value *v = IS_MAP(row) ? vm_map_ref(AS_MAP(row), s->e[i]->k) : NULL;
+    if (!v) {
+        char msg[200];
+        if (IS_MAP(row))
+            snprintf(msg, sizeof msg, "join: %s has no field '%.*s'", side, (int)name->len, name->data);
+        else
+            snprintf(msg, sizeof msg, "join: %s is %s, not a map", side, v_type_name(row));
+        vm_error_at(vm, (uint32_t)s->line, (uint32_t)s->col, msg);
+    }
+    return *v;
+}
+
+/* An equi-join of the rows with a small side: the other rows indexed by
+ * their keys (a map per key, nested; the last holds arrays of rows), then
+ * for each row the rows its keys find, each merged into a copy of it. */
+static VArray *join(VM *vm, const QStep *s, VArray *in)
+{
+    Value right = s->e[0]->k;
+    if (IS_HANDLE(right) && AS_HANDLE(right)->type == &vm_query_type)
+        right = vm_query_run(vm, right);
+    vm_push_root(vm, right);
+    if (!IS_ARRAY(right)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "join needs a query or an array of maps to join with, not %s",
+                 v_type_name(right));
+        vm_error_at(vm, (uint32_t)s->line, (uint32_t)s->col, msg);
+    }
+    VArray *r = AS_ARRAY(right);
+    VMap *index = vm_map_new(vm, r->len);
+    vm_push_root(vm, v_obj(index));
+    for (size_t j = 0; j < r->len; j++) {
+        Value *at = NULL;
+        VMap *level = index;
+        for (int k = 1; k < s->n; k++) {
+            Value key = join_key(vm, s, k, r->items[j], "a row of the other side");
+            if (IS_NIL(key))
+                break;
+            if (!(at = vm_map_ref(level, key))) {
+                Value made = k + 1 < s->n ? v_obj(vm_map_new(vm, 4)) : v_obj(vm_array_new(vm, 1));
+                vm_map_set(vm, level, key, made);
+                at = vm_map_ref(level, key);
+            }
+            if (k + 1 < s->n)
+                level = AS_MAP(*at);
+            else
+                vm_array_push(vm, AS_ARRAY(*at), r->items[j]);
+        }
+    }
+    VArray *out = vm_array_new(vm, in->len);
+    vm_push_root(vm, v_obj(out));
+    for (size_t i = 0; i < in->len; i++) {
+        Value *at = NULL;
+        VMap *level = index;
+        for (int k = 1; k < s->n && level; k++) {
+            Value key = join_key(vm, s, k, in->items[i], "a row");
+            at = IS_NIL(key) ? NULL : vm_map_ref(level, key);
+            level = at && IS_MAP(*at) ? AS_MAP(*at) : NULL;
+        }
+        for (size_t m = 0; at && IS_ARRAY(*at) && m < AS_ARRAY(*at)->len; m++) {
+            VMap *row = AS_MAP(in->items[i]), *other = AS_MAP(AS_ARRAY(*at)->items[m]);
+            VMap *both = vm_map_new(vm, row->live + other->live);
+            vm_array_push(vm, out, v_obj(both));
+            size_t pos = 0;
+            Value key, val;
+            while (vm_map_next(row, &pos, &key, &val))
+                vm_map_set(vm, both, key, val);
+            for (pos = 0; vm_map_next(other, &pos, &key, &val);)
+                if (!vm_map_ref(both, key))
+                    vm_map_set(vm, both, key, val);
+        }
+        vm_gc_step(vm);
+    }
+    vm_pop_root(vm, 3);
     return out;
 }
 
@@ -808,6 +912,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_group: rows = v_obj(group(vm, s, in)); break;
         case QV_tags: rows = v_obj(tags(vm, in)); break;
         case QV_distinct: rows = v_obj(distinct(vm, in)); break;
+        case QV_join: rows = v_obj(join(vm, s, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
         case QV_stat: rows = stat(vm, in); break;
         case QV_write: rows = rows_write(vm, p, s, rows); break;
