@@ -7,8 +7,11 @@
 #                            exports SLURM_CONF; 0, or 77 with the reason in
 #                            $slurm_why when this machine cannot run Slurm
 #   slurm_stop               stop every daemon it started (call from a trap)
-#   slurm_kill_node NAME     kill one node's slurmd (SIGKILL), as a lost machine
-#   slurm_restart_node NAME  start it again
+#   slurm_kill_node NAME     the node lost: its slurmd, and the processes of
+#                            the Slurm jobs running on it, killed (SIGKILL)
+#   slurm_restart_node NAME  start its slurmd (again)
+# SLURM_LIB_TIMEOUT: SlurmdTimeout, the seconds before a silent node is down
+# (default 30).
 
 slurm_pids=""
 
@@ -77,7 +80,7 @@ slurm_start() {
         echo "AccountingStorageType=accounting_storage/none"
         echo "MpiDefault=none"
         echo "ReturnToService=2"
-        echo "SlurmdTimeout=30"
+        echo "SlurmdTimeout=${SLURM_LIB_TIMEOUT:-30}"
         echo "MinJobAge=300"
         echo "PlugStackConfig=$slurm_dir/plugstack.conf"
         _i=1
@@ -128,8 +131,25 @@ slurm_restart_node() {
 }
 
 slurm_kill_node() {
+    _ids=$(squeue -h -t running -w "$1" -o %i 2>/dev/null)
     kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null
     rm -f "$slurm_dir/slurmd.$1.pid"
+    # A job's processes carry its id and this cluster's SLURM_CONF; its
+    # slurmstepd is named after it.
+    for _id in $_ids; do
+        for _e in /proc/[0-9]*/environ; do
+            _p=${_e#/proc/}
+            _p=${_p%/environ}
+            _env=$(tr '\0' '\n' 2>/dev/null <"$_e") || continue
+            if printf '%s\n' "$_env" | grep -qx "SLURM_JOB_ID=$_id" &&
+               printf '%s\n' "$_env" | grep -qx "SLURM_CONF=$SLURM_CONF"; then
+                kill -9 "$_p" 2>/dev/null
+            fi
+            case $(tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline") in
+            "slurmstepd: [$_id."*) kill -9 "$_p" 2>/dev/null ;;
+            esac
+        done
+    done
 }
 
 # Stops the daemons by the pids they wrote (the jobs' processes with them:
