@@ -4,10 +4,13 @@
 # cycle, day by day, interleaved (embedded, then Slurm, on two copies of the
 # same deliveries), on a private one-node localhost Slurm
 # (tests/integration/slurm-lib.sh). Prints a markdown table: wall seconds of
-# each, the Slurm path's added wall time, the Slurm jobs it submitted, and the
-# CPU seconds of the command itself (for Slurm: the submitting `comb cycle`
-# alone; its units run under slurmstepd, outside it). The reports of both are
-# compared with the generator's.
+# each, the Slurm path's added wall time, the Slurm jobs it submitted, the
+# time the units' jobs took on the critical path (each stage's longest unit,
+# from its first job's start to its last job's end in the unit's journal) and
+# so the Slurm path's own overhead (its wall time less that, which the load of
+# a shared machine disturbs much less than the walls), and the CPU seconds of
+# the submitting `comb cycle` (its units run under slurmstepd, outside it).
+# The reports of both are compared with the generator's.
 # Env: BENCH_DAYS (3), BENCH_CALLS (50000), BENCH_SEED, BENCH_KEEP, BENCH_VOLUMES (2),
 # BENCH_PARTITIONS (4).
 set -eu
@@ -25,6 +28,17 @@ trap 'slurm_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 slurm_start "$tmp/slurm" 1 || { echo "bench cycle --backend slurm: no Slurm here: ${slurm_why:-}" >&2; exit 1; }
 
+# The critical path through the units of run directory $1: per stage (the
+# unit name's last part), the longest unit's span, summed.
+in_units() {
+    for u in "$1"/slurm/*/; do
+        "$COMB" jobs dump "$u" | awk -v u="$(basename "$u")" '
+            $1 == "job" { for (i = 2; i < NF; i++) { if ($i == "started") s = $(i + 1); if ($i == "ended") e = $(i + 1) }
+                          if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
+            END { n = split(u, p, "."); printf "%s %.3f\n", p[n], hi - lo }'
+    done | awk '{ if ($2 > m[$1]) m[$1] = $2 } END { for (k in m) t += m[k]; printf "%.2f", t }'
+}
+
 timed() { /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$@"; }
 wall_of() { awk '{ printf "%.2f", $1 }' "$tmp/time"; }
 cpu_of() { awk '{ printf "%.2f", $2 + $3 }' "$tmp/time"; }
@@ -34,8 +48,8 @@ cp -al "$tmp/gen/deliveries" "$tmp/sl-deliveries"
 mkdir -p "$tmp/in" "$tmp/sl-in"
 layout="--keep-days $keep --volumes $vols --partitions $parts"
 
-echo "| day | tags in store | embedded wall s | embedded CPU s | Slurm wall s | added wall | Slurm jobs | submitter CPU s | reports |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| day | tags in store | embedded wall s | embedded CPU s | Slurm wall s | added wall | Slurm jobs | in units s | Slurm overhead s | submitter CPU s | reports |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 tags=0
 for d in $(ls "$tmp/gen/deliveries"); do
     tags=$((tags + $(awk 'NR > 1 { n += $2 } END { print n + 0 }' "$tmp/gen/expected/$d/flow.tsv")))
@@ -52,5 +66,7 @@ for d in $(ls "$tmp/gen/deliveries"); do
         cmp -s "$f" "$tmp/sl/reports/$d/${f##*/}" || same="Slurm DIFFER"
     done
     added=$(awk -v e="$ew" -v s="$sw" 'BEGIN { printf "%+.2f s (%+.0f%%)", s - e, 100 * (s - e) / e }')
-    echo "| $d | $tags | $ew | $ec | $sw | $added | $n | $sc | $same |"
+    iu=$(in_units "$tmp/sl/cycle/$d/jobs")
+    ov=$(awk -v w="$sw" -v u="$iu" 'BEGIN { printf "%.2f", w - u }')
+    echo "| $d | $tags | $ew | $ec | $sw | $added | $n | $iu | $ov | $sc | $same |"
 done
