@@ -28,17 +28,6 @@ trap 'slurm_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 slurm_start "$tmp/slurm" 1 || { echo "bench cycle --backend slurm: no Slurm here: ${slurm_why:-}" >&2; exit 1; }
 
-# The critical path through the units of run directory $1: per stage (the
-# unit name's last part), the longest unit's span, summed.
-in_units() {
-    for u in "$1"/slurm/*/; do
-        "$COMB" jobs dump "$u" | awk -v u="$(basename "$u")" '
-            $1 == "job" { for (i = 2; i < NF; i++) { if ($i == "started") s = $(i + 1); if ($i == "ended") e = $(i + 1) }
-                          if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
-            END { n = split(u, p, "."); printf "%s %.3f\n", p[n], hi - lo }'
-    done | awk '{ if ($2 > m[$1]) m[$1] = $2 } END { for (k in m) t += m[k]; printf "%.2f", t }'
-}
-
 timed() { /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$@"; }
 wall_of() { awk '{ printf "%.2f", $1 }' "$tmp/time"; }
 cpu_of() { awk '{ printf "%.2f", $2 + $3 }' "$tmp/time"; }
@@ -66,7 +55,7 @@ for d in $(ls "$tmp/gen/deliveries"); do
         cmp -s "$f" "$tmp/sl/reports/$d/${f##*/}" || same="Slurm DIFFER"
     done
     added=$(awk -v e="$ew" -v s="$sw" 'BEGIN { printf "%+.2f s (%+.0f%%)", s - e, 100 * (s - e) / e }')
-    iu=$(in_units "$tmp/sl/cycle/$d/jobs")
+    iu=$(slurm_critical_path "$tmp/sl/cycle/$d/jobs")
     ov=$(awk -v w="$sw" -v u="$iu" 'BEGIN { printf "%.2f", w - u }')
     echo "| $d | $tags | $ew | $ec | $sw | $added | $n | $iu | $ov | $sc | $same |"
 done

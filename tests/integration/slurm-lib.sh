@@ -177,3 +177,21 @@ slurm_stop() {
     done
     slurm_pids=""
 }
+
+# slurm_stages RUNDIR: a line per stage of a run on Slurm (the unit name's
+# last part): the stage, its longest unit's span in seconds (its first job's
+# start to its last job's end, from the unit's journal) and that unit.
+slurm_stages() {
+    for _u in "$1"/slurm/*/; do
+        "$COMB" jobs dump "$_u" | awk -v u="$(basename "$_u")" '
+            $1 == "job" { for (i = 2; i < NF; i++) { if ($i == "started") s = $(i + 1); if ($i == "ended") e = $(i + 1) }
+                          if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
+            END { n = split(u, p, "."); printf "%s %.3f %s\n", p[n], hi - lo, u }'
+    done | sort -k1,1n -k2,2nr | awk '!seen[$1]++'
+}
+
+# slurm_critical_path RUNDIR: the seconds of the units' work on the critical
+# path: the stages' longest spans, summed.
+slurm_critical_path() {
+    slurm_stages "$1" | awk '{ t += $2 } END { printf "%.2f", t }'
+}
