@@ -25,7 +25,7 @@ parts=${BENCH_PARTITIONS:-4}
 . "$top/tests/integration/slurm-lib.sh"
 tmp=$(mktemp -d /tmp/bench-slurm.XXXXXX)
 trap 'slurm_stop; rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 slurm_start "$tmp/slurm" 1 || { echo "bench cycle --backend slurm: no Slurm here: ${slurm_why:-}" >&2; exit 1; }
 
 timed() { /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$@"; }
