@@ -428,16 +428,26 @@ static int slurm_used(const char *rundir)
 
 /* Hands over to the Slurm backend, written in comb: this binary runs
  * slurm.command() with VERB RUNDIR ARGS as its args(). Returns only on error. */
-static int slurm_exec(const char *verb, const char *rundir, const char *a, const char *b)
+static int slurm_exec(const char *verb, const char *rundir, int argc, char **args)
 {
-    char self[PATH_MAX], code[PATH_MAX + 64];
+    char self[PATH_MAX], code[PATH_MAX + 64], *argv[MAX_TOKENS + 6];
+    if (argc > MAX_TOKENS)
+        return complain("too many arguments");
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return complain("cannot find this comb binary: %s", strerror(errno));
     self[n] = '\0';
     snprintf(code, sizeof code, "import \"%s/cycle/slurm.comb\" as slurm\nslurm.command()",
              paths_stdlib());
-    char *argv[] = {self, "-e", code, (char *)verb, (char *)rundir, (char *)a, (char *)b, NULL};
+    int n0 = 0;
+    argv[n0++] = self;
+    argv[n0++] = "-e";
+    argv[n0++] = code;
+    argv[n0++] = (char *)verb;
+    argv[n0++] = (char *)rundir;
+    for (int i = 0; i < argc; i++)
+        argv[n0++] = args[i];
+    argv[n0] = NULL;
     fflush(stdout);
     execv(self, argv);
     return complain("%s: %s", self, strerror(errno));
@@ -465,8 +475,8 @@ static int cmd_run(const char *rundir, int argc, char **argv)
     if (rc == 0 && o.slurm) { /* the graph and limits are in the journal: Slurm runs them */
         job_close(js);
         specs_free(&sp);
-        return slurm_exec("run", rundir, o.monitor_arg ? o.mon.command : NULL,
-                          o.every_arg ? o.every_arg : o.monitor_arg ? "60" : NULL);
+        char *mon[] = {(char *)o.mon.command, (char *)(o.every_arg ? o.every_arg : "60")};
+        return slurm_exec("run", rundir, o.monitor_arg ? 2 : 0, mon);
     }
     if (rc == 0) {
         rc = job_run(js, &o.mon);
@@ -568,7 +578,7 @@ int cmd_jobs(int argc, char **argv)
     if (!strcmp(verb, "run"))
         return cmd_run(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "status") && slurm_used(rundir))
-        return slurm_exec("status", rundir, argc > 3 ? argv[3] : NULL, NULL);
+        return slurm_exec("status", rundir, argc - 3, argv + 3);
     for (size_t i = 0; i < sizeof client_verbs / sizeof *client_verbs; i++)
         if (!strcmp(verb, client_verbs[i]))
             return client(verb, rundir, argc - 3, argv + 3);
