@@ -7,9 +7,13 @@
 #                            exports SLURM_CONF; 0, or 77 with the reason in
 #                            $slurm_why when this machine cannot run Slurm
 #   slurm_stop               stop every daemon it started (call from a trap)
-#   slurm_kill_node NAME     the node lost: its slurmd, and the processes of
-#                            the Slurm jobs running on it, killed (SIGKILL)
+#   slurm_kill_node NAME [now]  the node lost: its slurmd, and the processes
+#                            of the Slurm jobs running on it, killed (SIGKILL);
+#                            with now, Slurm told at once (the node set DOWN)
+#                            instead of finding out after SlurmdTimeout
 #   slurm_restart_node NAME  start its slurmd (again)
+#   slurm_revive_node NAME   a lost node back: its slurmd started, the node
+#                            resumed, and idle
 # SLURM_LIB_TIMEOUT: SlurmdTimeout, the seconds before a silent node is down
 # (default 30).
 
@@ -130,6 +134,14 @@ slurm_restart_node() {
     slurm_pids="$slurm_pids $(cat "$slurm_dir/slurmd.$1.pid" 2>/dev/null)"
 }
 
+slurm_revive_node() {
+    slurm_restart_node "$1" || return $?
+    scontrol update NodeName="$1" State=RESUME 2>/dev/null
+    _j=0
+    while [ "$(sinfo -h -n "$1" -o %t)" != idle ] && [ $_j -lt 300 ]; do sleep 0.1; _j=$((_j + 1)); done
+    [ "$(sinfo -h -n "$1" -o %t)" = idle ]
+}
+
 slurm_kill_node() {
     _ids=$(squeue -h -t running -w "$1" -o %i 2>/dev/null)
     kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null
@@ -150,6 +162,9 @@ slurm_kill_node() {
             esac
         done
     done
+    if [ "${2:-}" = now ]; then
+        scontrol update NodeName="$1" State=DOWN Reason=lost
+    fi
 }
 
 # Stops the daemons by the pids they wrote (the jobs' processes with them:
