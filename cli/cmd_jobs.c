@@ -342,7 +342,7 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
 struct runopts {
     jobsrv_monitor mon;
     char monitor[PATH_MAX]; /* -m NAME found in the stdlib */
-    const char *file, *jobs, *monitor_arg, *every_arg;
+    const char *file, *jobs, *every_arg;
     char **limits; /* NAME=VALUE */
     int nlimits, foreground, slurm;
 };
@@ -368,7 +368,7 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
             o->foreground = 1;
             continue;
         }
-        if (!serve && v && (!strcmp(a, "--backend") || !strcmp(a, "-b"))) {
+        if (!serve && v && !strcmp(a, "--backend")) {
             if (strcmp(v, "slurm") && strcmp(v, "embedded"))
                 return complain("--backend %s: expected embedded or slurm", v);
             o->slurm = !strcmp(v, "slurm");
@@ -381,10 +381,7 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
         switch (a[1]) {
         case 'f': o->file = v; break;
         case 'j': o->jobs = v; break;
-        case 'm':
-            o->mon.command = find_monitor(v, o->monitor, sizeof o->monitor);
-            o->monitor_arg = v;
-            break;
+        case 'm': o->mon.command = find_monitor(v, o->monitor, sizeof o->monitor); break;
         case 'k':
             o->every_arg = v;
             o->mon.every = atof(v);
@@ -476,7 +473,7 @@ static int cmd_run(const char *rundir, int argc, char **argv)
         job_close(js);
         specs_free(&sp);
         char *mon[] = {(char *)o.mon.command, (char *)(o.every_arg ? o.every_arg : "60")};
-        return slurm_exec("run", rundir, o.monitor_arg ? 2 : 0, mon);
+        return slurm_exec("run", rundir, o.mon.command ? 2 : 0, mon);
     }
     if (rc == 0) {
         rc = job_run(js, &o.mon);
