@@ -28,7 +28,9 @@ static const char usage_text[] =
     "        run the dispatcher as a daemon (-f: in the foreground); MONITOR: a\n"
     "        comb file, a shell command, or a stdlib monitor (balance, tagcache)\n"
     "  run RUNDIR [-f FILE] [-l NAME=VALUE]... [-j N] [-m MONITOR] [-k SECONDS]\n"
-    "        dispatch without a daemon until every job is settled\n"
+    "      [--backend slurm]\n"
+    "        dispatch without a daemon until every job is settled (slurm: a Slurm\n"
+    "        job per volume and per cross-volume stage; docs/CLUSTER.md)\n"
     "  submit RUNDIR SPEC | -f FILE     add jobs (FILE: one SPEC a line, - for stdin)\n"
     "  status RUNDIR [-s] [NAME...]     state of the jobs (-s: summary only)\n"
     "  dump RUNDIR                      every detail of every job\n"
@@ -340,9 +342,9 @@ static int client(const char *verb, const char *rundir, int argc, char **argv)
 struct runopts {
     jobsrv_monitor mon;
     char monitor[PATH_MAX]; /* -m NAME found in the stdlib */
-    const char *file, *jobs;
+    const char *file, *jobs, *every_arg;
     char **limits; /* NAME=VALUE */
-    int nlimits, foreground;
+    int nlimits, foreground, slurm;
 };
 
 /* -m NAME, a plain name that is no file here, is a monitor of the stdlib
@@ -366,6 +368,13 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
             o->foreground = 1;
             continue;
         }
+        if (!serve && v && !strcmp(a, "--backend")) {
+            if (strcmp(v, "slurm") && strcmp(v, "embedded"))
+                return complain("--backend %s: expected embedded or slurm", v);
+            o->slurm = !strcmp(v, "slurm");
+            i++;
+            continue;
+        }
         if (!v || a[0] != '-' || !strchr(serve ? "jmk" : "fljmk", a[1]) || a[2])
             return complain("%s: unknown option or missing value", a);
         i++;
@@ -374,6 +383,7 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
         case 'j': o->jobs = v; break;
         case 'm': o->mon.command = find_monitor(v, o->monitor, sizeof o->monitor); break;
         case 'k':
+            o->every_arg = v;
             o->mon.every = atof(v);
             if (o->mon.every <= 0)
                 return complain("-k %s: expected seconds > 0", v);
@@ -403,6 +413,43 @@ static int apply_limits(jobs *js, const struct runopts *o)
     return 0;
 }
 
+/* ---- the Slurm backend ------------------------------------------------------ */
+
+/* Whether RUNDIR was run on Slurm (stdlib/cycle/slurm.comb keeps its units there). */
+static int slurm_used(const char *rundir)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/slurm/units", rundir);
+    return access(p, F_OK) == 0;
+}
+
+/* Hands over to the Slurm backend, written in comb: this binary runs
+ * slurm.command() with VERB RUNDIR ARGS as its args(). Returns only on error. */
+static int slurm_exec(const char *verb, const char *rundir, int argc, char **args)
+{
+    char self[PATH_MAX], code[PATH_MAX + 64], *argv[MAX_TOKENS + 6];
+    if (argc > MAX_TOKENS)
+        return complain("too many arguments");
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return complain("cannot find this comb binary: %s", strerror(errno));
+    self[n] = '\0';
+    snprintf(code, sizeof code, "import \"%s/cycle/slurm.comb\" as slurm\nslurm.command()",
+             paths_stdlib());
+    int n0 = 0;
+    argv[n0++] = self;
+    argv[n0++] = "-e";
+    argv[n0++] = code;
+    argv[n0++] = (char *)verb;
+    argv[n0++] = (char *)rundir;
+    for (int i = 0; i < argc; i++)
+        argv[n0++] = args[i];
+    argv[n0] = NULL;
+    fflush(stdout);
+    execv(self, argv);
+    return complain("%s: %s", self, strerror(errno));
+}
+
 /* Embedded: jobs from the file join those already in the run directory. */
 static int cmd_run(const char *rundir, int argc, char **argv)
 {
@@ -422,6 +469,12 @@ static int cmd_run(const char *rundir, int argc, char **argv)
         rc = complain("%s", job_error(js));
     if (rc == 0)
         rc = apply_limits(js, &o);
+    if (rc == 0 && o.slurm) { /* the graph and limits are in the journal: Slurm runs them */
+        job_close(js);
+        specs_free(&sp);
+        char *mon[] = {(char *)o.mon.command, (char *)(o.every_arg ? o.every_arg : "60")};
+        return slurm_exec("run", rundir, o.mon.command ? 2 : 0, mon);
+    }
     if (rc == 0) {
         rc = job_run(js, &o.mon);
         if (rc < 0)
@@ -521,6 +574,8 @@ int cmd_jobs(int argc, char **argv)
         return cmd_serve(rundir, argc - 3, argv + 3);
     if (!strcmp(verb, "run"))
         return cmd_run(rundir, argc - 3, argv + 3);
+    if (!strcmp(verb, "status") && slurm_used(rundir))
+        return slurm_exec("status", rundir, argc - 3, argv + 3);
     for (size_t i = 0; i < sizeof client_verbs / sizeof *client_verbs; i++)
         if (!strcmp(verb, client_verbs[i]))
             return client(verb, rundir, argc - 3, argv + 3);
