@@ -651,8 +651,11 @@ static unsigned char byte_arg(VM *vm, Value *argv, int i)
     return (unsigned char)b;
 }
 
-/* pair(s, i, b1, d, b2, end): the first j >= i, with j + d below end
- * (default len(s)), at which s[j] is b1 and s[j + d] is b2; or nil. */
+/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi): the first j >= i, with
+ * j + d below end (default len(s)), at which s[j] is b1 and s[j + d] is b2;
+ * or nil. With pairs, at, lo and hi, only a j at which search.anyat(s, j,
+ * pairs, at, nil, lo, hi) also finds a keyword: where the pair is common
+ * (two digits of ids), the checks stay in C. */
 Value nat_search_pair(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -665,9 +668,26 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
     check_span(vm, s, i, end, 1);
     if (d >= end || i >= end - d)
         return v_nil();
-    size_t j = search_pair_find((const unsigned char *)s->data, (size_t)i, (size_t)end, b1,
-                                (size_t)d, b2, VEC_BEST);
-    return j < (size_t)end ? v_int((int64_t)j) : v_nil();
+    const unsigned char *p = (const unsigned char *)s->data;
+    if (argc <= 6) {
+        size_t j = search_pair_find(p, (size_t)i, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
+        return j < (size_t)end ? v_int((int64_t)j) : v_nil();
+    }
+    if (argc < 10)
+        vm_error(vm, "search.pair checks keywords with pairs, at, lo and hi together");
+    VArray *a = vm_arg_array(vm, argv, 6);
+    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9);
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)s->len)
+        hi = (int64_t)s->len;
+    for (size_t j = (size_t)i;; j++) {
+        j = search_pair_find(p, j, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
+        if (j >= (size_t)end)
+            return v_nil();
+        if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+            return v_int((int64_t)j);
+    }
 }
 
 /* packed(s, i, masks, end, pairs, dir, q, lo): the first j from i (below
