@@ -36,6 +36,10 @@
  * positions at a time with AVX2 or SSE2 (chosen at run time), else by a
  * portable loop around memchr.
  *
+ * linestart and newlines find where a matching line starts and count the
+ * lines before it, so that printing a line does not walk every line
+ * before it in comb.
+ *
  * packed is the prefilter of a few dozen keywords (Teddy's): where the
  * bytes ending at j may end one of the fingerprints in one of 8 buckets,
  * 32 or 16 positions at a time by nibble lookups (AVX2 or SSSE3), else a
@@ -374,6 +378,36 @@ static inline Value run_of(const Directory *d, const VStr *s, size_t j)
     return d->dir->items[gram_index((const unsigned char *)s->data, j, d->q, d->bits)];
 }
 
+/* The keywords a filter's stop is checked for in C, as search.anyat(s, j,
+ * pairs, dir, q, lo, hi) would: from the arguments first .. first + 3
+ * (pairs, dir, q, lo), if given. */
+typedef struct Check {
+    const VArray *pairs;
+    Directory d;
+    int64_t lo;
+} Check;
+
+static bool check_args(VM *vm, int argc, Value *argv, int first, Check *c)
+{
+    if (argc <= first)
+        return false;
+    if (argc < first + 4)
+        vm_error(vm, "the keywords are checked with pairs, a directory, q and lo together");
+    c->pairs = vm_arg_array(vm, argv, first);
+    c->d = directory_arg(vm, argv, first + 1, first + 2);
+    c->lo = vm_arg_int(vm, argv, first + 3);
+    if (c->lo < 0)
+        c->lo = 0;
+    return true;
+}
+
+/* Whether some keyword of c occurs where a stop at j puts it, below hi. */
+static bool checked(VM *vm, const VStr *s, size_t j, const Check *c, int64_t hi)
+{
+    return j >= (size_t)c->d.q - 1 &&
+           run_at(vm, s, (int64_t)j, c->pairs, run_of(&c->d, s, j), c->lo, hi) >= 0;
+}
+
 Value nat_search_anyat(VM *vm, int argc, Value *argv)
 {
     (void)argc;
@@ -446,8 +480,10 @@ static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const F
     return j;
 }
 
-/* sieve(s, i, filter, q, end): the first j >= i (and below end) at which
- * the filter has the bit of the q-gram ending at j. No shifts: where a
+/* sieve(s, i, filter, q, end, pairs, dir, r, lo): the first j >= i (and
+ * below end) at which the filter has the bit of the q-gram ending at j
+ * (and, with pairs, dir, r and lo, search.anyat(s, j, pairs, dir, r, lo,
+ * end) finds a keyword: a stop that finds none stays in C). No shifts: where a
  * shift table would move only a few bytes a step, testing every index is
  * faster, as no lookup waits for the one before it. */
 Value nat_search_sieve(VM *vm, int argc, Value *argv)
@@ -456,13 +492,20 @@ Value nat_search_sieve(VM *vm, int argc, Value *argv)
     int64_t i = vm_arg_int(vm, argv, 1);
     VStr *fs = vm_arg_str(vm, argv, 2);
     int q = gram_arg(vm, argv, 3);
-    int64_t end = argc > 4 ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
+    int64_t end = argc > 4 && !IS_NIL(argv[4]) ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
     Filter f = {(const unsigned char *)fs->data, q, size_arg(vm, 8 * (int64_t)fs->len)};
     check_span(vm, s, i, end, q);
+    Check c;
+    bool check = check_args(vm, argc, argv, 5, &c);
     const unsigned char *p = (const unsigned char *)s->data;
-    for (size_t j = sieve_hashed(p, (size_t)i, (size_t)end, &f); j < (size_t)end; j++)
-        if (passes(&f, p, j))
+    for (size_t j = (size_t)i; j < (size_t)end; j++) {
+        for (j = sieve_hashed(p, j, (size_t)end, &f); j < (size_t)end && !passes(&f, p, j); j++)
+            ;
+        if (j >= (size_t)end)
+            break;
+        if (!check || checked(vm, s, j, &c, end))
             return v_int((int64_t)j);
+    }
     return v_nil();
 }
 
@@ -662,7 +705,7 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
     int64_t i = vm_arg_int(vm, argv, 1);
     unsigned char b1 = byte_arg(vm, argv, 2), b2 = byte_arg(vm, argv, 4);
     int64_t d = vm_arg_int(vm, argv, 3);
-    int64_t end = argc > 5 ? vm_arg_int(vm, argv, 5) : (int64_t)s->len;
+    int64_t end = argc > 5 && !IS_NIL(argv[5]) ? vm_arg_int(vm, argv, 5) : (int64_t)s->len;
     if (d < 0)
         vm_error(vm, "the distance must be 0 or more, got %lld", (long long)d);
     check_span(vm, s, i, end, 1);
@@ -674,7 +717,7 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
         return j < (size_t)end ? v_int((int64_t)j) : v_nil();
     }
     if (argc < 10)
-        vm_error(vm, "search.pair checks keywords with pairs, at, lo and hi together");
+        vm_error(vm, "the keywords are checked with pairs, at, lo and hi together");
     VArray *a = vm_arg_array(vm, argv, 6);
     int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9);
     if (lo < 0)
@@ -708,23 +751,63 @@ Value nat_search_packed(VM *vm, int argc, Value *argv)
     check_span(vm, s, i, end, k);
     const unsigned char *p = (const unsigned char *)s->data;
     const unsigned char *m = (const unsigned char *)ms->data;
-    if (argc < 5) {
-        size_t j = search_packed_find(p, (size_t)i, (size_t)end, m, k, VEC_BEST);
-        return j < (size_t)end ? v_int((int64_t)j) : v_nil();
-    }
-    if (argc < 8)
-        vm_error(vm, "search.packed checks keywords with pairs, a directory, q and lo together");
-    VArray *a = vm_arg_array(vm, argv, 4);
-    Directory d = directory_arg(vm, argv, 5, 6);
-    int64_t lo = vm_arg_int(vm, argv, 7);
-    if (lo < 0)
-        lo = 0;
+    Check c;
+    bool check = check_args(vm, argc, argv, 4, &c);
     for (size_t j = (size_t)i; j < (size_t)end; j++) {
         j = search_packed_find(p, j, (size_t)end, m, k, VEC_BEST);
         if (j >= (size_t)end)
             break;
-        if (j >= (size_t)d.q - 1 && run_at(vm, s, (int64_t)j, a, run_of(&d, s, j), lo, end) >= 0)
+        if (!check || checked(vm, s, j, &c, end))
             return v_int((int64_t)j);
     }
     return v_nil();
+}
+
+/* ---- lines: where a line starts, how many end in a span ----------------- */
+
+static void line_span(VM *vm, const VStr *s, int64_t lo, int64_t hi)
+{
+    if (lo < 0 || hi < lo || (uint64_t)hi > s->len)
+        vm_error(vm, "the span %lld..%lld is not inside the string (length %zu)", (long long)lo,
+                 (long long)hi, s->len);
+}
+
+/* linestart(s, j, lo, nul): where the line holding s[j] starts: after the
+ * last "\n" (or NUL, if nul is true) in s[lo..j), else lo. For printing a
+ * matching line without walking every line before it. */
+Value nat_search_linestart(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t j = vm_arg_int(vm, argv, 1), lo = vm_arg_int(vm, argv, 2);
+    bool nul = argc > 3 && v_truthy(argv[3]);
+    line_span(vm, s, lo, j);
+    const char *p = s->data + lo;
+    size_t n = (size_t)(j - lo);
+    const char *nl = memrchr(p, '\n', n);
+    int64_t at = nl ? nl - s->data + 1 : lo;
+    if (nul) {
+        const char *z = memrchr(s->data + at, '\0', (size_t)(j - at));
+        if (z)
+            at = z - s->data + 1;
+    }
+    return v_int(at);
+}
+
+/* newlines(s, lo, hi, nul): how many "\n" (and NUL, if nul is true) are in
+ * s[lo..hi): the lines that end there, for line numbers. */
+Value nat_search_newlines(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t lo = vm_arg_int(vm, argv, 1), hi = vm_arg_int(vm, argv, 2);
+    bool nul = argc > 3 && v_truthy(argv[3]);
+    line_span(vm, s, lo, hi);
+    const unsigned char *p = (const unsigned char *)s->data;
+    int64_t n = 0;
+    if (nul)
+        for (int64_t k = lo; k < hi; k++)
+            n += p[k] == '\n' || p[k] == 0;
+    else
+        for (int64_t k = lo; k < hi; k++)
+            n += p[k] == '\n';
+    return v_int(n);
 }
