@@ -1,6 +1,7 @@
 /* lib_search: the built-in module search, gre's engine room: the inner
  * loops of the searches in stdlib/gre.comb (search.skip, search.sieve,
- * search.anyat, search.grams, search.gram), reached by `import "search"`.
+ * search.anyat, search.pair, search.packed, search.grams, search.gram),
+ * reached by `import "search"`.
  *
  * Boyer-Moore-family searches (Horspool, Commentz-Walter, Wu-Manber) spend
  * most of their time in one loop: read the bytes that end the current
@@ -33,7 +34,16 @@
  * pair is the prefilter of a single keyword: where two of its bytes (rare
  * ones, gre picks them) stand at their distance, compared 32 or 16
  * positions at a time with AVX2 or SSE2 (chosen at run time), else by a
- * portable loop around memchr. */
+ * portable loop around memchr.
+ *
+ * linestart and newlines find where a matching line starts and count the
+ * lines before it, so that printing a line does not walk every line
+ * before it in comb.
+ *
+ * packed is the prefilter of a few dozen keywords (Teddy's): where the
+ * bytes ending at j may end one of the fingerprints in one of 8 buckets,
+ * 32 or 16 positions at a time by nibble lookups (AVX2 or SSSE3), else a
+ * portable loop. */
 #include "config.h"
 
 #include <stdint.h>
@@ -323,6 +333,81 @@ Value nat_search_grams(VM *vm, int argc, Value *argv)
  * of a power-of-two size), at its entry for the q-gram of s ending at j (nil:
  * no run). Returns the index k of the first pair whose w occurs where
  * expected and inside s[lo..hi), or nil. */
+/* Where the run of pairs a from index k (an int, or nil: none) has its
+ * first pair whose string occurs in s where expected, inside s[lo..hi)
+ * (lo >= 0, hi <= len(s)); -1 if none. */
+static int64_t run_at(VM *vm, const VStr *s, int64_t j, const VArray *a, Value from, int64_t lo,
+                      int64_t hi)
+{
+    if (IS_NIL(from))
+        return -1;
+    if (from.type != VT_INT)
+        vm_error(vm, "a run must start at an index of pairs (an int), got %s", v_type_name(from));
+    if (from.as.i < 0)
+        vm_error(vm, "a run cannot start at %lld", (long long)from.as.i);
+    for (size_t k = (size_t)from.as.i; k < a->len && !IS_NIL(a->items[k]); k += 2) {
+        Value d = a->items[k], w = k + 1 < a->len ? a->items[k + 1] : v_nil();
+        if (d.type != VT_INT || !IS_STR(w))
+            vm_error(vm, "pair %zu is not an int and a string", k);
+        int64_t at;
+        VStr *ws = AS_STR(w);
+        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi &&
+            (int64_t)ws->len <= hi - at && memcmp(s->data + at, ws->data, ws->len) == 0)
+            return (int64_t)k;
+    }
+    return -1;
+}
+
+/* A directory of runs (an array of power-of-two size) for q-grams. */
+typedef struct Directory {
+    const VArray *dir;
+    int q, bits;
+} Directory;
+
+static Directory directory_arg(VM *vm, Value *argv, int i, int qi)
+{
+    VArray *dir = vm_arg_array(vm, argv, i);
+    Directory d = {dir, gram_arg(vm, argv, qi), 0};
+    d.bits = size_arg(vm, (int64_t)dir->len);
+    return d;
+}
+
+/* The run of the directory for the gram of s ending at j (j >= q - 1). */
+static inline Value run_of(const Directory *d, const VStr *s, size_t j)
+{
+    return d->dir->items[gram_index((const unsigned char *)s->data, j, d->q, d->bits)];
+}
+
+/* The keywords a filter's stop is checked for in C, as search.anyat(s, j,
+ * pairs, dir, q, lo, hi) would: from the arguments first .. first + 3
+ * (pairs, dir, q, lo), if given. */
+typedef struct Check {
+    const VArray *pairs;
+    Directory d;
+    int64_t lo;
+} Check;
+
+static bool check_args(VM *vm, int argc, Value *argv, int first, Check *c)
+{
+    if (argc <= first)
+        return false;
+    if (argc < first + 4)
+        vm_error(vm, "the keywords are checked with pairs, a directory, q and lo together");
+    c->pairs = vm_arg_array(vm, argv, first);
+    c->d = directory_arg(vm, argv, first + 1, first + 2);
+    c->lo = vm_arg_int(vm, argv, first + 3);
+    if (c->lo < 0)
+        c->lo = 0;
+    return true;
+}
+
+/* Whether some keyword of c occurs where a stop at j puts it, below hi. */
+static bool checked(VM *vm, const VStr *s, size_t j, const Check *c, int64_t hi)
+{
+    return j >= (size_t)c->d.q - 1 &&
+           run_at(vm, s, (int64_t)j, c->pairs, run_of(&c->d, s, j), c->lo, hi) >= 0;
+}
+
 Value nat_search_anyat(VM *vm, int argc, Value *argv)
 {
     (void)argc;
@@ -333,34 +418,19 @@ Value nat_search_anyat(VM *vm, int argc, Value *argv)
     int64_t hi = vm_arg_int(vm, argv, 6);
     Value from = argv[3];
     if (IS_ARRAY(from)) {
-        VArray *dir = AS_ARRAY(from);
-        int q = gram_arg(vm, argv, 4);
-        int bits = size_arg(vm, (int64_t)dir->len);
-        if (j < q - 1 || (uint64_t)j >= s->len)
-            vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", q, (long long)j, s->len);
-        from = dir->items[gram_index((const unsigned char *)s->data, (size_t)j, q, bits)];
-        if (IS_NIL(from))
-            return v_nil();
+        Directory d = directory_arg(vm, argv, 3, 4);
+        if (j < d.q - 1 || (uint64_t)j >= s->len)
+            vm_error(vm, "a %d-byte gram cannot end at %lld (length %zu)", d.q, (long long)j, s->len);
+        from = run_of(&d, s, (size_t)j);
+    } else if (IS_NIL(from)) {
+        vm_error(vm, "a run must start at an index of pairs (an int), got nil");
     }
-    if (from.type != VT_INT)
-        vm_error(vm, "a run must start at an index of pairs (an int), got %s", v_type_name(from));
-    if (from.as.i < 0)
-        vm_error(vm, "a run cannot start at %lld", (long long)from.as.i);
     if (lo < 0)
         lo = 0;
     if (hi > (int64_t)s->len)
         hi = (int64_t)s->len;
-    for (size_t k = (size_t)from.as.i; k < a->len && !IS_NIL(a->items[k]); k += 2) {
-        Value d = a->items[k], w = k + 1 < a->len ? a->items[k + 1] : v_nil();
-        if (d.type != VT_INT || !IS_STR(w))
-            vm_error(vm, "pair %zu is not an int and a string", k);
-        int64_t at;
-        VStr *ws = AS_STR(w);
-        if (!__builtin_sub_overflow(j, d.as.i, &at) && at >= lo && at <= hi &&
-            (int64_t)ws->len <= hi - at && memcmp(s->data + at, ws->data, ws->len) == 0)
-            return v_int((int64_t)k);
-    }
-    return v_nil();
+    int64_t k = run_at(vm, s, j, a, from, lo, hi);
+    return k < 0 ? v_nil() : v_int(k);
 }
 
 /* The bit of a hashed filter (set, of at least 64 bits) for the gram of p
@@ -410,8 +480,10 @@ static size_t sieve_hashed(const unsigned char *p, size_t j, size_t end, const F
     return j;
 }
 
-/* sieve(s, i, filter, q, end): the first j >= i (and below end) at which
- * the filter has the bit of the q-gram ending at j. No shifts: where a
+/* sieve(s, i, filter, q, end, pairs, dir, r, lo): the first j >= i (and
+ * below end) at which the filter has the bit of the q-gram ending at j
+ * (and, with pairs, dir, r and lo, search.anyat(s, j, pairs, dir, r, lo,
+ * end) finds a keyword: a stop that finds none stays in C). No shifts: where a
  * shift table would move only a few bytes a step, testing every index is
  * faster, as no lookup waits for the one before it. */
 Value nat_search_sieve(VM *vm, int argc, Value *argv)
@@ -420,13 +492,20 @@ Value nat_search_sieve(VM *vm, int argc, Value *argv)
     int64_t i = vm_arg_int(vm, argv, 1);
     VStr *fs = vm_arg_str(vm, argv, 2);
     int q = gram_arg(vm, argv, 3);
-    int64_t end = argc > 4 ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
+    int64_t end = argc > 4 && !IS_NIL(argv[4]) ? vm_arg_int(vm, argv, 4) : (int64_t)s->len;
     Filter f = {(const unsigned char *)fs->data, q, size_arg(vm, 8 * (int64_t)fs->len)};
     check_span(vm, s, i, end, q);
+    Check c;
+    bool check = check_args(vm, argc, argv, 5, &c);
     const unsigned char *p = (const unsigned char *)s->data;
-    for (size_t j = sieve_hashed(p, (size_t)i, (size_t)end, &f); j < (size_t)end; j++)
-        if (passes(&f, p, j))
+    for (size_t j = (size_t)i; j < (size_t)end; j++) {
+        for (j = sieve_hashed(p, j, (size_t)end, &f); j < (size_t)end && !passes(&f, p, j); j++)
+            ;
+        if (j >= (size_t)end)
+            break;
+        if (!check || checked(vm, s, j, &c, end))
             return v_int((int64_t)j);
+    }
     return v_nil();
 }
 
@@ -480,30 +559,131 @@ static size_t pair_avx2(const unsigned char *p, size_t i, size_t end, unsigned c
 }
 #endif
 
-int search_pair_level(void)
+int search_vec_level(void)
 {
 #ifdef HAVE_X86_VECTORS
     static int level = -1;
     if (level < 0)
-        level = __builtin_cpu_supports("avx2") ? PAIR_AVX2 : PAIR_SSE2;
+        level = __builtin_cpu_supports("avx2") ? VEC_AVX2 : VEC_SSE;
     return level;
 #else
-    return PAIR_PORTABLE;
+    return VEC_PORTABLE;
 #endif
 }
 
 size_t search_pair_find(const unsigned char *p, size_t i, size_t end, unsigned char b1, size_t d,
                         unsigned char b2, int level)
 {
-    if (level > search_pair_level())
-        level = search_pair_level();
+    if (level > search_vec_level())
+        level = search_vec_level();
 #ifdef HAVE_X86_VECTORS
-    if (level == PAIR_AVX2)
+    if (level == VEC_AVX2)
         return pair_avx2(p, i, end, b1, d, b2);
-    if (level == PAIR_SSE2)
+    if (level == VEC_SSE)
         return pair_sse2(p, i, end, b1, d, b2);
 #endif
     return pair_portable(p, i, end, b1, d, b2);
+}
+
+/* ---- packed: up to 8 buckets of short fingerprints, vectorised ----------
+ *
+ * Teddy's idea (Langdale's, in Hyperscan, then ripgrep): a byte's low and
+ * high nibbles index two 16-byte tables whose entries are sets of buckets;
+ * ANDing them for each of the k bytes ending at j leaves the buckets whose
+ * fingerprints may end there. A pshufb looks up 16 (32 with AVX2) nibbles
+ * at once, so the filter costs a few instructions for 16 or 32 positions,
+ * whatever the number of keywords; the caller checks each position that
+ * passes (gre by search.anyat). Each byte of the tables sets which buckets
+ * allow one nibble value, so a bucket allows the product of its nibble
+ * sets: gre puts similar fingerprints in a bucket to keep that small. */
+
+static size_t packed_portable(const unsigned char *p, size_t j, size_t end,
+                              const unsigned char *masks, int k)
+{
+    for (; j < end; j++) {
+        unsigned acc = 0xff;
+        for (int b = 0; b < k && acc; b++) {
+            unsigned c = p[j - (size_t)k + 1 + (size_t)b];
+            acc &= (unsigned)masks[32 * b + (c & 15)] & masks[32 * b + 16 + (c >> 4)];
+        }
+        if (acc)
+            return j;
+    }
+    return end;
+}
+
+#ifdef HAVE_X86_VECTORS
+__attribute__((target("ssse3")))
+static size_t packed_ssse3(const unsigned char *p, size_t j, size_t end,
+                           const unsigned char *masks, int k)
+{
+    const __m128i low = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+    __m128i lo[PACKED_MAX], hi[PACKED_MAX];
+    for (int b = 0; b < k; b++) {
+        lo[b] = _mm_loadu_si128((const __m128i *)(const void *)(masks + 32 * b));
+        hi[b] = _mm_loadu_si128((const __m128i *)(const void *)(masks + 32 * b + 16));
+    }
+    for (; j + 16 <= end; j += 16) {
+        __m128i acc = _mm_set1_epi8(-1);
+        for (int b = 0; b < k; b++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + j - k + 1 + b));
+            __m128i l = _mm_shuffle_epi8(lo[b], _mm_and_si128(v, low));
+            __m128i h = _mm_shuffle_epi8(hi[b], _mm_and_si128(_mm_srli_epi16(v, 4), low));
+            acc = _mm_and_si128(acc, _mm_and_si128(l, h));
+        }
+        unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(acc, zero)) & 0xffffu;
+        if (m)
+            return j + (size_t)__builtin_ctz(m);
+    }
+    return packed_portable(p, j, end, masks, k);
+}
+
+__attribute__((target("avx2")))
+static size_t packed_avx2(const unsigned char *p, size_t j, size_t end,
+                          const unsigned char *masks, int k)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+    __m256i lo[PACKED_MAX], hi[PACKED_MAX];
+    for (int b = 0; b < k; b++) {
+        lo[b] = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)(masks + 32 * b)));
+        hi[b] = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)(masks + 32 * b + 16)));
+    }
+    for (; j + 32 <= end; j += 32) {
+        __m256i acc = _mm256_set1_epi8(-1);
+        for (int b = 0; b < k; b++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(p + j - k + 1 + b));
+            __m256i l = _mm256_shuffle_epi8(lo[b], _mm256_and_si256(v, low));
+            __m256i h = _mm256_shuffle_epi8(hi[b], _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+            acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
+        }
+        unsigned m = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
+        if (m)
+            return j + (size_t)__builtin_ctz(m);
+    }
+    return packed_ssse3(p, j, end, masks, k);
+}
+#endif
+
+size_t search_packed_find(const unsigned char *p, size_t i, size_t end,
+                          const unsigned char *masks, int k, int level)
+{
+    size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i;
+    if (j >= end)
+        return end;
+    if (level > search_vec_level())
+        level = search_vec_level();
+#ifdef HAVE_X86_VECTORS
+    static int ssse3 = -1;
+    if (ssse3 < 0)
+        ssse3 = __builtin_cpu_supports("ssse3") ? 1 : 0;
+    if (level == VEC_AVX2)
+        return packed_avx2(p, j, end, masks, k);
+    if (level == VEC_SSE && ssse3)
+        return packed_ssse3(p, j, end, masks, k);
+#endif
+    return packed_portable(p, j, end, masks, k);
 }
 
 static unsigned char byte_arg(VM *vm, Value *argv, int i)
@@ -514,21 +694,120 @@ static unsigned char byte_arg(VM *vm, Value *argv, int i)
     return (unsigned char)b;
 }
 
-/* pair(s, i, b1, d, b2, end): the first j >= i, with j + d below end
- * (default len(s)), at which s[j] is b1 and s[j + d] is b2; or nil. */
+/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi): the first j >= i, with
+ * j + d below end (default len(s)), at which s[j] is b1 and s[j + d] is b2;
+ * or nil. With pairs, at, lo and hi, only a j at which search.anyat(s, j,
+ * pairs, at, nil, lo, hi) also finds a keyword: where the pair is common
+ * (two digits of ids), the checks stay in C. */
 Value nat_search_pair(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
     int64_t i = vm_arg_int(vm, argv, 1);
     unsigned char b1 = byte_arg(vm, argv, 2), b2 = byte_arg(vm, argv, 4);
     int64_t d = vm_arg_int(vm, argv, 3);
-    int64_t end = argc > 5 ? vm_arg_int(vm, argv, 5) : (int64_t)s->len;
+    int64_t end = argc > 5 && !IS_NIL(argv[5]) ? vm_arg_int(vm, argv, 5) : (int64_t)s->len;
     if (d < 0)
         vm_error(vm, "the distance must be 0 or more, got %lld", (long long)d);
     check_span(vm, s, i, end, 1);
     if (d >= end || i >= end - d)
         return v_nil();
-    size_t j = search_pair_find((const unsigned char *)s->data, (size_t)i, (size_t)end, b1,
-                                (size_t)d, b2, PAIR_BEST);
-    return j < (size_t)end ? v_int((int64_t)j) : v_nil();
+    const unsigned char *p = (const unsigned char *)s->data;
+    if (argc <= 6) {
+        size_t j = search_pair_find(p, (size_t)i, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
+        return j < (size_t)end ? v_int((int64_t)j) : v_nil();
+    }
+    if (argc < 10)
+        vm_error(vm, "the keywords are checked with pairs, at, lo and hi together");
+    VArray *a = vm_arg_array(vm, argv, 6);
+    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9);
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)s->len)
+        hi = (int64_t)s->len;
+    for (size_t j = (size_t)i;; j++) {
+        j = search_pair_find(p, j, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
+        if (j >= (size_t)end)
+            return v_nil();
+        if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+            return v_int((int64_t)j);
+    }
+}
+
+/* packed(s, i, masks, end, pairs, dir, q, lo): the first j from i (below
+ * end, default len(s)) at which the k bytes of s ending at j pass the
+ * packed filter masks (32k bytes, k from 1 to 3: see search_packed_find),
+ * or nil. With pairs, a directory and q, only where search.anyat(s, j,
+ * pairs, dir, q, lo, end) also finds a keyword: the checks stay in C,
+ * which matters where the filter passes often. */
+Value nat_search_packed(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t i = vm_arg_int(vm, argv, 1);
+    VStr *ms = vm_arg_str(vm, argv, 2);
+    int64_t end = argc > 3 && !IS_NIL(argv[3]) ? vm_arg_int(vm, argv, 3) : (int64_t)s->len;
+    if (ms->len == 0 || ms->len % 32 || ms->len > 32 * PACKED_MAX)
+        vm_error(vm, "the masks must be 32, 64 or 96 bytes, got %zu", ms->len);
+    int k = (int)(ms->len / 32);
+    check_span(vm, s, i, end, k);
+    const unsigned char *p = (const unsigned char *)s->data;
+    const unsigned char *m = (const unsigned char *)ms->data;
+    Check c;
+    bool check = check_args(vm, argc, argv, 4, &c);
+    for (size_t j = (size_t)i; j < (size_t)end; j++) {
+        j = search_packed_find(p, j, (size_t)end, m, k, VEC_BEST);
+        if (j >= (size_t)end)
+            break;
+        if (!check || checked(vm, s, j, &c, end))
+            return v_int((int64_t)j);
+    }
+    return v_nil();
+}
+
+/* ---- lines: where a line starts, how many end in a span ----------------- */
+
+static void line_span(VM *vm, const VStr *s, int64_t lo, int64_t hi)
+{
+    if (lo < 0 || hi < lo || (uint64_t)hi > s->len)
+        vm_error(vm, "the span %lld..%lld is not inside the string (length %zu)", (long long)lo,
+                 (long long)hi, s->len);
+}
+
+/* linestart(s, j, lo, nul): where the line holding s[j] starts: after the
+ * last "\n" (or NUL, if nul is true) in s[lo..j), else lo. For printing a
+ * matching line without walking every line before it. */
+Value nat_search_linestart(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t j = vm_arg_int(vm, argv, 1), lo = vm_arg_int(vm, argv, 2);
+    bool nul = argc > 3 && v_truthy(argv[3]);
+    line_span(vm, s, lo, j);
+    const char *p = s->data + lo;
+    size_t n = (size_t)(j - lo);
+    const char *nl = memrchr(p, '\n', n);
+    int64_t at = nl ? nl - s->data + 1 : lo;
+    if (nul) {
+        const char *z = memrchr(s->data + at, '\0', (size_t)(j - at));
+        if (z)
+            at = z - s->data + 1;
+    }
+    return v_int(at);
+}
+
+/* newlines(s, lo, hi, nul): how many "\n" (and NUL, if nul is true) are in
+ * s[lo..hi): the lines that end there, for line numbers. */
+Value nat_search_newlines(VM *vm, int argc, Value *argv)
+{
+    VStr *s = vm_arg_str(vm, argv, 0);
+    int64_t lo = vm_arg_int(vm, argv, 1), hi = vm_arg_int(vm, argv, 2);
+    bool nul = argc > 3 && v_truthy(argv[3]);
+    line_span(vm, s, lo, hi);
+    const unsigned char *p = (const unsigned char *)s->data;
+    int64_t n = 0;
+    if (nul)
+        for (int64_t k = lo; k < hi; k++)
+            n += p[k] == '\n' || p[k] == 0;
+    else
+        for (int64_t k = lo; k < hi; k++)
+            n += p[k] == '\n';
+    return v_int(n);
 }

@@ -108,7 +108,7 @@ static void modules_by_name(void **state)
     const char *t = shown("search", &ok);
     assert_true(ok);
     assert_non_null(strstr(t, "module search (import \"search\"): gre's engine room"));
-    assert_non_null(strstr(t, "search.sieve(s, i, filter, q, end) "));
+    assert_non_null(strstr(t, "search.sieve(s, i, filter, q, end, pairs, dir, r, lo) "));
     assert_non_null(strstr(shown("skip", &ok), "search.skip(s, i, table"));
     assert_true(ok);
     assert_non_null(strstr(shown("natives", &ok), "\nmodule search "));

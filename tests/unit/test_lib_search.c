@@ -1,8 +1,9 @@
-/* test_lib_search: search.pair's vectorised loops (SSE2, AVX2 where the
- * processor has it) find what the portable loop finds, and that is what a
- * plain scan finds, on random text of small alphabets (many hits) and
- * large ones (few), at every start, distance and end near the vector
- * widths, and at unaligned addresses. */
+/* test_lib_search: search.pair's and search.packed's vectorised loops
+ * (SSE2/SSSE3, AVX2 where the processor has it) find what the portable
+ * loop finds, and that is what a plain scan finds, on random text of small
+ * alphabets (many hits) and large ones (few), at every start, distance and
+ * end near the vector widths, and at unaligned addresses; packed never
+ * misses a position where one of the fingerprints it was built from ends. */
 #include "config.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,7 +31,7 @@ static void check_all(const unsigned char *p, size_t n, unsigned char b1, size_t
     for (size_t i = 0; i < n; i += 1 + i / 16)
         for (size_t end = i; end <= n; end += 1 + (end - i) / 8) {
             size_t want = naive(p, i, end, b1, d, b2);
-            for (int level = PAIR_PORTABLE; level <= PAIR_BEST; level++)
+            for (int level = VEC_PORTABLE; level <= VEC_BEST; level++)
                 assert_int_equal(search_pair_find(p, i, end, b1, d, b2, level), want);
         }
 }
@@ -59,7 +60,7 @@ static void edges(void **state)
     unsigned char p[100];
     memset(p, 'x', sizeof p);
     p[99] = 'y';
-    for (int level = PAIR_PORTABLE; level <= PAIR_BEST; level++) {
+    for (int level = VEC_PORTABLE; level <= VEC_BEST; level++) {
         /* the one hit in the last byte, found by every width's tail */
         assert_int_equal(search_pair_find(p, 0, 100, 'y', 0, 'y', level), 99);
         assert_int_equal(search_pair_find(p, 0, 99, 'y', 0, 'y', level), 99);
@@ -73,7 +74,115 @@ static void edges(void **state)
         assert_int_equal(search_pair_find(p, 0, 100, 0xff, 5, 0x80, level), 40);
         p[40] = p[45] = 'x';
     }
-    assert_true(search_pair_level() >= PAIR_PORTABLE && search_pair_level() <= PAIR_AVX2);
+    assert_true(search_vec_level() >= VEC_PORTABLE && search_vec_level() <= VEC_AVX2);
+}
+
+/* ---- packed ---- */
+
+/* The packed filter's definition: some bucket allows each nibble. */
+static size_t packed_naive(const unsigned char *p, size_t i, size_t end, const unsigned char *masks,
+                           int k)
+{
+    for (size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i; j < end; j++)
+        for (int bucket = 0; bucket < 8; bucket++) {
+            int all = 1;
+            for (int b = 0; b < k; b++) {
+                unsigned c = p[j - (size_t)k + 1 + (size_t)b];
+                all &= masks[32 * b + (c & 15)] >> bucket & masks[32 * b + 16 + (c >> 4)] >> bucket & 1;
+            }
+            if (all)
+                return j;
+        }
+    return end;
+}
+
+/* The first j >= i (j >= k - 1) at which one of the n fingerprints
+ * fps[f * k ..] ends, or end. */
+static size_t fingerprint_at(const unsigned char *p, size_t i, size_t end, const unsigned char *fps,
+                             int n, int k)
+{
+    for (size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i; j < end; j++)
+        for (int f = 0; f < n; f++)
+            if (memcmp(p + j - k + 1, fps + f * k, (size_t)k) == 0)
+                return j;
+    return end;
+}
+
+static void packed_check(const unsigned char *p, size_t n, const unsigned char *masks, int k,
+                         const unsigned char *fps, int nfp)
+{
+    for (size_t i = 0; i < n; i += 1 + i / 16)
+        for (size_t end = i; end <= n; end += 1 + (end - i) / 8) {
+            size_t want = packed_naive(p, i, end, masks, k);
+            for (int level = VEC_PORTABLE; level <= VEC_BEST; level++)
+                assert_int_equal(search_packed_find(p, i, end, masks, k, level), want);
+            if (fps)
+                assert_true(want <= fingerprint_at(p, i, end, fps, nfp, k));
+        }
+}
+
+static void packed_agrees_on_random_text(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x2545f4914f6cdd1du;
+    static unsigned char buf[700];
+    unsigned char masks[32 * PACKED_MAX], fps[64 * PACKED_MAX];
+    for (int round = 0; round < 90; round++) {
+        unsigned alphabet = round % 3 == 0 ? 3 : round % 3 == 1 ? 20 : 256;
+        int k = 1 + round % PACKED_MAX;
+        size_t off = (size_t)(xorshift(&seed) % 32);
+        size_t n = 64 + (size_t)(xorshift(&seed) % (sizeof buf - 64 - 32));
+        for (size_t x = 0; x < n; x++)
+            buf[off + x] = (unsigned char)('a' + xorshift(&seed) % alphabet);
+        /* 2 to 64 fingerprints (some taken from the text), spread over the buckets as gre does */
+        int nfp = 2 + (int)(xorshift(&seed) % 63);
+        memset(masks, 0, sizeof masks);
+        for (int f = 0; f < nfp; f++) {
+            unsigned char *fp = fps + f * k;
+            if (f % 2) {
+                size_t at = (size_t)(xorshift(&seed) % (n - (size_t)k));
+                memcpy(fp, buf + off + at, (size_t)k);
+            } else {
+                for (int b = 0; b < k; b++)
+                    fp[b] = (unsigned char)('a' + xorshift(&seed) % alphabet);
+            }
+            int bucket = f * 8 / nfp;
+            for (int b = 0; b < k; b++) {
+                masks[32 * b + (fp[b] & 15)] |= (unsigned char)(1u << bucket);
+                masks[32 * b + 16 + (fp[b] >> 4)] |= (unsigned char)(1u << bucket);
+            }
+        }
+        packed_check(buf + off, n, masks, k, fps, nfp);
+        /* random masks: sparse ones pass rarely, as a bucket's empty entries block it */
+        for (size_t x = 0; x < sizeof masks; x++)
+            masks[x] = (unsigned char)(xorshift(&seed) & xorshift(&seed) & xorshift(&seed));
+        packed_check(buf + off, n, masks, k, NULL, 0);
+    }
+}
+
+static void packed_edges(void **state)
+{
+    (void)state;
+    unsigned char p[100], masks[32 * PACKED_MAX];
+    memset(p, 'x', sizeof p);
+    memset(masks, 0, sizeof masks);
+    /* the fingerprint "\xff\x80" in bucket 7: bytes above 127 and the top bit */
+    masks[0xf] = masks[16 + 0xf] = 0x80;
+    masks[32 + 0x0] = masks[32 + 16 + 0x8] = 0x80;
+    for (int level = VEC_PORTABLE; level <= VEC_BEST; level++) {
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level), 100);
+        p[98] = 0xff;
+        p[99] = 0x80;
+        /* the one hit in the last byte, found by every width's tail */
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level), 99);
+        assert_int_equal(search_packed_find(p, 0, 99, masks, 2, level), 99);
+        assert_int_equal(search_packed_find(p, 99, 100, masks, 2, level), 99);
+        /* a k-byte fingerprint cannot end before index k - 1 */
+        p[0] = 0x80;
+        assert_int_equal(search_packed_find(p, 0, 100, masks + 32, 1, level), 0);
+        assert_int_equal(search_packed_find(p, 0, 1, masks, 2, level), 1);
+        p[0] = p[98] = p[99] = 'x';
+    }
 }
 
 int main(void)
@@ -81,6 +190,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(levels_agree_on_random_text),
         cmocka_unit_test(edges),
+        cmocka_unit_test(packed_agrees_on_random_text),
+        cmocka_unit_test(packed_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
