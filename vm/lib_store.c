@@ -1153,6 +1153,9 @@ Value nat_update(VM *vm, int argc, Value *argv)
         VFiles *f = list_files(vm, src);
         vm_files_unref(src->files);
         src->files = f;
+    } else {    /* nothing to do: the volume's writer lock goes now, not when collected */
+        st_store_abort(u->t);
+        u->t = NULL;
     }
     VMap *r = vm_map_new(vm, 8);
     vm_push_root(vm, v_obj(r));

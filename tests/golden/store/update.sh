@@ -2,7 +2,8 @@
 # adds files (and reads an array of sources), update merges one volume's adds
 # and removes keys into dels files in one labelled commit (a second run has
 # nothing to do), files lists the files with their kinds, info gives a file's
-# label; remove keys of another volume and to_adds into a file are refused.
+# label; remove keys of another volume and to_adds into a file are refused;
+# an update with nothing to do leaves the store free for the next load.
 dir=$(mktemp -d) || exit 99
 ("$COMB" - "$dir" <<'PROG'
 let d = args()[0]
@@ -24,6 +25,9 @@ for f in files(ds) { if f.kind == "dels" { print(rows(open(f.path))) } }
 try { update(ds, {volume: 0, remove: [{onum: 2, ts: 10}]}) } catch e { print(e) }
 try { load(d + "/c.ts", a, {schema: s, to_adds: true}) } catch e { print(e) }
 try { update(ds, {volume: 2}) } catch e { print(e) }
+# an update with nothing to do lets go of the volume at once: a load follows
+print(update(ds, {volume: 1, label: "none"}).partitions)
+print(load(ds, [{onum: 1, ts: 11, sys: "SW", seen: 50}, {onum: 2, ts: 11, sys: "SW", seen: 50}], {to_adds: true, label: "day2"}))
 PROG
 ) 2>&1
 rc=$?
