@@ -605,17 +605,19 @@ int jsp_serve(int fd, int lockfd)
     pid_t twin = prctl(PR_SET_CHILD_SUBREAPER, 1) < 0
                      ? -1
                      : (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL, NULL, NULL);
-    int st = 0;
-    if (twin == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGUSR1);
-        if (getppid() != keeper)
-            deaf(&s); /* the keeper is already gone */
-    } else if (twin > 0) {
-        if (keep_watch(&s, twin, &st) == 0 && !WIFSIGNALED(st))
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-        take_over(&s);
+    int st = 0, rc;
+    if (twin > 0 && keep_watch(&s, twin, &st) == 0 && !WIFSIGNALED(st)) {
+        rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;   /* the twin served to the end */
+    } else {
+        if (twin == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGUSR1);
+            if (getppid() != keeper)
+                deaf(&s); /* the keeper is already gone */
+        } else if (twin > 0) {
+            take_over(&s);
+        }
+        rc = serve(&s, sfd);
     }
-    int rc = serve(&s, sfd);
     close(sfd);
     if (s.xfd >= 0)
         close(s.xfd);

@@ -478,7 +478,8 @@ void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 
 /* ---- merging ---------------------------------------------------------------- */
 
-/* Group g's state of from (its count fn, its state fst) into group t of into. */
+/* Group g's state of from (its count fn, its state fst) into group t of into.
+ * fst may be unaligned (a spilled record's bytes): states are copied out. */
 static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char *fst)
 {
     if (!fn)
@@ -486,9 +487,12 @@ static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char
     uint64_t tn = into->n[t];
     into->n[t] += fn;
     switch (into->kind) {
-    case K_SUM:
-        v_sum_merge((VSum *)(void *)into->st + t, (const VSum *)(const void *)fst);
+    case K_SUM: {
+        VSum f;
+        memcpy(&f, fst, sizeof f);
+        v_sum_merge((VSum *)(void *)into->st + t, &f);
         break;
+    }
     case K_MIN: case K_MAX: {
         uint64_t *ib = (uint64_t *)(void *)into->st, fb;
         memcpy(&fb, fst, 8);
@@ -503,9 +507,12 @@ static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char
             memcpy(ib, fst, into->w);
         break;
     }
-    case K_VAR:
-        qa_var_merge((QVar *)(void *)into->st + t, (const QVar *)(const void *)fst);
+    case K_VAR: {
+        QVar f;
+        memcpy(&f, fst, sizeof f);
+        qa_var_merge((QVar *)(void *)into->st + t, &f);
         break;
+    }
     default:
         break;
     }

@@ -428,7 +428,8 @@ static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
     uint32_t w = t->keyw < 16 ? t->keyw : 16;
     for (uint32_t g = 0; g < n; g++) {
         unsigned char b[16] = {0};
-        memcpy(b, gt_key(t, g), w);
+        if (w)      /* no keys: one group, and no key bytes to copy */
+            memcpy(b, gt_key(t, g), w);
         p[g].g = g;
         for (int h = 0; h < 2; h++) {
             uint64_t k = 0;
