@@ -223,6 +223,15 @@ static char *read_line(const char *prompt, bool follows)
     return rp.line;
 }
 
+/* Session's ask: a line typed in answer; y or yes is yes. */
+static bool ask(const char *question)
+{
+    char *line = read_line(question, false);
+    bool yes = line && (!strcmp(line, "y") || !strcmp(line, "yes"));
+    free(line);
+    return yes;
+}
+
 static void readline_setup(Session *s)
 {
     struct sigaction sa;
@@ -238,6 +247,7 @@ static void readline_setup(Session *s)
     rl_completer_quote_characters = "\"";
     rp.s = s;
     s->ready = remember;
+    s->ask = ask;
 }
 
 /* Adds a line (and its newline) to the statement; false out of memory. */
@@ -330,6 +340,7 @@ static void interactive(Session *s)
     if (!s->quit)
         fputc('\n', rl_outstream);
     s->ready = NULL;
+    s->ask = NULL;
 }
 
 static int exit_status(RunStatus st)
