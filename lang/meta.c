@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lang/help.h"
@@ -76,6 +77,26 @@ static RunStatus cmd_timer(Session *s, const char *arg)
         return fail(".timer takes on or off, not '%s'", arg);
     else
         printf("timer %s\n", s->timer ? "on" : "off");
+    return RUN_OK;
+}
+
+/* .confirm: count before select; on asks above the screen's height. */
+static RunStatus cmd_confirm(Session *s, const char *arg)
+{
+    char *end;
+    long n = strtol(arg, &end, 10);
+    if (!strcmp(arg, "on") || !strcmp(arg, "off"))
+        s->confirm = arg[1] == 'n' ? -1 : 0;
+    else if (*arg && (*end || n <= 0))
+        return fail(".confirm takes on, off or a number of rows above 0, not '%s'", arg);
+    else if (*arg)
+        s->confirm = n;
+    else if (s->confirm < 0)
+        printf("confirm on (above the screen's height)\n");
+    else if (s->confirm)
+        printf("confirm above %ld rows\n", s->confirm);
+    else
+        printf("confirm off\n");
     return RUN_OK;
 }
 

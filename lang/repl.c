@@ -38,6 +38,7 @@ static struct {
     RunStatus why;          /* why it goes on: RUN_MORE or RUN_MORE_EOF */
     char *line;             /* what readline's callback got; NULL at the end */
     bool got_line;
+    bool asking;            /* a question is asked: Ctrl-C answers no */
     char history[4096];     /* the history file; empty: none */
     int appended;           /* entries appended since the file was rewritten */
     bool history_warned;    /* said once that the file cannot be written */
@@ -203,6 +204,12 @@ static char *read_line(const char *prompt, bool follows)
     while (!rp.got_line) {
         if (vm_poll_flag & POLL_SIGINT) {
             vm_poll_flag &= ~POLL_SIGINT;
+            if (rp.asking) {
+                rl_callback_sigcleanup();
+                rl_crlf();
+                rl_callback_handler_remove();
+                break;
+            }
             clear_input();
         }
         if (winched) {
@@ -223,6 +230,18 @@ static char *read_line(const char *prompt, bool follows)
     return rp.line;
 }
 
+/* Session's ask: a line typed in answer; y or yes is yes (Ctrl-C, Ctrl-D:
+ * no). */
+static bool ask(const char *question)
+{
+    rp.asking = true;
+    char *line = read_line(question, false);
+    rp.asking = false;
+    bool yes = line && (!strcmp(line, "y") || !strcmp(line, "yes"));
+    free(line);
+    return yes;
+}
+
 static void readline_setup(Session *s)
 {
     struct sigaction sa;
@@ -238,6 +257,7 @@ static void readline_setup(Session *s)
     rl_completer_quote_characters = "\"";
     rp.s = s;
     s->ready = remember;
+    s->ask = ask;
 }
 
 /* Adds a line (and its newline) to the statement; false out of memory. */
@@ -330,6 +350,7 @@ static void interactive(Session *s)
     if (!s->quit)
         fputc('\n', rl_outstream);
     s->ready = NULL;
+    s->ask = NULL;
 }
 
 static int exit_status(RunStatus st)

@@ -89,6 +89,7 @@ int session_init(Session *s, VM *vm, const char *path, bool terminal)
     s->color = terminal && term_color(1);
     s->color_err = term_color(2);
     s->file = path;
+    s->confirm = -1;
     Job j = {s, path};
     return vm_protect(vm, init_job, &j) ? -1 : 0;
 }
@@ -171,22 +172,78 @@ static RunStatus show_to_file(Session *s, Value v)
     return RUN_ERROR;
 }
 
+/* The error the VM holds, reported: RUN_INTERRUPTED for a Ctrl-C. */
+static RunStatus run_error(Session *s)
+{
+    bool interrupted = vm_error_status(s->vm) == 130;
+    err_begin(s);
+    if (interrupted)
+        fputs("interrupted\n", stderr);
+    else
+        vm_print_error(s->vm, stderr);
+    err_end(s);
+    return interrupted ? RUN_INTERRUPTED : RUN_ERROR;
+}
+
+typedef struct CountJob {
+    Value q;
+    int64_t n;
+} CountJob;
+
+static void count_job(VM *vm, void *ud)
+{
+    CountJob *j = ud;
+    j->n = vm_query_count(vm, j->q);
+}
+
+/* Count before select: a query at the prompt giving more rows than
+ * s->confirm (-1: than the screen is high) is counted first, and its rows
+ * retrieved only if the person says so (as analysts counted, to avoid a
+ * whole retrieval by mistake). RUN_OK with *show set, or the count's error.
+ * The time spent waiting for the answer moves *start on: the timer leaves
+ * it out. */
+static RunStatus confirm(Session *s, Value v, Clock *start, bool *show)
+{
+    int rows, cols;
+    long limit = s->confirm;
+    *show = true;
+    if (!s->ask || !s->terminal || !limit || !IS_HANDLE(v) || AS_HANDLE(v)->type != &vm_query_type ||
+        (limit < 0 && !term_size(1, &rows, &cols)))
+        return RUN_OK;
+    CountJob j = {v, 0};
+    if (vm_protect(s->vm, count_job, &j))
+        return run_error(s);
+    vm_progress_clear();
+    if (j.n <= (limit < 0 ? rows : limit))
+        return RUN_OK;
+    char question[64];
+    snprintf(question, sizeof question, "%lld rows: show them? [y/N] ", (long long)j.n);
+    Clock asked, answered;
+    clock_now(&asked);
+    *show = s->ask(question);
+    clock_now(&answered);
+    /* seconds() takes tv_nsec out of range as it is */
+    start->wall.tv_sec += answered.wall.tv_sec - asked.wall.tv_sec;
+    start->wall.tv_nsec += answered.wall.tv_nsec - asked.wall.tv_nsec;
+    return RUN_OK;
+}
+
 /* Shows v; *paged: the time from which the pager had it (the timer
  * leaves the time spent reading it out). */
-static RunStatus show_result(Session *s, Value v, Clock *paged)
+static RunStatus show_result(Session *s, Value v, Clock *start, Clock *paged)
 {
     vm_progress_clear();
     if (IS_NIL(v))
         return RUN_OK;
     if (s->out)
         return show_to_file(s, v);
+    bool show;
+    RunStatus st = confirm(s, v, start, &show);
+    if (st != RUN_OK || !show)
+        return st;
     VStr *text = table_text(s->vm, v, s->mode, s->color);
-    if (!text) {
-        err_begin(s);
-        vm_print_error(s->vm, stderr);
-        err_end(s);
-        return RUN_ERROR;
-    }
+    if (!text)
+        return run_error(s);
     fflush(stdout);
     clock_now(paged);
     term_page(text->data, text->len, s->terminal, s->mode == TABLE_ALIGNED);
@@ -206,7 +263,7 @@ static void make_function(VM *vm, void *ud)
     j->s->keep->items[KEEP_LAST] = v_obj(vm_func_new(vm, j->p));
 }
 
-static RunStatus execute(Session *s, VProto *p, Clock *paged)
+static RunStatus execute(Session *s, VProto *p, Clock *start, Clock *paged)
 {
     VM *vm = s->vm;
     Value result = v_nil();
@@ -216,16 +273,7 @@ static RunStatus execute(Session *s, VProto *p, Clock *paged)
     if (!rc)
         rc = vm_pcall(vm, s->keep->items[KEEP_LAST], 0, NULL, &result);
     fflush(stdout);
-    if (!rc)
-        return show_result(s, result, paged);
-    bool interrupted = vm_error_status(vm) == 130;
-    err_begin(s);
-    if (interrupted)
-        fputs("interrupted\n", stderr);
-    else
-        vm_print_error(vm, stderr);
-    err_end(s);
-    return interrupted ? RUN_INTERRUPTED : RUN_ERROR;
+    return rc ? run_error(s) : show_result(s, result, start, paged);
 }
 
 static RunStatus statement(Session *s, const char *src, size_t len, int first_line, bool final)
@@ -249,7 +297,7 @@ static RunStatus statement(Session *s, const char *src, size_t len, int first_li
         return RUN_ERROR;
     }
     Clock end = {{0, 0}, {0, 0}};
-    RunStatus st = execute(s, p, &end);
+    RunStatus st = execute(s, p, &start, &end);
     if (s->out_once && !session_output_close(s) && st == RUN_OK)
         st = RUN_ERROR;
     if (!end.wall.tv_sec && !end.wall.tv_nsec)

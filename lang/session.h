@@ -26,6 +26,7 @@ typedef struct Session {
     TableFormat mode;   /* how results print */
     TableFormat unexpanded; /* the mode \x goes back to */
     bool timer;
+    long confirm;       /* .confirm: a query giving more rows asks first (0: never; -1: the screen's height) */
     bool terminal;      /* stdout is a terminal: pager, progress */
     bool color;         /* colour on stdout */
     bool color_err;     /* colour on stderr */
@@ -38,6 +39,9 @@ typedef struct Session {
      * or its errors are reported: the prompt records history here, so a
      * statement that brings comb down is not lost. NULL: none. */
     void (*ready)(const char *src, size_t len);
+    /* Asks the person at the prompt question; whether they said yes. NULL
+     * (a batch, a pipe, -e): there is no one to ask, nothing is asked. */
+    bool (*ask)(const char *question);
 } Session;
 
 /* The session's own module, named path, rooted until the VM is freed;

@@ -206,6 +206,54 @@ static void ready_sees_whole_statements(void **state)
     s->ready = NULL;
 }
 
+static char asked[64];
+static bool answer;
+static bool ask_hook(const char *question)
+{
+    snprintf(asked, sizeof asked, "%s", question);
+    return answer;
+}
+
+/* Count before select: at a terminal with someone to ask, a query of more
+ * rows than .confirm's is counted and shown only on a yes. */
+static void a_large_query_asks_first(void **state)
+{
+    Session *s = *state;
+    const char *three = "[{\"a\": 1}, {\"a\": 2}, {\"a\": 3}] | select a\n";
+    s->ask = ask_hook;
+    s->terminal = true;
+    assert_int_equal(run(s, ".confirm 2\n", true), RUN_OK);
+    answer = false;
+    asked[0] = 0;
+    assert_string_equal(output(s, three, RUN_OK), "");
+    assert_string_equal(asked, "3 rows: show them? [y/N] ");
+    answer = true;
+    asked[0] = 0;
+    assert_string_equal(output(s, three, RUN_OK), "a\n1\n2\n3\n");
+    assert_string_equal(asked, "3 rows: show them? [y/N] ");
+    asked[0] = 0;
+    assert_string_equal(output(s, "[{\"a\": 1}, {\"a\": 2}] | select a\n", RUN_OK), "a\n1\n2\n");
+    assert_string_equal(asked, "");     /* not above 2 rows */
+    assert_string_equal(output(s, "[{\"a\": 1}, {\"a\": 2}, {\"a\": 3}]\n", RUN_OK), "a\n1\n2\n3\n");
+    assert_string_equal(asked, "");     /* rows made already: no query */
+    assert_string_equal(output(s, ".confirm\n", RUN_OK), "confirm above 2 rows\n");
+    assert_int_equal(run(s, ".confirm off\n", true), RUN_OK);
+    assert_string_equal(output(s, three, RUN_OK), "a\n1\n2\n3\n");
+    assert_string_equal(asked, "");
+    assert_int_equal(run(s, ".confirm 2\n", true), RUN_OK);
+    s->terminal = false;    /* results into a pipe or file */
+    assert_string_equal(output(s, three, RUN_OK), "a\n1\n2\n3\n");
+    assert_string_equal(asked, "");
+    s->terminal = true;
+    s->ask = NULL;          /* a batch: no one to ask */
+    assert_string_equal(output(s, three, RUN_OK), "a\n1\n2\n3\n");
+    assert_int_equal(run(s, ".confirm 0\n", true), RUN_ERROR);
+    assert_int_equal(run(s, ".confirm 2x\n", true), RUN_ERROR);
+    assert_int_equal(run(s, ".confirm on\n", true), RUN_OK);
+    assert_string_equal(output(s, ".confirm\n", RUN_OK), "confirm on (above the screen's height)\n");
+    s->terminal = false;
+}
+
 static void add_name(void *acc, const char *name, size_t len)
 {
     char *out = acc;
@@ -252,6 +300,7 @@ int main(void)
         cmocka_unit_test(statements_from_a_stream),
         cmocka_unit_test(an_unfinished_stream_is_an_error),
         cmocka_unit_test(ready_sees_whole_statements),
+        cmocka_unit_test(a_large_query_asks_first),
         cmocka_unit_test(fields_of_rows_and_stores),
         cmocka_unit_test(schema_needs_a_store),
     };

@@ -299,6 +299,22 @@ Value vm_query_run(VM *vm, Value qv)
     return r;
 }
 
+int64_t vm_query_count(VM *vm, Value q)
+{
+    vm_push_root(vm, q);
+    VArray *plan = vm_array_new(vm, 1);
+    vm_push_root(vm, v_obj(plan));
+    VArray *stage = vm_array_new(vm, 3);
+    vm_array_push(vm, plan, v_obj(stage));
+    vm_array_push(vm, stage, v_int(QV_count));
+    vm_array_push(vm, stage, v_int(0));
+    vm_array_push(vm, stage, v_int(0));
+    Value argv[2] = {q, v_obj(plan)};
+    Value n = nat__pipe(vm, 2, argv);
+    vm_pop_root(vm, 2);
+    return IS_INT(n) ? n.as.i : 0;
+}
+
 /* ---- _pipe -------------------------------------------------------------- */
 
 /* The module variables the stage's nodes read, as they are now, into the

@@ -107,6 +107,9 @@ VArray *vm_query_time_columns(VM *vm, Value q);
 /* v to show: a query runs and its time columns become ISO-8601 text (the
  * rows are its own, fresh); any other value is v. */
 Value vm_query_display(VM *vm, Value v);
+/* How many rows the query q gives, counted as `q | count` counts them (a
+ * store's block footers when nothing filters, rows never collected). */
+int64_t vm_query_count(VM *vm, Value q);
 /* Whether v is a query whose rows come from a scan a row at a time (maps
  * with the same keys), so a `for` over it holds no more than a block. */
 bool vm_query_streams(VM *vm, Value v);
