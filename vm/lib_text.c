@@ -911,12 +911,8 @@ Value nat_read_text(VM *vm, int argc, Value *argv)
     static const char *const known[] = {"delim", "quote", "header", "columns", "max_errors",
                                         "stream", "ignore_case", "extra", "compact_time",
                                         "pattern", "rejects", "set", "line_field", "skip", NULL};
-    static const char *const known_guessed[] = {"delim", "quote", "header", "columns",
-                                                "max_errors", "stream", "ignore_case", "extra",
-                                                "compact_time", "pattern", "rejects", "set",
-                                                "line_field", "skip", "types", "key", "sample",
-                                                NULL};
-    lib_check_opts(vm, m, guessed ? known_guessed : known);
+    if (!guessed)   /* a guessed schema's options were checked by infer_schema */
+        lib_check_opts(vm, m, known);
     Value r;
     if (v_truthy(get(vm, m, "stream"))) {
         VHandle *h = vm_handle_new(vm, &vm_text_rows_type, sizeof(TextSource));
