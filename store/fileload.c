@@ -36,6 +36,7 @@ st_fileload *st_fileload_file(const char *path, const st_schema *s, const st_fil
         l->o = *opts;
     else
         st_fileload_opts_default(&l->o);
+    l->o.write.checked = true; /* st_recsort_add checks each record as it comes */
     l->out.s = s;
     if (!(l->rs = st_recsort_new(s, 1, path, &l->o.sort, err))) {
         st_fileload_free(l);

@@ -52,6 +52,9 @@ typedef struct st_write_opts {
     st_codec codec;      /* default ST_CODEC_LZ4 */
     int level;           /* the codec's level (see st_codec); 0: its default */
     const char *label;   /* stored in the header, e.g. the cycle's label; may be NULL */
+    /* The caller checked every value already (st_rec_check, or read from a
+     * checksummed store file): the writer checks sizes and key order only. */
+    bool checked;
     st_nbuf_opts io;
 } st_write_opts;
 

@@ -303,8 +303,12 @@ static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_
                        .part = part};
     if (setup(s, schema, o, &pol, &chk.pk, err) < 0)
         return -1;
-    struct out tags = {t, vol, part, target, &o->write, {.s = schema}};
-    struct out dels = {t, vol, part, ST_DELS, &o->write, {.s = schema}};
+    /* Every record written is checked once: the adds by adds_next, the old
+     * ones when their file was written (its blocks are checksummed). */
+    st_write_opts wo = o->write;
+    wo.checked = true;
+    struct out tags = {t, vol, part, target, &wo, {.s = schema}};
+    struct out dels = {t, vol, part, ST_DELS, &wo, {.s = schema}};
     st_rec_reader *old = NULL, *addf = NULL;
     st_source oldsrc = {no_records, NULL, NULL};
     st_file f;

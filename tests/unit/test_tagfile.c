@@ -358,6 +358,24 @@ static void bad_input_is_refused_and_loses_nothing(void **state)
     assert_int_equal(info.ntags, 2);
     st_reader_close(r);
 
+    /* A writer told its values are checked (st_write_opts.checked) leaves
+     * them alone, but still refuses keys out of order and oversized tagsets. */
+    o.checked = true;
+    w = st_writer_create(file("checked"), s, &o, &err);
+    row[16] = 3;
+    assert_int_equal(st_writer_append(w, row, NULL, 0, &err), 0);
+    onum--;
+    memcpy(row, &onum, 8);
+    assert_int_equal(st_writer_append(w, row, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "is out of order"));
+    onum++;
+    memcpy(row, &onum, 8);
+    assert_int_equal(st_writer_append(w, row, tag, 60000000, &err), -1);
+    assert_non_null(strstr(err.msg, "more than the limit"));
+    st_writer_abort(w);
+    o.checked = false;
+    row[16] = 2;
+
     st_schema *notags = parse("key k: u32\ntagset v: u8\n");
     w = st_writer_create(file("notags"), notags, &o, &err);
     assert_int_equal(st_writer_append(w, row, tag, 1, &err), -1);

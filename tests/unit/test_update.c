@@ -759,6 +759,15 @@ static void update_checks_its_adds(void **state)
     a = (arr){(unsigned char *)recs, 1, 0, 64};
     assert_int_equal(update_one(1, &a, &err), -1);
     assert_non_null(strstr(err.msg, "record flag 7"));
+    /* A bad value in an add is refused: the writer leaves the values to the
+     * update (st_write_opts.checked), so its check of the adds is the one. */
+    recs[0][S->row_size + S->tag_size] = 1;
+    recs[0][off_state] = 3;
+    a = (arr){(unsigned char *)recs, 1, 0, 64};
+    assert_int_equal(update_one(1, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "array: record 1: enum field 'state' holds 3"));
+    assert_store(ST_TAGS, &none);
+    recs[0][off_state] = 0;
     /* An adds file staged by one commit is merged by the next update. */
     s = st_store_open(dir, &err);
     st_txn *tx = st_store_begin(s, 0, &err);
