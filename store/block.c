@@ -115,9 +115,9 @@ uint32_t st_block_enc_count(const st_block_enc *e) { return e->ntagsets; }
 uint64_t st_block_enc_raw(const st_block_enc *e) { return e->raw; }
 
 /* Appends to a vector that has room (st_block_enc_add reserves first). */
-static void push(bytevec *v, const void *p, size_t n)
+static void push(bytevec *v, const void *p, uint32_t n)
 {
-    memcpy(v->p + v->n, p, n);
+    st_copy_value(v->p + v->n, p, n);
     v->n += n;
 }
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "store/bytes.h"
 #include "store/mem.h"
 #include "store/tagfile.h"
 
@@ -66,7 +67,7 @@ static void copy_fields(const st_schema *s, uint32_t from, uint32_t to, void *co
     for (uint32_t f = from; f < to; f++) {
         const st_field *fd = &s->fields[f];
         if (cols[f])
-            memcpy(dst + fd->offset, (const char *)cols[f] + i * fd->width, fd->width);
+            st_copy_value(dst + fd->offset, (const char *)cols[f] + i * fd->width, fd->width);
         else
             memset(dst + fd->offset, 0, fd->width);
     }
