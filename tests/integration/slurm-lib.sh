@@ -203,6 +203,7 @@ slurm_stop() {
 # start to its last job's end, from the unit's journal) and that unit.
 slurm_stages() {
     for _u in "$1"/slurm/*/; do
+        [ -e "$_u/journal" ] || continue    # (RUNDIR/slurm/log/ of a run of steps)
         "$COMB" jobs dump "$_u" | awk -v u="$(basename "$_u")" '
             $1 == "job" { for (i = 2; i < NF; i++) { if ($i == "started") s = $(i + 1); if ($i == "ended") e = $(i + 1) }
                           if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
