@@ -26,7 +26,7 @@ vols=${BENCH_VOLUMES:-2}
 parts=${BENCH_PARTITIONS:-4}
 . "$top/tests/integration/slurm-lib.sh"
 tmp=$(mktemp -d "${BENCH_DIR:-/tmp}/bench-slurm.XXXXXX")
-trap 'slurm_stop; rm -rf "$tmp"' EXIT
+trap 'set +e; slurm_stop; rm -rf "$tmp"' EXIT    # (set -e would stop it at a daemon already gone)
 trap 'exit 130' INT TERM HUP PIPE
 slurm_start "$tmp/slurm" 1 || { echo "bench cycle --backend slurm: no Slurm here: ${slurm_why:-}" >&2; exit 1; }
 

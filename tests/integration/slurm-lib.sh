@@ -147,24 +147,24 @@ slurm_kill_node() {
     # on it of jobs of several nodes (an allocation's unit steps).
     _jobs=$(squeue -h -t running -w "$1" -o '%i %D' 2>/dev/null | awk '$2 == 1 {print $1}')
     _steps=$(squeue -h -s -w "$1" -o %i 2>/dev/null)
-    kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null
+    kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null || :
     rm -f "$slurm_dir/slurmd.$1.pid"
     # Their processes: slurmstepd, named after its step, and the tasks (they
     # carry the node's name and this cluster's SLURM_CONF).
     for _e in /proc/[0-9]*/environ; do
         _p=${_e#/proc/}
         _p=${_p%/environ}
-        _cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline")
+        _cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline") || continue
         for _id in $_jobs; do
-            case $_cmd in "slurmstepd: [$_id."*) kill -9 "$_p" 2>/dev/null ;; esac
+            case $_cmd in "slurmstepd: [$_id."*) kill -9 "$_p" 2>/dev/null || : ;; esac
         done
         for _s in $_steps; do
-            case $_cmd in "slurmstepd: [$_s]"*) kill -9 "$_p" 2>/dev/null ;; esac
+            case $_cmd in "slurmstepd: [$_s]"*) kill -9 "$_p" 2>/dev/null || : ;; esac
         done
         _env=$(tr '\0' '\n' 2>/dev/null <"$_e") || continue
         if printf '%s\n' "$_env" | grep -qx "SLURMD_NODENAME=$1" &&
            printf '%s\n' "$_env" | grep -qx "SLURM_CONF=$SLURM_CONF"; then
-            kill -9 "$_p" 2>/dev/null
+            kill -9 "$_p" 2>/dev/null || :
         fi
     done
     if [ "${2:-}" = now ]; then
