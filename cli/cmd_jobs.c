@@ -28,9 +28,10 @@ static const char usage_text[] =
     "        run the dispatcher as a daemon (-f: in the foreground); MONITOR: a\n"
     "        comb file, a shell command, or a stdlib monitor (balance, tagcache)\n"
     "  run RUNDIR [-f FILE] [-l NAME=VALUE]... [-j N] [-m MONITOR] [-k SECONDS]\n"
-    "      [--backend slurm]\n"
+    "      [--backend slurm|slurm-jobs]\n"
     "        dispatch without a daemon until every job is settled (slurm: a Slurm\n"
-    "        job per volume and per cross-volume stage; docs/CLUSTER.md)\n"
+    "        job step per volume and per cross-volume stage in one allocation;\n"
+    "        slurm-jobs: a Slurm batch job each; docs/CLUSTER.md)\n"
     "  submit RUNDIR SPEC | -f FILE     add jobs (FILE: one SPEC a line, - for stdin)\n"
     "  status RUNDIR [-s] [NAME...]     state of the jobs (-s: summary only)\n"
     "  dump RUNDIR                      every detail of every job\n"
@@ -344,7 +345,8 @@ struct runopts {
     char monitor[PATH_MAX]; /* -m NAME found in the stdlib */
     const char *file, *jobs, *every_arg;
     char **limits; /* NAME=VALUE */
-    int nlimits, foreground, slurm;
+    const char *slurm; /* --backend slurm or slurm-jobs; NULL: embedded */
+    int nlimits, foreground;
 };
 
 /* -m NAME, a plain name that is no file here, is a monitor of the stdlib
@@ -369,9 +371,9 @@ static int parse_runopts(int argc, char **argv, int serve, struct runopts *o)
             continue;
         }
         if (!serve && v && !strcmp(a, "--backend")) {
-            if (strcmp(v, "slurm") && strcmp(v, "embedded"))
-                return complain("--backend %s: expected embedded or slurm", v);
-            o->slurm = !strcmp(v, "slurm");
+            if (strcmp(v, "slurm") && strcmp(v, "slurm-jobs") && strcmp(v, "embedded"))
+                return complain("--backend %s: expected embedded, slurm or slurm-jobs", v);
+            o->slurm = strcmp(v, "embedded") ? v : NULL;
             i++;
             continue;
         }
@@ -472,8 +474,9 @@ static int cmd_run(const char *rundir, int argc, char **argv)
     if (rc == 0 && o.slurm) { /* the graph and limits are in the journal: Slurm runs them */
         job_close(js);
         specs_free(&sp);
-        char *mon[] = {(char *)o.mon.command, (char *)(o.every_arg ? o.every_arg : "60")};
-        return slurm_exec("run", rundir, o.mon.command ? 2 : 0, mon);
+        char *args[] = {(char *)o.slurm, (char *)o.mon.command,
+                        (char *)(o.every_arg ? o.every_arg : "60")};
+        return slurm_exec("run", rundir, o.mon.command ? 3 : 1, args);
     }
     if (rc == 0) {
         rc = job_run(js, &o.mon);

@@ -8,7 +8,7 @@
 #                            $slurm_why when this machine cannot run Slurm
 #   slurm_stop               stop every daemon it started (call from a trap)
 #   slurm_kill_node NAME [now]  the node lost: its slurmd, and the processes
-#                            of the Slurm jobs running on it, killed (SIGKILL);
+#                            of the Slurm jobs and steps on it, killed (SIGKILL);
 #                            with now, Slurm told at once (the node set DOWN)
 #                            instead of finding out after SlurmdTimeout
 #   slurm_restart_node NAME  start its slurmd (again)
@@ -143,24 +143,29 @@ slurm_revive_node() {
 }
 
 slurm_kill_node() {
-    _ids=$(squeue -h -t running -w "$1" -o %i 2>/dev/null)
-    kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null
+    # The Slurm jobs of this node alone (every step of theirs), and the steps
+    # on it of jobs of several nodes (an allocation's unit steps).
+    _jobs=$(squeue -h -t running -w "$1" -o '%i %D' 2>/dev/null | awk '$2 == 1 {print $1}')
+    _steps=$(squeue -h -s -w "$1" -o %i 2>/dev/null)
+    kill -9 "$(cat "$slurm_dir/slurmd.$1.pid")" 2>/dev/null || :
     rm -f "$slurm_dir/slurmd.$1.pid"
-    # A job's processes carry its id and this cluster's SLURM_CONF; its
-    # slurmstepd is named after it.
-    for _id in $_ids; do
-        for _e in /proc/[0-9]*/environ; do
-            _p=${_e#/proc/}
-            _p=${_p%/environ}
-            _env=$(tr '\0' '\n' 2>/dev/null <"$_e") || continue
-            if printf '%s\n' "$_env" | grep -qx "SLURM_JOB_ID=$_id" &&
-               printf '%s\n' "$_env" | grep -qx "SLURM_CONF=$SLURM_CONF"; then
-                kill -9 "$_p" 2>/dev/null
-            fi
-            case $(tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline") in
-            "slurmstepd: [$_id."*) kill -9 "$_p" 2>/dev/null ;;
-            esac
+    # Their processes: slurmstepd, named after its step, and the tasks (they
+    # carry the node's name and this cluster's SLURM_CONF).
+    for _e in /proc/[0-9]*/environ; do
+        _p=${_e#/proc/}
+        _p=${_p%/environ}
+        _cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$_p/cmdline") || continue
+        for _id in $_jobs; do
+            case $_cmd in "slurmstepd: [$_id."*) kill -9 "$_p" 2>/dev/null || : ;; esac
         done
+        for _s in $_steps; do
+            case $_cmd in "slurmstepd: [$_s]"*) kill -9 "$_p" 2>/dev/null || : ;; esac
+        done
+        _env=$(tr '\0' '\n' 2>/dev/null <"$_e") || continue
+        if printf '%s\n' "$_env" | grep -qx "SLURMD_NODENAME=$1" &&
+           printf '%s\n' "$_env" | grep -qx "SLURM_CONF=$SLURM_CONF"; then
+            kill -9 "$_p" 2>/dev/null || :
+        fi
     done
     if [ "${2:-}" = now ]; then
         scontrol update NodeName="$1" State=DOWN Reason=lost
@@ -198,6 +203,7 @@ slurm_stop() {
 # start to its last job's end, from the unit's journal) and that unit.
 slurm_stages() {
     for _u in "$1"/slurm/*/; do
+        [ -e "$_u/journal" ] || continue    # (RUNDIR/slurm/log/ of a run of steps)
         "$COMB" jobs dump "$_u" | awk -v u="$(basename "$_u")" '
             $1 == "job" { for (i = 2; i < NF; i++) { if ($i == "started") s = $(i + 1); if ($i == "ended") e = $(i + 1) }
                           if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
