@@ -694,11 +694,14 @@ static unsigned char byte_arg(VM *vm, Value *argv, int i)
     return (unsigned char)b;
 }
 
-/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi): the first j >= i, with
- * j + d below end (default len(s)), at which s[j] is b1 and s[j + d] is b2;
- * or nil. With pairs, at, lo and hi, only a j at which search.anyat(s, j,
- * pairs, at, nil, lo, hi) also finds a keyword: where the pair is common
- * (two digits of ids), the checks stay in C. */
+/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi, q, off): the first j >= i,
+ * with j + d below end (default len(s)), at which s[j] is b1 and s[j + d]
+ * is b2; or nil. With pairs, at, lo and hi, only a j at which
+ * search.anyat(s, j, pairs, at, nil, lo, hi) also finds a keyword: where the
+ * pair is common (two digits of ids), the checks stay in C. With q and off,
+ * at is a directory of q-grams (as anyat takes it) for the gram ending off
+ * bytes after j: the prefilter of many keywords that share the two bytes
+ * (a common prefix), told apart by bytes further on. */
 Value nat_search_pair(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -716,10 +719,17 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
         size_t j = search_pair_find(p, (size_t)i, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
         return j < (size_t)end ? v_int((int64_t)j) : v_nil();
     }
-    if (argc < 10)
-        vm_error(vm, "the keywords are checked with pairs, at, lo and hi together");
+    if (argc < 10 || argc == 11)
+        vm_error(vm, "the keywords are checked with pairs, at, lo and hi (and q and off) together");
     VArray *a = vm_arg_array(vm, argv, 6);
-    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9);
+    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9), off = 0;
+    Directory dir = {NULL, 0, 0};
+    if (argc > 10) {
+        dir = directory_arg(vm, argv, 7, 10);
+        off = vm_arg_int(vm, argv, 11);
+        if (off < 0 || off > (int64_t)s->len)
+            vm_error(vm, "the directory's gram cannot end %lld bytes on", (long long)off);
+    }
     if (lo < 0)
         lo = 0;
     if (hi > (int64_t)s->len)
@@ -728,7 +738,15 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
         j = search_pair_find(p, j, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
         if (j >= (size_t)end)
             return v_nil();
-        if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+        if (!dir.dir) {
+            if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+                return v_int((int64_t)j);
+            continue;
+        }
+        /* the keyword's gram ends off bytes on, inside s */
+        size_t g = j + (size_t)off;
+        if (g >= (size_t)dir.q - 1 && g < s->len &&
+            run_at(vm, s, (int64_t)g, a, run_of(&dir, s, g), lo, hi) >= 0)
             return v_int((int64_t)j);
     }
 }
