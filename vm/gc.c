@@ -71,6 +71,16 @@ void vm_free_obj(VM *vm, void *o, size_t size)
     vm->bytes -= (c + 1) * 16;
 }
 
+void vm_count_outside(VM *vm, size_t n, bool held)
+{
+    if (!held) {
+        vm->bytes -= n;
+        return;
+    }
+    vm->bytes += n;
+    vm->debt += n;
+}
+
 void *vm_new_obj(VM *vm, size_t size, VType type)
 {
     Obj *o = obj_alloc(vm, size);

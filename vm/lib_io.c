@@ -1,4 +1,4 @@
-/* lib_io: files: open, read, readline, write, flush, close, lines (streams a
+/* lib_io: files: open, read, map_file, readline, write, flush, close, lines (streams a
  * file line by line), popen, and the standard streams.
  *
  * A file is a handle of type "file" around a stdio FILE. Writes go through
@@ -364,6 +364,32 @@ Value nat_read(VM *vm, int argc, Value *argv)
         return v_obj(vm_str_new(vm, "", 0));
     VStr *s = read_bytes(vm, f, (size_t)n, argc > 2 && v_truthy(argv[2]));
     return s->len ? v_obj(s) : v_nil();
+}
+
+/* map_file(f): the rest of the regular file f as one string, its bytes
+ * mapped, not copied (what f had buffered and not yet given out first),
+ * and f at its end; "" at the end; nil if f is no regular file or cannot be
+ * mapped (read it then). The string holds the file's bytes of now: a file
+ * truncated while mapped may fault when they are read, as with any
+ * mapping. */
+Value nat_map_file(VM *vm, int argc, Value *argv)
+{
+    (void)argc;
+    File *f = file_arg(vm, argv, 0, true);
+    int fd = fileno(f->fp);
+    struct stat st;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    size_t held = f->rb->end - f->rb->pos;
+    if (at < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)at < held)
+        return v_nil();
+    uint64_t from = (uint64_t)at - held;
+    if ((uint64_t)st.st_size <= from)
+        return v_obj(vm_str_new(vm, "", 0));
+    VStr *s = vm_str_mapped(vm, fd, from, (size_t)((uint64_t)st.st_size - from));
+    if (!s || lseek(fd, st.st_size, SEEK_SET) < 0)
+        return v_nil();
+    f->rb->pos = f->rb->end;
+    return v_obj(s);
 }
 
 Value nat_readline(VM *vm, int argc, Value *argv)

@@ -296,14 +296,15 @@ Value nat_search_gram(VM *vm, int argc, Value *argv)
 
 #define GRAMS_MAX ((int64_t)1 << 20)
 
-/* grams(s, q, size): how many of the q-grams of s have each index of a
- * table of size entries, as an array of size ints: a histogram of a sample
- * of text, for choosing the grams a search should stop at least. Counted in
- * 32 bits first: a quarter of the memory the array's values take, so that
- * more of it stays in cache. */
+/* grams(s, q, size, want): how many of the q-grams of s have each index of
+ * a table of size entries, as an array of size ints: a histogram of a
+ * sample of text, for choosing the grams a search should stop at least;
+ * with want (an array of indexes), only theirs, in its order (no array of
+ * size values for the collector to walk: for a few keywords it cost more
+ * than their search). Counted in 32 bits first: a quarter of the memory the
+ * array's values take, so that more of it stays in cache. */
 Value nat_search_grams(VM *vm, int argc, Value *argv)
 {
-    (void)argc;
     VStr *s = vm_arg_str(vm, argv, 0);
     int q = gram_arg(vm, argv, 1);
     int64_t size = vm_arg_int(vm, argv, 2);
@@ -313,15 +314,26 @@ Value nat_search_grams(VM *vm, int argc, Value *argv)
                  (long long)size);
     if (s->len >= UINT32_MAX)
         vm_error(vm, "the string must be shorter than 4 GiB, got %zu bytes", s->len);
-    VArray *a = vm_array_new(vm, (size_t)size);
+    VArray *want = argc > 3 ? vm_arg_array(vm, argv, 3) : NULL;
+    for (size_t i = 0; want && i < want->len; i++)
+        if (want->items[i].type != VT_INT || want->items[i].as.i < 0 || want->items[i].as.i >= size)
+            vm_error(vm, "want[%zu] is not an index of the table (0 to %lld)", i,
+                     (long long)size - 1);
+    VArray *a = vm_array_new(vm, want ? want->len : (size_t)size);
     uint32_t *c = vm_alloc(vm, (size_t)size * sizeof *c);
     memset(c, 0, (size_t)size * sizeof *c);
     const unsigned char *p = (const unsigned char *)s->data;
     for (size_t j = (size_t)q - 1; j < s->len; j++)
         c[gram_index(p, j, q, bits)]++;
-    for (int64_t h = 0; h < size; h++)
-        a->items[h] = v_int(c[h]);
-    a->len = (size_t)size;
+    if (want) {
+        for (size_t i = 0; i < want->len; i++)
+            a->items[i] = v_int(c[want->items[i].as.i]);
+        a->len = want->len;
+    } else {
+        for (int64_t h = 0; h < size; h++)
+            a->items[h] = v_int(c[h]);
+        a->len = (size_t)size;
+    }
     vm_free_mem(vm, c, (size_t)size * sizeof *c);
     return v_obj(a);
 }
@@ -694,11 +706,14 @@ static unsigned char byte_arg(VM *vm, Value *argv, int i)
     return (unsigned char)b;
 }
 
-/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi): the first j >= i, with
- * j + d below end (default len(s)), at which s[j] is b1 and s[j + d] is b2;
- * or nil. With pairs, at, lo and hi, only a j at which search.anyat(s, j,
- * pairs, at, nil, lo, hi) also finds a keyword: where the pair is common
- * (two digits of ids), the checks stay in C. */
+/* pair(s, i, b1, d, b2, end, pairs, at, lo, hi, q, off): the first j >= i,
+ * with j + d below end (default len(s)), at which s[j] is b1 and s[j + d]
+ * is b2; or nil. With pairs, at, lo and hi, only a j at which
+ * search.anyat(s, j, pairs, at, nil, lo, hi) also finds a keyword: where the
+ * pair is common (two digits of ids), the checks stay in C. With q and off,
+ * at is a directory of q-grams (as anyat takes it) for the gram ending off
+ * bytes after j: the prefilter of many keywords that share the two bytes
+ * (a common prefix), told apart by bytes further on. */
 Value nat_search_pair(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -716,10 +731,17 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
         size_t j = search_pair_find(p, (size_t)i, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
         return j < (size_t)end ? v_int((int64_t)j) : v_nil();
     }
-    if (argc < 10)
-        vm_error(vm, "the keywords are checked with pairs, at, lo and hi together");
+    if (argc < 10 || argc == 11)
+        vm_error(vm, "the keywords are checked with pairs, at, lo and hi (and q and off) together");
     VArray *a = vm_arg_array(vm, argv, 6);
-    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9);
+    int64_t lo = vm_arg_int(vm, argv, 8), hi = vm_arg_int(vm, argv, 9), off = 0;
+    Directory dir = {NULL, 0, 0};
+    if (argc > 10) {
+        dir = directory_arg(vm, argv, 7, 10);
+        off = vm_arg_int(vm, argv, 11);
+        if (off < 0 || off > (int64_t)s->len)
+            vm_error(vm, "the directory's gram cannot end %lld bytes on", (long long)off);
+    }
     if (lo < 0)
         lo = 0;
     if (hi > (int64_t)s->len)
@@ -728,7 +750,15 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
         j = search_pair_find(p, j, (size_t)end, b1, (size_t)d, b2, VEC_BEST);
         if (j >= (size_t)end)
             return v_nil();
-        if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+        if (!dir.dir) {
+            if (run_at(vm, s, (int64_t)j, a, argv[7], lo, hi) >= 0)
+                return v_int((int64_t)j);
+            continue;
+        }
+        /* the keyword's gram ends off bytes on, inside s */
+        size_t g = j + (size_t)off;
+        if (g >= (size_t)dir.q - 1 && g < s->len &&
+            run_at(vm, s, (int64_t)g, a, run_of(&dir, s, g), lo, hi) >= 0)
             return v_int((int64_t)j);
     }
 }

@@ -37,7 +37,7 @@ static Value find_in_array(VM *vm, int argc, Value *argv)
     VArray *a = AS_ARRAY(argv[0]);
     size_t from, to;
     lib_slice_range(vm, argc, argv, 2, a->len, &from, &to);
-    for (size_t i = from; i < a->len; i++)
+    for (size_t i = from; i < to; i++)
         if (v_equal(a->items[i], argv[1]))
             return v_int((int64_t)i);
     return v_nil();
@@ -54,7 +54,7 @@ Value nat_find(VM *vm, int argc, Value *argv)
     lib_slice_range(vm, argc, argv, 2, s->len, &from, &to);
     if (needle->len == 0)
         return v_int((int64_t)from);
-    const char *p = memmem(s->data + from, s->len - from, needle->data, needle->len);
+    const char *p = memmem(s->data + from, to - from, needle->data, needle->len);
     return p ? v_int(p - s->data) : v_nil();
 }
 

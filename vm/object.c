@@ -188,6 +188,8 @@ void vm_obj_release(VM *vm, Obj *o)
     switch ((VType)o->type) {
     case VT_STR: {
         VStr *s = (VStr *)o;
+        if (o->flags & STR_MAPPED)
+            vm_str_unmap(vm, s);
         vm_free_obj(vm, s, sizeof *s + ((o->flags & STR_VIEW) ? 0 : s->cap + 1));
         break;
     }

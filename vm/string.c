@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "vm/vm.h"
@@ -42,6 +44,48 @@ VStr *vm_str_new(VM *vm, const char *p, size_t len)
     if (len)
         memcpy(s->chars, p, len);
     return s;
+}
+
+/* The mapping of a mapped string of len bytes starting skip bytes into a
+ * page: the file's pages, then one more page, anonymous, so that the byte
+ * after the string can be read whatever the file's size (code that
+ * checks for a terminating NUL reads it). */
+static size_t mapped_span(size_t skip, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (skip + len + page) / page * page;
+}
+
+VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(at % page);
+    if (len == 0 || len > STR_MAX)
+        return NULL;
+    /* first an empty string (so that a failure leaves garbage the
+     * collector can free), then its bytes mapped */
+    VStr *s = vm_str_alloc(vm, 0);
+    size_t span = mapped_span(skip, len);
+    char *base = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    if (mmap(base, skip + len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)(at - skip)) ==
+        MAP_FAILED) {
+        munmap(base, span);
+        return NULL;
+    }
+    s->hdr.flags = STR_MAPPED;
+    s->data = base + skip;
+    s->len = len;
+    vm_count_outside(vm, span, true);
+    return s;
+}
+
+void vm_str_unmap(VM *vm, VStr *s)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (uintptr_t)s->data % page;
+    size_t span = mapped_span(skip, s->len);
+    munmap((char *)(uintptr_t)s->data - skip, span);
+    vm_count_outside(vm, span, false);
 }
 
 VStr *vm_str_cstr(VM *vm, const char *c)

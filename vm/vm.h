@@ -211,6 +211,10 @@ void vm_free_mem(VM *vm, void *p, size_t size);
  * release of its block (by vm_obj_release) with the same size. */
 void *vm_new_obj(VM *vm, size_t size, VType type);
 void vm_free_obj(VM *vm, void *o, size_t size);
+/* n bytes the VM holds outside the allocator (a file mapped into a
+ * string) counted as allocated (held) or no longer: so that the collector
+ * runs, and lets go of them, as often as if they had been copied. */
+void vm_count_outside(VM *vm, size_t n, bool held);
 
 /* gc.c */
 void vm_gc(VM *vm);                     /* a full collection now */

@@ -6,7 +6,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/mem.h"
 #include "vm/natives.h"
@@ -265,6 +267,45 @@ static void collects_the_unreachable(void **state)
     assert_int_equal(vm->bytes, base);
 }
 
+/* A mapped string: the file's bytes at an offset inside a page, the byte
+ * after them readable even when they end a page, never appended to in
+ * place, counted as memory while held, unmapped (and uncounted) when
+ * collected. */
+static void mapped_strings_are_counted_and_let_go(void **state)
+{
+    VM *vm = *state;
+    char path[] = "/tmp/test_value_mapXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    char page[8192];
+    for (size_t i = 0; i < sizeof page; i++)
+        page[i] = (char)('a' + i % 26);
+    assert_int_equal(write(fd, page, sizeof page), (ssize_t)sizeof page);
+    vm_gc(vm);
+    size_t base = vm->bytes;
+    VStr *s = vm_str_mapped(vm, fd, 100, sizeof page - 100);
+    assert_non_null(s);
+    assert_true(s->hdr.flags & STR_MAPPED);
+    assert_int_equal(s->len, sizeof page - 100);
+    assert_memory_equal(s->data, page + 100, s->len);
+    (void)*(volatile const char *)(s->data + s->len);   /* readable */
+    assert_true(vm->bytes >= base + sizeof page);
+    vm_push_root(vm, v_obj(s));
+    VStr *t = vm_str_concat(vm, s, vm_str_cstr(vm, "XY"));
+    assert_false(t->hdr.flags & STR_VIEW);              /* a copy, not in place */
+    assert_int_equal(t->len, s->len + 2);
+    assert_memory_equal(t->data + s->len, "XY", 2);
+    assert_memory_equal(s->data, page + 100, s->len);
+    assert_null(vm_str_mapped(vm, fd, 0, 0));
+    vm_gc(vm);
+    assert_int_equal(s->data[0], page[100]);            /* rooted: kept */
+    vm_pop_root(vm, 1);
+    vm_gc(vm);
+    assert_int_equal(vm->bytes, base);
+    close(fd);
+}
+
 static void views_keep_their_owner(void **state)
 {
     VM *vm = *state;
@@ -367,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(text_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(collects_the_unreachable, setup, teardown),
         cmocka_unit_test_setup_teardown(views_keep_their_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(mapped_strings_are_counted_and_let_go, setup, teardown),
         cmocka_unit_test(allocation_failure_loses_nothing),
         cmocka_unit_test_setup_teardown(stress_mode_collects_at_safe_points, setup, teardown),
     };
