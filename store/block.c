@@ -147,6 +147,47 @@ int st_block_enc_add(st_block_enc *e, const void *row, const void *tags, uint32_
     return 0;
 }
 
+/* Appends n bytes from src to a vector that has room, zeros when the column
+ * was not decoded (as st_batch_row gives it). */
+static void push_run(bytevec *v, const void *src, size_t n)
+{
+    if (src)
+        memcpy(v->p + v->n, src, n);
+    else
+        memset(v->p + v->n, 0, n);
+    v->n += n;
+}
+
+int st_block_enc_add_batch(st_block_enc *e, const st_batch *b, uint32_t t0, uint32_t t1,
+                           st_err *err)
+{
+    const st_schema *s = e->s;
+    uint32_t n = t1 - t0, g0 = 0, ntags = 0;
+    bool tagged = s->nfields > s->nrow;
+    if (tagged) {
+        g0 = b->tag_start[t0];
+        ntags = b->tag_start[t1] - g0;
+    }
+    for (uint32_t c = 0; c < e->ncols; c++) {
+        bytevec *v = &e->cols[c];
+        size_t add = c < s->nrow ? (size_t)n * s->fields[c].width
+                   : c < s->nfields ? (size_t)ntags * s->fields[c].width : (size_t)n * 4;
+        if (reserve(&v->p, &v->cap, v->n + add) < 0)
+            return st_err_nomem(err, "block columns");
+    }
+    for (uint32_t c = 0; c < s->nfields; c++) {
+        size_t w = s->fields[c].width, at = c < s->nrow ? t0 : g0;
+        const unsigned char *col = b->cols[c];
+        push_run(&e->cols[c], col ? col + at * w : NULL, (c < s->nrow ? n : ntags) * w);
+    }
+    if (tagged)
+        push_run(&e->cols[s->nfields], b->counts + t0, (size_t)n * 4);
+    e->ntagsets += n;
+    e->ntags += ntags;
+    e->raw += (uint64_t)n * st_block_tagset_size(s, 0) + (uint64_t)ntags * s->tag_size;
+    return 0;
+}
+
 /* Min and max of n native integers, then their order images: one compare
  * per value instead of a conversion per value. */
 #define INT_ZONE(T)                                        \

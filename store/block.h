@@ -80,6 +80,10 @@ uint64_t st_block_tagset_size(const st_schema *s, uint32_t ntags);
 /* Adds a tagset row and its ntags tag rows (ntags * tag_size bytes). The
  * caller keeps blocks within size and checks order and values. */
 int st_block_enc_add(st_block_enc *e, const void *row, const void *tags, uint32_t ntags, st_err *err);
+/* Adds tagsets [t0, t1) of a batch decoded from a block of the same
+ * schema, column by column: as st_block_enc_add of each would. */
+int st_block_enc_add_batch(st_block_enc *e, const st_batch *b, uint32_t t0, uint32_t t1,
+                           st_err *err);
 uint32_t st_block_enc_count(const st_block_enc *e);
 uint64_t st_block_enc_raw(const st_block_enc *e);
 /* Encodes the tagsets added since the last finish into one block. */

@@ -16,19 +16,7 @@ st_source st_source_of_sorter(st_sorter *s, const char *name)
     return (st_source){sorter_next, s, name};
 }
 
-/* One input: the current tagset in buf, and the record after it (the first
- * of the next tagset) in ahead. */
-struct side {
-    const st_source *src;
-    const char *name;
-    const st_merge_spec *spec;
-    unsigned char *buf, *ahead;
-    size_t n, cap; /* records in buf, room for */
-    int has_ahead;
-    uint64_t pos; /* records read, for messages */
-};
-
-static int append(struct side *sd, const void *recs, size_t n, st_err *err)
+int st_merge_append(st_merge_side *sd, const void *recs, size_t n, st_err *err)
 {
     size_t rs = sd->spec->rec_size;
     if (n == 0)
@@ -49,7 +37,7 @@ static int append(struct side *sd, const void *recs, size_t n, st_err *err)
 }
 
 /* Reads one record; *rec is NULL at the end. */
-static int read_rec(struct side *sd, const void **rec, st_err *err)
+static int read_rec(st_merge_side *sd, const void **rec, st_err *err)
 {
     int rc = sd->src->next(sd->src->self, rec, err);
     if (rc < 0)
@@ -61,14 +49,20 @@ static int read_rec(struct side *sd, const void **rec, st_err *err)
     return 0;
 }
 
-/* Makes the records sharing the look-ahead's key the current tagset. */
-static int load(struct side *sd, st_err *err)
+int st_merge_disorder(const char *name, uint64_t pos, st_err *err)
+{
+    return st_err_set(err, ST_EINPUT,
+                      "merge: %s: record %llu is out of order (its key sorts before the previous "
+                      "record's)", name, (unsigned long long)pos);
+}
+
+int st_merge_load(st_merge_side *sd, st_err *err)
 {
     const st_merge_spec *sp = sd->spec;
     sd->n = 0;
     if (!sd->has_ahead)
         return 0;
-    if (append(sd, sd->ahead, 1, err) < 0)
+    if (st_merge_append(sd, sd->ahead, 1, err) < 0)
         return -1;
     for (;;) {
         const void *rec;
@@ -79,20 +73,17 @@ static int load(struct side *sd, st_err *err)
             return 0;
         int c = sp->keycmp(sd->buf, rec, sp->key_ctx);
         if (c > 0)
-            return st_err_set(err, ST_EINPUT,
-                              "merge: %s: record %llu is out of order (its key sorts before "
-                              "the previous record's)",
-                              sd->name, (unsigned long long)sd->pos);
+            return st_merge_disorder(sd->name, sd->pos, err);
         if (c < 0) {
             memcpy(sd->ahead, rec, sp->rec_size);
             return 0;
         }
-        if (append(sd, rec, 1, err) < 0)
+        if (st_merge_append(sd, rec, 1, err) < 0)
             return -1;
     }
 }
 
-static int open_side(struct side *sd, const st_merge_spec *spec, const st_source *src,
+int st_merge_open_side(st_merge_side *sd, const st_merge_spec *spec, const st_source *src,
                      const char *dflt, st_err *err)
 {
     memset(sd, 0, sizeof *sd);
@@ -108,10 +99,10 @@ static int open_side(struct side *sd, const st_merge_spec *spec, const st_source
     sd->has_ahead = rec != NULL;
     if (rec)
         memcpy(sd->ahead, rec, spec->rec_size);
-    return load(sd, err);
+    return st_merge_load(sd, err);
 }
 
-static void close_side(struct side *sd)
+void st_merge_close_side(st_merge_side *sd)
 {
     mem_free(sd->buf, sd->cap * sd->spec->rec_size);
     mem_free(sd->ahead, sd->spec->rec_size);
@@ -130,7 +121,7 @@ static int emit(const st_sink *sink, const st_tagset *ts, uint64_t *ntags, uint6
 /* Applies the policy's action to one key. old and add are the two sides'
  * tagsets for it (n == 0 where absent); o is the old side, whose buffer can
  * take the add's records when both go the same way. */
-static int apply(const st_merge_spec *sp, st_merge_action act, struct side *o,
+static int apply(const st_merge_spec *sp, st_merge_action act, st_merge_side *o,
                  const st_tagset *old, const st_tagset *add, st_merge_stats *st, st_err *err)
 {
     const st_tagset *keep = old, *drop = add;
@@ -148,7 +139,7 @@ static int apply(const st_merge_spec *sp, st_merge_action act, struct side *o,
     case ST_MERGE_REMOVE: {
         st_tagset both = *add;
         if (old->n > 0) {
-            if (append(o, add->recs, add->n, err) < 0)
+            if (st_merge_append(o, add->recs, add->n, err) < 0)
                 return -1;
             both = (st_tagset){o->buf, o->n};
         }
@@ -164,35 +155,41 @@ static int apply(const st_merge_spec *sp, st_merge_action act, struct side *o,
     return st_err_set(err, ST_EINPUT, "merge: the policy returned an unknown action %d", (int)act);
 }
 
+int st_merge_key(const st_merge_spec *sp, st_merge_side *o, const st_tagset *old,
+                 const st_tagset *add, st_merge_stats *st, st_err *err)
+{
+    st->old_tagsets += old->n > 0;
+    st->old_recs += old->n;
+    st->add_tagsets += add->n > 0;
+    st->add_recs += add->n;
+    st_merge_action act = sp->policy ? sp->policy(old, add, sp->policy_ctx, err) : ST_MERGE_COMBINE;
+    return apply(sp, act, o, old, add, st, err);
+}
+
 int st_merge(const st_merge_spec *sp, st_merge_stats *stats, st_err *err)
 {
     st_merge_stats st = {0};
-    struct side o, a;
+    st_merge_side o, a;
     int rc = -1;
     if (sp->rec_size == 0 || !sp->keycmp)
         return st_err_set(err, ST_EINPUT, "merge: bad arguments (record size %zu)", sp->rec_size);
     err->msg[0] = '\0';
     memset(&a, 0, sizeof a);
     a.spec = sp;
-    if (open_side(&o, sp, &sp->old, "old", err) < 0 || open_side(&a, sp, &sp->add, "add", err) < 0)
+    if (st_merge_open_side(&o, sp, &sp->old, "old", err) < 0 ||
+        st_merge_open_side(&a, sp, &sp->add, "add", err) < 0)
         goto done;
     while (o.n || a.n) {
         int c = !o.n ? 1 : !a.n ? -1 : sp->keycmp(o.buf, a.buf, sp->key_ctx);
         st_tagset old = {o.buf, c <= 0 ? o.n : 0}, add = {a.buf, c >= 0 ? a.n : 0};
-        st.old_tagsets += old.n > 0;
-        st.old_recs += old.n;
-        st.add_tagsets += add.n > 0;
-        st.add_recs += add.n;
-        st_merge_action act =
-            sp->policy ? sp->policy(&old, &add, sp->policy_ctx, err) : ST_MERGE_COMBINE;
-        if (apply(sp, act, &o, &old, &add, &st, err) < 0 || (c <= 0 && load(&o, err) < 0) ||
-            (c >= 0 && load(&a, err) < 0))
+        if (st_merge_key(sp, &o, &old, &add, &st, err) < 0 ||
+            (c <= 0 && st_merge_load(&o, err) < 0) || (c >= 0 && st_merge_load(&a, err) < 0))
             goto done;
     }
     rc = 0;
 done:
-    close_side(&o);
-    close_side(&a);
+    st_merge_close_side(&o);
+    st_merge_close_side(&a);
     if (stats)
         *stats = st;
     return rc;

@@ -80,4 +80,36 @@ typedef struct st_merge_stats {
  * and commit only on success). stats may be NULL. */
 int st_merge(const st_merge_spec *spec, st_merge_stats *stats, st_err *err);
 
+/* The merge's parts, for a caller that moves most tagsets some other way
+ * (store/update.c copies untouched ones block column by block column) and
+ * merges the rest as st_merge would. A side: one input's current tagset in
+ * buf (n records), and the record after it (the first of the next tagset)
+ * in ahead. A side that only holds records (st_merge_append) is zeroed with
+ * spec set, and needs no open. */
+typedef struct st_merge_side {
+    const st_source *src;
+    const char *name;
+    const st_merge_spec *spec;
+    unsigned char *buf, *ahead;
+    size_t n, cap; /* records in buf, room for */
+    int has_ahead;
+    uint64_t pos; /* records read, for messages */
+} st_merge_side;
+
+/* Opens a side on src (named dflt when src has no name) and loads its first tagset. */
+int st_merge_open_side(st_merge_side *sd, const st_merge_spec *spec, const st_source *src,
+                       const char *dflt, st_err *err);
+/* Makes the next tagset the current one (n == 0 at the end); input out of order is refused. */
+int st_merge_load(st_merge_side *sd, st_err *err);
+/* Appends n records to the side's buffer. */
+int st_merge_append(st_merge_side *sd, const void *recs, size_t n, st_err *err);
+void st_merge_close_side(st_merge_side *sd);
+/* The error for record pos of input name sorting before the one above it. */
+int st_merge_disorder(const char *name, uint64_t pos, st_err *err);
+/* One key: the policy's action on old and add (n == 0 where absent; old's
+ * records are o's buffer, which may take add's), applied and counted. The
+ * caller clears err->msg first (the policy's failure is told by it). */
+int st_merge_key(const st_merge_spec *sp, st_merge_side *o, const st_tagset *old,
+                 const st_tagset *add, st_merge_stats *st, st_err *err);
+
 #endif

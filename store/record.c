@@ -122,10 +122,8 @@ fail:
     return NULL;
 }
 
-static int rec_next(void *self, const void **out, st_err *err)
+int st_rec_at(st_rec_reader *rr, const st_batch **b, uint32_t *t, st_err *err)
 {
-    st_rec_reader *rr = self;
-    const st_schema *s = rr->s;
     while (!rr->b || rr->t == rr->b->ntagsets) {
         int rc = st_reader_next(rr->r, &rr->b, err);
         if (rc <= 0)
@@ -133,18 +131,41 @@ static int rec_next(void *self, const void **out, st_err *err)
         rr->t = rr->j = 0;
         rr->row_done = false;
     }
-    const st_batch *b = rr->b;
+    *b = rr->b;
+    *t = rr->t;
+    return 1;
+}
+
+void st_rec_skip(st_rec_reader *rr, uint32_t n)
+{
+    rr->t += n;
+}
+
+uint32_t st_rec_count(const st_schema *s, const st_batch *b, uint32_t t)
+{
+    return s->tag_size && b->counts[t] ? b->counts[t] : 1;
+}
+
+static int rec_next(void *self, const void **out, st_err *err)
+{
+    st_rec_reader *rr = self;
+    const st_schema *s = rr->s;
+    const st_batch *b;
+    uint32_t t;
+    int rc = st_rec_at(rr, &b, &t, err);
+    if (rc <= 0)
+        return rc;
     if (!rr->row_done) {
-        st_batch_row(s, b, rr->t, rr->rec);
+        st_batch_row(s, b, t, rr->rec);
         rr->row_done = true;
     }
     *out = rr->rec;
-    uint32_t ntags = s->tag_size ? b->counts[rr->t] : 0;
+    uint32_t ntags = s->tag_size ? b->counts[t] : 0;
     unsigned char *tag = rr->rec + s->row_size;
     if (s->tag_size && ntags == 0) { /* the marker */
         memset(tag, 0, s->tag_size + 1u);
     } else if (ntags) {
-        st_batch_tag(s, b, b->tag_start[rr->t] + rr->j, tag);
+        st_batch_tag(s, b, b->tag_start[t] + rr->j, tag);
         tag[s->tag_size] = 1;
         if (++rr->j < ntags)
             return 1;

@@ -60,6 +60,13 @@ st_rec_reader *st_rec_open(const char *path, const st_schema *expect, const st_n
 /* The reader as a source for st_merge (named by the file's path). */
 st_source st_rec_source(st_rec_reader *r);
 void st_rec_close(st_rec_reader *r); /* NULL is allowed */
+/* For a caller that moves whole tagsets: when the reader is at a tagset's
+ * start, 1 with the batch that holds it and its index (reading the next
+ * block when the current one is done), 0 at the end. st_rec_skip moves past
+ * n tagsets of that batch; st_rec_count is tagset t's records in the stream. */
+int st_rec_at(st_rec_reader *r, const st_batch **b, uint32_t *t, st_err *err);
+void st_rec_skip(st_rec_reader *r, uint32_t n);
+uint32_t st_rec_count(const st_schema *s, const st_batch *b, uint32_t t);
 
 /* Records into a tagset file: the sink for st_merge's output. A tagset
  * (records sharing a key) is written as its last record's tagset row and

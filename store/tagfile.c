@@ -48,6 +48,14 @@ void st_write_opts_default(st_write_opts *o)
     st_nbuf_opts_default(&o->io);
 }
 
+void st_batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key)
+{
+    for (uint32_t c = 0; c < s->nkeys; c++) {
+        const st_field *f = &s->fields[c];
+        memcpy(key + f->offset, (const unsigned char *)b->cols[c] + (size_t)t * f->width, f->width);
+    }
+}
+
 /* ---- writer ---------------------------------------------------------------- */
 
 struct st_writer {
@@ -58,6 +66,7 @@ struct st_writer {
     st_block_enc *enc;
     unsigned char *last_key;  /* key of the last tagset appended */
     unsigned char *first_key; /* key of the current block's first tagset */
+    unsigned char *run_key;   /* a batch run's first key, to check */
     uint32_t blk_ntags;       /* tags in the current block */
     unsigned char *index;     /* footer entries so far */
     size_t index_n, index_cap;
@@ -71,6 +80,7 @@ static void writer_free(st_writer *w)
     st_block_enc_free(w->enc);
     mem_free(w->last_key, w->s->key_size);
     mem_free(w->first_key, w->s->key_size);
+    mem_free(w->run_key, w->s->key_size);
     mem_free(w->index, w->index_cap);
     mem_free(w->path, strlen(w->path) + 1);
     mem_free(w, sizeof *w);
@@ -138,7 +148,8 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
     w->checked = o->checked;
     w->last_key = mem_alloc(s->key_size);
     w->first_key = mem_alloc(s->key_size);
-    if (!w->last_key || !w->first_key) {
+    w->run_key = mem_alloc(s->key_size);
+    if (!w->last_key || !w->first_key || !w->run_key) {
         st_err_nomem(err, path);
         goto fail;
     }
@@ -196,6 +207,18 @@ static int flush_block(st_writer *w, st_err *err)
     return st_nbuf_write(w->io, p, n, err);
 }
 
+/* Refuses a key (a tagset row's prefix) that sorts before the last appended. */
+static int check_order(st_writer *w, const void *key, st_err *err)
+{
+    if (!w->ntagsets || st_schema_key_cmp(w->s, key, w->last_key) >= 0)
+        return 0;
+    char now[256], before[256];
+    st_schema_format_key(w->s, key, now, sizeof now);
+    st_schema_format_key(w->s, w->last_key, before, sizeof before);
+    return st_err_set(err, ST_EINPUT, "key %s is out of order: it comes before the previous key %s",
+                      now, before);
+}
+
 static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
 {
     const st_schema *s = w->s;
@@ -213,14 +236,7 @@ static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_
             st_err_suffix(err, " in tag %" PRIu32, j);
             return -1;
         }
-    if (w->ntagsets && st_schema_key_cmp(s, row, w->last_key) < 0) {
-        char now[256], before[256];
-        st_schema_format_key(s, row, now, sizeof now);
-        st_schema_format_key(s, w->last_key, before, sizeof before);
-        return st_err_set(err, ST_EINPUT, "key %s is out of order: it comes before the previous key %s",
-                          now, before);
-    }
-    return 0;
+    return check_order(w, row, err);
 }
 
 int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
@@ -250,6 +266,65 @@ int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t n
     w->ntagsets++;
     w->ntags += ntags;
     return 0;
+}
+
+int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_t t1, st_err *err)
+{
+    const st_schema *s = w->s;
+    bool tagged = s->nfields > s->nrow;
+    if (w->failed)
+        return st_err_set(err, ST_EIO, "%s: the writer failed earlier; abort it", w->path);
+    if (!w->checked)
+        return st_err_set(err, ST_EINPUT, "%s: tagsets copied from a batch need values checked "
+                          "by the caller", w->path);
+    if (t0 >= t1)
+        return 0;
+    st_batch_key(s, b, t0, w->run_key);
+    if (check_order(w, w->run_key, err) < 0)
+        goto refused;
+    while (t0 < t1) {
+        /* The tagsets that fit in the current block, as st_writer_append cuts them. */
+        uint64_t raw = st_block_enc_raw(w->enc);
+        uint32_t count = st_block_enc_count(w->enc), t = t0;
+        for (; t < t1; t++, count++) {
+            uint32_t ntags = tagged ? b->counts[t] : 0;
+            uint64_t size = st_block_tagset_size(s, ntags);
+            if (size > ST_BLOCK_MAX_RAW && t == t0) { /* those before it go in first */
+                st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
+                           " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
+                goto refused;
+            }
+            if (size > ST_BLOCK_MAX_RAW || (count && raw + size > w->block_size))
+                break;
+            raw += size;
+        }
+        if (t == t0) { /* the block is full */
+            if (flush_block(w, err) < 0) {
+                w->failed = true;
+                if (err->code != ST_EIO)
+                    st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+                return -1;
+            }
+            continue;
+        }
+        bool starts = st_block_enc_count(w->enc) == 0;
+        if (st_block_enc_add_batch(w->enc, b, t0, t, err) < 0) {
+            st_err_prefix(err, "%s: ", w->path);
+            return -1;
+        }
+        if (starts)
+            st_batch_key(s, b, t0, w->first_key);
+        st_batch_key(s, b, t - 1, w->last_key);
+        uint32_t ntags = tagged ? b->tag_start[t] - b->tag_start[t0] : 0;
+        w->blk_ntags += ntags;
+        w->ntagsets += t - t0;
+        w->ntags += ntags;
+        t0 = t;
+    }
+    return 0;
+refused:
+    st_err_prefix(err, "%s: tagset %" PRIu64 ": ", w->path, w->ntagsets);
+    return -1;
 }
 
 static int write_footer(st_writer *w, st_err *err)
@@ -732,15 +807,6 @@ uint64_t st_reader_blocks_cached(const st_reader *r)
     return n;
 }
 
-/* Gathers tagset t's key from the key columns of a batch. */
-static void batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key)
-{
-    for (uint32_t c = 0; c < s->nkeys; c++) {
-        const st_field *f = &s->fields[c];
-        memcpy(key + f->offset, (const unsigned char *)b->cols[c] + (size_t)t * f->width, f->width);
-    }
-}
-
 /* The first tagset of the batch whose key is >= the seek key. */
 static uint32_t lower_bound(st_reader *r)
 {
@@ -748,7 +814,7 @@ static uint32_t lower_bound(st_reader *r)
     uint32_t lo = 0, hi = r->batch.ntagsets;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        batch_key(r->s, &r->batch, mid, key);
+        st_batch_key(r->s, &r->batch, mid, key);
         if (st_schema_key_cmp(r->s, key, r->seek_key) < 0)
             lo = mid + 1;
         else
@@ -1157,7 +1223,7 @@ static int verify_block(st_reader *r, uint64_t i, unsigned char *prev, unsigned 
     const st_schema *s = r->s;
     const st_batch *b = &r->batch;
     for (uint32_t t = 0; t < b->ntagsets; t++) {
-        batch_key(s, b, t, key);
+        st_batch_key(s, b, t, key);
         if ((t || i) && st_schema_key_cmp(s, prev, key) > 0)
             return st_err_set(err, ST_ECORRUPT, "tagset %" PRIu32 " is out of key order", t);
         memcpy(prev, key, s->key_size);

@@ -66,6 +66,14 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
 /* Appends a tagset: a tagset row and ntags tag rows (ntags * tag_size
  * bytes; tags may be NULL when ntags is 0). */
 int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err);
+/* Gathers tagset t's key (key_size bytes) from the key columns of a batch. */
+void st_batch_key(const st_schema *s, const st_batch *b, uint32_t t, unsigned char *key);
+/* Appends tagsets [t0, t1) of a batch decoded from a file of the same
+ * schema, whole columns at a time, cutting blocks where st_writer_append
+ * would. The caller has checked the run's keys (each after the one before)
+ * and its values (the writer's st_write_opts.checked must be set); the first
+ * key is checked against the last appended. */
+int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_t t1, st_err *err);
 /* Tagsets appended so far. */
 uint64_t st_writer_count(const st_writer *w);
 int st_writer_commit(st_writer *w, st_err *err);

@@ -103,17 +103,23 @@ struct out {
     st_rec_out rec; /* its writer, once created */
 };
 
+/* Creates the file at its first tagset. */
+static int out_open(struct out *o, st_err *err)
+{
+    const char *path;
+    if (o->rec.w)
+        return 0;
+    if (st_store_stage(o->t, o->vol, o->part, o->kind, &path, err) < 0 ||
+        !(o->rec.w = st_writer_create(path, o->rec.s, o->wo, err)))
+        return -1;
+    return 0;
+}
+
 /* An st_sink: one merged tagset (records sharing a key) into the file. */
 static int out_put(void *self, const st_tagset *ts, st_err *err)
 {
     struct out *o = self;
-    if (!o->rec.w) {
-        const char *path;
-        if (st_store_stage(o->t, o->vol, o->part, o->kind, &path, err) < 0 ||
-            !(o->rec.w = st_writer_create(path, o->rec.s, o->wo, err)))
-            return -1;
-    }
-    return st_rec_put(&o->rec, ts, err);
+    return out_open(o, err) < 0 ? -1 : st_rec_put(&o->rec, ts, err);
 }
 
 /* Completes the file; if nothing was written, drops the partition's current one. */
@@ -129,6 +135,16 @@ static int out_finish(struct out *o, const st_store *s, st_err *err)
     if (has <= 0)
         return has;
     return st_store_drop(o->t, o->vol, o->part, o->kind, err);
+}
+
+/* Tagsets [t0, t1) of an old file's batch, copied whole into the file. */
+static int out_batch(struct out *o, const st_batch *b, uint32_t t0, uint32_t t1, st_err *err)
+{
+    if (out_open(o, err) < 0 || st_writer_append_batch(o->rec.w, b, t0, t1, err) < 0)
+        return -1;
+    o->rec.ntagsets += t1 - t0;
+    o->rec.ntags += o->rec.s->tag_size ? b->tag_start[t1] - b->tag_start[t0] : 0;
+    return 0;
 }
 
 static void out_free(struct out *o)
@@ -206,6 +222,19 @@ static st_merge_action decide(const st_tagset *old, const st_tagset *add, void *
     return p->mode == ST_UPDATE_REPLACE ? ST_MERGE_TAKE_ADD : ST_MERGE_COMBINE;
 }
 
+/* Whether the policy keeps old tagset t of a batch (key: its key) that no
+ * add touches, as decide would say for it. */
+static bool keeps(struct policy *p, const st_batch *b, uint32_t t, const unsigned char *key)
+{
+    static const unsigned char zero[8]; /* an undecoded column reads as zeros */
+    if (p->nrm && in_remove_set(p, key))
+        return false;
+    if (!p->age)
+        return true;
+    const unsigned char *col = b->cols[p->age - p->s->fields];
+    return !below(p->age, col ? col + (size_t)t * p->age->width : zero, p->cutoff);
+}
+
 /* ---- the add stream, checked ------------------------------------------------- */
 
 struct adds {
@@ -270,6 +299,150 @@ int st_update_check(const st_store *s, const st_schema *schema, const st_update_
 {
     struct policy pol;
     return setup(s, schema, o, &pol, pk, err);
+}
+
+/* ---- the merge, untouched tagsets on columns ------------------------------------ */
+
+/* st_merge's result, but the old tagsets that no add touches and the policy
+ * keeps go from the decoded block to the new one column by column, runs at
+ * a time, without becoming records; the others merge as records. An old
+ * tagset whose key the next one shares is one tagset in the merge, so it
+ * goes as records too. */
+struct cmerge {
+    const st_schema *s;
+    const st_merge_spec *sp; /* its old source reads cm->old */
+    struct policy *pol;      /* NULL: every old tagset kept (the split) */
+    st_rec_reader *old;      /* NULL: no old file */
+    struct out *out;
+    st_merge_side a, o;      /* the adds; old records being merged */
+    unsigned char *key, *next, *prev; /* an old tagset's key, the one after, the last read */
+    bool has_prev;
+    uint64_t opos; /* old records read, for messages */
+    st_merge_stats st;
+};
+
+/* The old tagsets of b from t on (cm->key: t's key) that can be copied
+ * whole: before the next add's key and before the next tagset's, kept by
+ * the policy; the last of a block is never one (the next key is unread).
+ * *end is the first that cannot, *nrecs the run's records. */
+static int run_of(struct cmerge *cm, const st_batch *b, uint32_t t, uint32_t *end,
+                  uint64_t *nrecs, st_err *err)
+{
+    const st_schema *s = cm->s;
+    uint64_t recs = 0;
+    for (; t + 1 < b->ntagsets; t++) {
+        if ((cm->a.n && st_schema_key_cmp(s, cm->key, cm->a.buf) >= 0) ||
+            (cm->pol && !keeps(cm->pol, b, t, cm->key)))
+            break;
+        st_batch_key(s, b, t + 1, cm->next);
+        int c = st_schema_key_cmp(s, cm->key, cm->next);
+        if (c > 0)
+            return st_merge_disorder(cm->sp->old.name, cm->opos + recs + st_rec_count(s, b, t) + 1,
+                                     err);
+        if (c == 0)
+            break;
+        recs += st_rec_count(s, b, t);
+        unsigned char *k = cm->key;
+        cm->key = cm->next, cm->next = k;
+    }
+    *end = t;
+    *nrecs = recs;
+    return 0;
+}
+
+/* Reads old tagset t of b, and those after it with its key, as records into cm->o. */
+static int gather(struct cmerge *cm, const st_batch *b, uint32_t t, st_err *err)
+{
+    const st_source *src = &cm->sp->old;
+    cm->o.n = 0;
+    memcpy(cm->prev, cm->key, cm->s->key_size);
+    cm->has_prev = true;
+    for (;;) {
+        for (uint32_t i = 0, n = st_rec_count(cm->s, b, t); i < n; i++) {
+            const void *rec;
+            int rc = src->next(src->self, &rec, err);
+            if (rc == 0)
+                return st_err_set(err, ST_EINPUT, "%s: its last tagset ends early", src->name);
+            if (rc < 0 || st_merge_append(&cm->o, rec, 1, err) < 0)
+                return -1;
+            cm->opos++;
+        }
+        int has = st_rec_at(cm->old, &b, &t, err);
+        if (has <= 0)
+            return has;
+        st_batch_key(cm->s, b, t, cm->next);
+        int c = st_schema_key_cmp(cm->s, cm->prev, cm->next);
+        if (c > 0)
+            return st_merge_disorder(src->name, cm->opos + 1, err);
+        if (c < 0)
+            return 0;
+    }
+}
+
+/* One step: a run of old tagsets copied, or one key merged as records. 1, 0 at the end. */
+static int cmerge_step(struct cmerge *cm, st_err *err)
+{
+    const st_schema *s = cm->s;
+    const st_batch *b = NULL;
+    uint32_t t = 0;
+    int has = cm->old ? st_rec_at(cm->old, &b, &t, err) : 0;
+    if (has < 0 || (!has && !cm->a.n))
+        return has;
+    if (has) {
+        st_batch_key(s, b, t, cm->key);
+        if (cm->has_prev && st_schema_key_cmp(s, cm->prev, cm->key) > 0)
+            return st_merge_disorder(cm->sp->old.name, cm->opos + 1, err);
+    }
+    int c = !has ? 1 : !cm->a.n ? -1 : st_schema_key_cmp(s, cm->key, cm->a.buf);
+    uint32_t end = t;
+    uint64_t recs = 0;
+    if (c < 0 && run_of(cm, b, t, &end, &recs, err) < 0)
+        return -1;
+    if (end > t) {
+        if (out_batch(cm->out, b, t, end, err) < 0)
+            return -1;
+        st_rec_skip(cm->old, end - t);
+        st_batch_key(s, b, end - 1, cm->prev);
+        cm->has_prev = true;
+        cm->opos += recs;
+        cm->st.old_tagsets += end - t;
+        cm->st.out_tagsets += end - t;
+        cm->st.old_recs += recs;
+        cm->st.out_recs += recs;
+        return 1;
+    }
+    if (c <= 0 && gather(cm, b, t, err) < 0)
+        return -1;
+    st_tagset old = {cm->o.buf, c <= 0 ? cm->o.n : 0}, add = {cm->a.buf, c >= 0 ? cm->a.n : 0};
+    if (st_merge_key(cm->sp, &cm->o, &old, &add, &cm->st, err) < 0 ||
+        (c >= 0 && st_merge_load(&cm->a, err) < 0))
+        return -1;
+    return 1;
+}
+
+static int cmerge(const st_merge_spec *sp, const st_schema *s, struct policy *pol,
+                  st_rec_reader *old, struct out *out, st_merge_stats *stats, st_err *err)
+{
+    struct cmerge cm = {.s = s, .sp = sp, .pol = pol, .old = old, .out = out,
+                        .a = {.spec = sp}, .o = {.spec = sp}};
+    int rc = -1;
+    err->msg[0] = '\0'; /* the policy's failure is told by it */
+    unsigned char *keys = mem_alloc(3 * (size_t)s->key_size);
+    if (!keys) {
+        st_err_nomem(err, "merge: keys");
+        goto done;
+    }
+    cm.key = keys, cm.next = keys + s->key_size, cm.prev = keys + 2 * s->key_size;
+    if (st_merge_open_side(&cm.a, sp, &sp->add, "add", err) < 0)
+        goto done;
+    while ((rc = cmerge_step(&cm, err)) > 0)
+        ;
+done:
+    st_merge_close_side(&cm.a);
+    st_merge_close_side(&cm.o);
+    mem_free(keys, 3 * (size_t)s->key_size);
+    *stats = cm.st;
+    return rc;
 }
 
 /* ---- the update ---------------------------------------------------------------- */
@@ -338,7 +511,8 @@ static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_
         .removed = {out_put, &dels},
     };
     st_merge_stats ms;
-    if (st_merge(&spec, &ms, err) < 0 || out_finish(&tags, s, err) < 0 ||
+    if (cmerge(&spec, schema, target == ST_TAGS ? &pol : NULL, old, &tags, &ms, err) < 0 ||
+        out_finish(&tags, s, err) < 0 ||
         (target == ST_TAGS && out_finish(&dels, s, err) < 0) ||
         (addf && st_store_drop(t, vol, part, ST_ADDS, err) < 0))
         goto done;

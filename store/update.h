@@ -35,6 +35,9 @@
  *      tagset field of type time or integer) below opts.age_cutoff, all the
  *      key's records go to dels instead.
  * Tagsets with equal keys in an old file are combined into one.
+ * An old tagset no add touches and the policy keeps goes from its decoded
+ * block to the new file column by column, runs of them at a time (no
+ * records made); the file is byte for byte what the records would give.
  *
  * Memory: the largest tagset of each side plus a record reader and two
  * writers (about 3 x the write options' nbuf buffers and two blocks). */

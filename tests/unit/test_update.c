@@ -789,6 +789,164 @@ static void update_checks_its_adds(void **state)
     model_free(&want);
 }
 
+/* Writes m, in its order, as partition 0's tags file in blocks of block_size
+ * bytes: st_writer_append of each tagset, what the merge's records give.
+ * With stage false it goes to path instead, outside the store. */
+static void write_tagsets(const model *m, uint32_t block_size, bool stage, const char *path)
+{
+    st_err err;
+    st_store *s = stage ? st_store_open(dir, &err) : NULL;
+    st_txn *tx = s ? st_store_begin(s, 0, &err) : NULL;
+    assert_true(!stage || (tx && st_store_stage(tx, 0, 0, ST_TAGS, &path, &err) == 0));
+    st_write_opts wo;
+    st_write_opts_default(&wo);
+    wo.block_size = block_size;
+    st_writer *w = st_writer_create(path, S, &wo, &err);
+    if (!w)
+        fail_msg("%s", err.msg);
+    unsigned char tags[2 * MAXT * 16];
+    for (size_t i = 0; i < m->n; i++) {
+        for (unsigned j = 0; j < m->v[i].ntags; j++)
+            memcpy(tags + j * S->tag_size, m->v[i].tags[j], S->tag_size);
+        assert_int_equal(st_writer_append(w, m->v[i].row, tags, m->v[i].ntags, &err), 0);
+    }
+    assert_int_equal(st_writer_commit(w, &err), 0);
+    if (stage)
+        assert_int_equal(st_store_commit(tx, &err), 0);
+    st_store_close(s);
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *p = malloc(*n + 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, *n, f), *n);
+    fclose(f);
+    return p;
+}
+
+/* The update copies old tagsets no add touches from block to block on
+ * columns, a run at a time: runs that span blocks, adds at the first and
+ * the last tagset of blocks, new keys before, amid and after them, a remove
+ * key amid a run, tagsets without tags, and a key two old tagsets share
+ * (one tagset to the merge). The new file is byte for byte the one
+ * st_writer_append of the expected tagsets writes (the records' path), in
+ * blocks cut elsewhere than the old file's. */
+static void untouched_runs_copy_on_columns(void **state)
+{
+    (void)state;
+    make_store(1, 1);
+    model old = {0}, want = {0}, gone = {0};
+    for (uint32_t i = 0; i < 2000; i++) {
+        mts *t = model_push(&old);
+        set_key(t, 2 * i, 1000);
+        t->row[off_state] = (unsigned char)(i % 3);
+        for (unsigned j = 0; j < i % 4; j++)
+            add_tag(t, 100 * i + j);
+        if (i == 61) { /* the same key again: its tags follow, its fields win */
+            mts *u = model_push(&old);
+            *u = *t;
+            u->row[off_state] = 2;
+            u->ntags = 0;
+            add_tag(u, 7777);
+        }
+    }
+    write_tagsets(&old, 4096, true, NULL);
+    for (size_t i = 0; i < old.n; i++) { /* what the merge makes of it */
+        if (i && st_schema_key_cmp(S, old.v[i - 1].row, old.v[i].row) == 0) {
+            mts *t = &want.v[want.n - 1];
+            memcpy(t->row, old.v[i].row, S->row_size);
+            for (unsigned j = 0; j < old.v[i].ntags; j++)
+                memcpy(t->tags[t->ntags++], old.v[i].tags[j], S->tag_size);
+        } else {
+            *model_push(&want) = old.v[i];
+        }
+    }
+    /* The old file's blocks: the index in want of each block's first tagset. */
+    st_err err;
+    st_store *s = st_store_open(dir, &err);
+    st_file f;
+    assert_int_equal(st_store_file(s, 0, 0, ST_TAGS, &f, &err), 1);
+    st_reader *r = st_reader_open(f.path, NULL, &err);
+    assert_non_null(r);
+    const st_batch *b;
+    size_t first[64], nb = 0, at = 0;
+    while (st_reader_next(r, &b, &err) == 1) {
+        assert_true(nb < 63);
+        first[nb++] = at - (at >= 62); /* the shared key's second tagset counts once */
+        at += b->ntagsets;
+    }
+    first[nb] = want.n;
+    st_reader_close(r);
+    st_store_close(s);
+    assert_true(nb >= 10);
+    /* Adds: at block 1's first tagset, block 2's last, block 3's first and
+     * last, a new key amid block 8, before all and after all; blocks 4 to 7
+     * untouched but for a remove key amid block 5. */
+    model adds = {0};
+    size_t hit[] = {first[1], first[3] - 1, first[3], first[4] - 1};
+    for (size_t i = 0; i < sizeof hit / sizeof *hit; i++) {
+        mts *a = model_push(&adds);
+        memcpy(a->row, want.v[hit[i]].row, S->row_size);
+        a->row[off_state] = 1;
+        add_tag(a, 900000 + (uint32_t)i);
+    }
+    uint32_t fresh[] = {0, 2 * (uint32_t)first[8] + 1, 2 * 2000 + 1};
+    for (size_t i = 0; i < sizeof fresh / sizeof *fresh; i++) {
+        mts *a = model_push(&adds);
+        set_key(a, fresh[i], i == 0 ? 500 : 1000);
+        add_tag(a, 800000 + (uint32_t)i);
+    }
+    sort_model(&adds);
+    size_t rm = (first[5] + first[6]) / 2;
+    assert_true(rm > first[5]);
+    *model_push(&gone) = want.v[rm];
+    model_combine(&want, &adds);
+    sort_model(&want);
+    mts *g = model_find(&want, gone.v[0].row);
+    *g = want.v[--want.n];
+    sort_model(&want);
+    /* The update, writing blocks of 5000 bytes. */
+    size_t rs = st_rec_size(S), nrec = 0;
+    unsigned char *recs = mem_alloc(adds.n * rs);
+    for (size_t i = 0; i < adds.n; i++)
+        st_rec_make(S, recs + nrec++ * rs, adds.v[i].row, adds.v[i].tags[0]);
+    arr a = {recs, nrec, 0, rs};
+    st_source src = {arr_next, &a, "array"};
+    st_update_opts o;
+    st_update_opts_default(&o);
+    o.write.block_size = 5000;
+    o.remove_keys = gone.v[0].row;
+    o.nremove = 1;
+    s = st_store_open(dir, &err);
+    st_txn *t = st_store_begin(s, 0, &err);
+    st_update_stats st = {0};
+    if (st_update_partition(t, s, S, 0, 0, &src, &o, &st, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    assert_int_equal(st.out_tagsets, want.n);
+    assert_int_equal(st.removed_tagsets, 1);
+    assert_int_equal(st_store_file(s, 0, 0, ST_TAGS, &f, &err), 1);
+    char ref[PATH_MAX + 16];
+    snprintf(ref, sizeof ref, "%s/ref", tmp);
+    write_tagsets(&want, 5000, false, ref);
+    size_t n1, n2;
+    unsigned char *got = slurp(f.path, &n1), *exp = slurp(ref, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(got, exp, n1);
+    free(got), free(exp);
+    st_store_close(s);
+    assert_store(ST_TAGS, &want);
+    assert_store(ST_DELS, &gone);
+    mem_free(recs, adds.n * rs);
+    model_free(&old), model_free(&want), model_free(&gone), model_free(&adds);
+}
+
 /* Gecko's cycle: the day's loads wait in adds files (combined load after
  * load); then one job per volume merges each partition's adds file into its
  * tags and drops it, under an age-off. */
@@ -866,6 +1024,29 @@ static void tagless_schema(void **state)
     st_storeinfo in;
     st_store_info(s, &in);
     assert_int_equal(in.generation, 1);
+    /* A second load: the old files' tagsets that share a key merge as
+     * records and still stay apart; the others are copied whole. */
+    l = st_load_new(s, NULL, &err);
+    for (uint64_t i = 0; i < 3; i++) {
+        uint32_t run = 9;
+        double e = -1.0;
+        memcpy(row, &run, 4), memcpy(row + 4, &i, 8), memcpy(row + 12, &e, 8);
+        assert_int_equal(st_load_add(l, row, NULL, &err), 0);
+    }
+    assert_int_equal(st_load_commit(l, &st, &err), 0);
+    assert_int_equal(st.add_tagsets, 3);
+    st_store_info(s, &in);
+    uint64_t n = 0;
+    for (uint32_t p = 0; p < in.partitions; p++) {
+        st_file f;
+        assert_int_equal(st_store_file(s, 0, p, ST_TAGS, &f, &err), 1);
+        st_reader *r = st_reader_open(f.path, NULL, &err);
+        const st_batch *b;
+        while (st_reader_next(r, &b, &err) == 1)
+            n += b->ntagsets;
+        st_reader_close(r);
+    }
+    assert_int_equal(n, 303);
     st_store_close(s);
 }
 
@@ -932,6 +1113,7 @@ int main(void)
         T(allocation_failures_keep_the_previous_generation),
         T(a_cancelled_load_commits_nothing),
         T(update_checks_its_adds),
+        T(untouched_runs_copy_on_columns),
         T(adds_files_wait_for_the_cycle),
         T(tagless_schema),
         T(schema_forms),
