@@ -161,6 +161,10 @@ typedef struct QScan {
     bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
                          * arguments): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
+    uint32_t *stat_cols;    /* STAT: the columns it computes, in order (nfields: the tags
+                             * per tagset) */
+    VStr **stat_names;      /* and the names it shows them by */
+    uint32_t nstat;
     Value write_target;
     VMap *write_opts;
     struct KCtx *idle_k;    /* kernel scratch the last run left, for the next */
