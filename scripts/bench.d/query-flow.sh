@@ -21,7 +21,7 @@ if [ ! -f "$fdata/done" ]; then
 key onum: u64
 key start: time
 tagset cid: u64
-tag seen: time
+tag seen: time index
 tag sys: enum(RICS, BILL, SETL, SWITCH, LEC, IXC, TAP)
 tag status: u8
 tag bsid: u16
