@@ -529,7 +529,7 @@ static void aggregates(Parser *p, List *l)
 
 /* verb: where expr | take expr | select items | group 'by' items [aggs]
  *     | sort expr ['desc'|'asc'] {',' ...} | write '(' args ')'
- *     | join expr 'on' NAME {',' NAME} | NAME */
+ *     | join expr 'on' NAME {',' NAME} | stat [NAME {',' NAME}] | NAME */
 static void verb_args(Parser *p, Verb *v, const Token *t)
 {
     List l = {0};
@@ -600,6 +600,26 @@ static void verb_args(Parser *p, Verb *v, const Token *t)
         } while (match(p, T_COMMA) && !p->panic);
         break;
     }
+    case QV_stat:
+        /* stat [f, ...]: the fields' names (a string for one no name can
+         * spell, "#tags"), as strings; none: every field */
+        while ((check(p, T_NAME) || check(p, T_STRING)) && !p->panic) {
+            const Token *f = advance(p);
+            Expr *name = new_expr(p, E_STRING, f);
+            if (f->kind == T_STRING) {
+                name->u.str.s = f->v.str.s;
+                name->u.str.n = f->v.str.n;
+                name->u.str.flags = f->v.str.flags;
+            } else {
+                name->u.str.s = f->start;
+                name->u.str.n = f->len;
+            }
+            add_item(p, &l, (Name){0}, name, false);
+            if (!match(p, T_COMMA))
+                break;
+            skip_newlines(p);
+        }
+        break;
     case QV_write:
         expect(p, T_LPAREN, "'(' after write");
         while (!check(p, T_RPAREN) && !check(p, T_EOF) && !p->panic) {

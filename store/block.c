@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "store/bindex.h"
+#include "store/oindex.h"
 #include "store/bytes.h"
 #include "store/mem.h"
 
@@ -251,18 +252,21 @@ static int compress_col(st_block_enc *e, const unsigned char *src, size_t n, uns
     return CODEC_RAW;
 }
 
-/* The bitmap indexes of the block's indexed fields, built from their
- * columns (e->idx[j], e->idx_len[j]), before the columns are compressed. */
+/* The indexes of the block's indexed fields (bitmap indexes of key and
+ * tagset fields, order indexes of tag fields), built from their columns
+ * (e->idx[j], e->idx_len[j]), before the columns are compressed. */
 static int build_indexes(st_block_enc *e, size_t *bound, st_err *err)
 {
-    for (uint32_t c = 0, j = 0; c < e->s->nrow; c++) {
+    for (uint32_t c = 0, j = 0; c < e->s->nfields; c++) {
         if (!e->s->fields[c].index)
             continue;
         mem_free(e->idx[j], e->idx_len[j]);
         e->idx[j] = NULL;
         e->idx_len[j] = 0;
-        if (st_bidx_build(&e->s->fields[c], e->cols[c].p, e->ntagsets, &e->idx[j], &e->idx_len[j],
-                          err) < 0)
+        if ((c < e->s->nrow ? st_bidx_build(&e->s->fields[c], e->cols[c].p, e->ntagsets, &e->idx[j],
+                                            &e->idx_len[j], err)
+                            : st_oidx_build(&e->s->fields[c], e->cols[c].p, e->ntags, &e->idx[j],
+                                            &e->idx_len[j], err)) < 0)
             return -1;
         *bound += e->idx_len[j++];
     }
@@ -481,7 +485,7 @@ static int count_tags(st_batch *b, const uint32_t *counts, st_err *err)
 }
 
 int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
-                    const void *const *cols, st_err *err)
+                    const void *const *cols, const uint32_t *starts, st_err *err)
 {
     uint32_t ncols = st_schema_ncols(s);
     if (batch_shape(b, ncols, err) < 0)
@@ -492,6 +496,11 @@ int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t
     b->counts = b->tag_start = NULL;
     for (uint32_t c = 0; c < ncols; c++)
         b->cols[c] = (void *)cols[c];
+    if (s->nfields > s->nrow && cols[s->nfields] && starts) {
+        b->counts = cols[s->nfields];
+        b->tag_start = starts;
+        return 0;
+    }
     return s->nfields > s->nrow && cols[s->nfields] ? count_tags(b, cols[s->nfields], err) : 0;
 }
 
@@ -609,20 +618,24 @@ int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *of
 }
 
 int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
-                         uint32_t ntagsets, bool full, st_err *err)
+                         uint32_t ntagsets, uint32_t ntags, bool full, st_err *err)
 {
     const unsigned char *e = (const unsigned char *)head + ST_BLOCK_HEADER +
                              (size_t)ST_BLOCK_DIRENT * (st_schema_ncols(s) + j);
     uint32_t len = st_get32(e + 8);
     uint64_t sum = XXH3_64bits(data, len), stored = st_get64(e + 12);
     const char *name = "?";
-    for (uint32_t c = 0, k = 0; c < s->nrow; c++)
-        if (s->fields[c].index && k++ == j)
+    bool tag = false;
+    for (uint32_t c = 0, k = 0; c < s->nfields; c++)
+        if (s->fields[c].index && k++ == j) {
             name = s->fields[c].name;
+            tag = c >= s->nrow;
+        }
     int rc = sum != stored
                  ? st_err_set(err, ST_ECORRUPT, "checksum mismatch (stored %016" PRIx64
                               ", computed %016" PRIx64 ")", stored, sum)
-                 : st_bidx_check(data, len, ntagsets, !full, err);
+                 : tag ? st_oidx_check(data, len, ntags, !full, err)
+                       : st_bidx_check(data, len, ntagsets, !full, err);
     if (rc < 0)
         st_err_prefix(err, "index of '%s': ", name);
     return rc;

@@ -112,20 +112,23 @@ int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *of
                     st_err *err);
 int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
                          const bool *want, st_batch *b, st_err *err);
-/* A block of a schema with indexed fields (format version 3) carries, after
- * its columns, the bitmap index of each (store/bindex.h): s->nindex more
- * directory entries, codec 0, located by st_block_locate as entries
- * ncols .. ncols + nindex - 1 (off and len need room for all). This checks
- * index j's bytes, read apart, against its checksum in the (checked) head,
- * and its structure against the block's ntagsets rows (every bitmap when
- * full: st_bidx_check); errors name the field. */
+/* A block of a schema with indexed fields (format version 3; 4 with a tag
+ * field's) carries, after its columns, the index of each: a bitmap index
+ * of a key or tagset field (store/bindex.h), an order index of a tag field
+ * (store/oindex.h): s->nindex more directory entries, codec 0, located by
+ * st_block_locate as entries ncols .. ncols + nindex - 1 (off and len need
+ * room for all). This checks index j's bytes, read apart, against its
+ * checksum in the (checked) head, and its structure against the block's
+ * ntagsets rows or ntags tags (every bitmap, every row when full:
+ * st_bidx_check, st_oidx_check); errors name the field. */
 int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
-                         uint32_t ntagsets, bool full, st_err *err);
+                         uint32_t ntagsets, uint32_t ntags, bool full, st_err *err);
 /* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
  * a column not there, for a block of ntagsets tagsets and ntags tags; the
- * tag starts come from the count column when it is there. */
+ * tag starts (ntagsets + 1) are starts, made from those counts before, or
+ * when NULL come from the count column when it is there. */
 int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
-                    const void *const *cols, st_err *err);
+                    const void *const *cols, const uint32_t *starts, st_err *err);
 /* The zone of n values of column c. */
 void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z);
 

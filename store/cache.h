@@ -30,6 +30,7 @@
 #include "store/nbuf.h"
 
 #define ST_CACHE_META UINT32_MAX /* the column number of a file's header and footer */
+#define ST_CACHE_STARTS (UINT32_MAX - 1) /* of a block's tag starts, made from its counts */
 
 typedef struct st_cache_ent st_cache_ent;
 

@@ -326,13 +326,19 @@ static int parse_field(parser *ps)
         return -1;
     if (!tok_is(&lx->tok, "index"))
         return 0;
-    /* a bitmap index: a bitmap per value of a block, for few values */
+    /* a bitmap index: a bitmap per value of a block, for few values; of a
+     * tag field, an order index (store/oindex.h), for ranges */
     const st_field *f = &d->f;
-    if (f->role == ST_TAG || !(f->type == ST_BOOL || f->type == ST_ENUM || f->type == ST_U8 ||
+    if (f->role == ST_TAG && (f->type == ST_CHAR || f->type == ST_ENUM || f->type == ST_BOOL ||
+                              f->type == ST_F32 || f->type == ST_F64))
+        return fail_at(lx, &lx->tok, "tag field '%s': an index (an order index, for ranges) needs "
+                       "an integer or time field", f->name);
+    if (f->role != ST_TAG && !(f->type == ST_BOOL || f->type == ST_ENUM || f->type == ST_U8 ||
                                f->type == ST_I8 || f->type == ST_U16 || f->type == ST_I16 ||
                                (f->type == ST_CHAR && f->width <= 8)))
         return fail_at(lx, &lx->tok, "field '%s': an index needs a key or tagset field of type "
-                       "bool, enum, u8, i8, u16, i16 or char[N] with N <= 8", f->name);
+                       "bool, enum, u8, i8, u16, i16 or char[N] with N <= 8, or a tag field of "
+                       "an integer or time type", f->name);
     d->f.index = true;
     next_token(lx);
     return 0;
@@ -516,6 +522,14 @@ bool st_schema_equal(const st_schema *a, const st_schema *b)
 }
 
 /* ---- lookups ------------------------------------------------------------- */
+
+bool st_schema_tag_index(const st_schema *s)
+{
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        if (s->fields[f].index)
+            return true;
+    return false;
+}
 
 int st_schema_index_of(const st_schema *s, uint32_t f)
 {

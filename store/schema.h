@@ -72,7 +72,7 @@ typedef struct st_schema {
     uint32_t key_size; /* bytes of the key prefix of a tagset row */
     uint32_t row_size; /* bytes of a tagset row */
     uint32_t tag_size; /* bytes of a tag row (0 when there are no tag fields) */
-    uint32_t nindex;   /* fields declared `index` (key or tagset fields) */
+    uint32_t nindex;   /* fields declared `index` */
 } st_schema;
 
 /* Parses schema text text[0 .. len). line and col give the position of
@@ -86,6 +86,8 @@ bool st_schema_equal(const st_schema *a, const st_schema *b);
 /* The number among the indexed fields of field f (declared `index`, in
  * canonical order), or -1 when it has no index. */
 int st_schema_index_of(const st_schema *s, uint32_t f);
+/* Whether a tag field is declared `index` (an order index: format version 4). */
+bool st_schema_tag_index(const st_schema *s);
 
 /* Field index by name, or -1. */
 int st_schema_find(const st_schema *s, const char *name, size_t len);

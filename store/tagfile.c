@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "store/bindex.h"
+#include "store/oindex.h"
 #include "store/bytes.h"
 #include "store/cache.h"
 #include "store/mem.h"
@@ -98,8 +99,11 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
         return st_err_nomem(err, w->path);
     }
     memcpy(h, head_magic, 8);
-    /* a file without indexes stays version 2, which older combs read */
-    st_put32(h + 8, w->s->nindex ? ST_FORMAT_VERSION : ST_FORMAT_VERSION_PLAIN);
+    /* a file without indexes stays version 2, which older combs read; one
+     * without an order index of a tag field 3 */
+    st_put32(h + 8, st_schema_tag_index(w->s) ? ST_FORMAT_VERSION
+                    : w->s->nindex            ? 3
+                                              : ST_FORMAT_VERSION_PLAIN);
     st_put32(h + 12, 0); /* flags: no optional features yet */
     st_put32(h + 16, w->block_size);
     st_put32(h + 20, (uint32_t)slen);
@@ -420,6 +424,7 @@ struct st_reader {
     st_file_id id;
     st_cache_ent **held; /* [ncols]: the cached columns the batch shows */
     const void **colp;   /* [ncols]: scratch for st_batch_attach and read_cols */
+    st_cache_ent *starts_held; /* the cache's tag starts of the batch's block */
     uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
     uint32_t *clen;
     unsigned char *head; /* read_cols: a block's head */
@@ -608,6 +613,8 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->head_block = UINT64_MAX;
     if (r->nidx && r->info.version < 3)
         return corrupt(r, err, "indexed fields in a file of format version 2 or older");
+    if (st_schema_tag_index(r->s) && r->info.version < 4)
+        return corrupt(r, err, "an indexed tag field in a file of format version 3 or older");
     r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
     r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
     r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);
@@ -917,7 +924,8 @@ static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char *
     if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[c], n, r->ibuf[j], err) < 0)
         rc = 1;
     if (rc == 0)
-        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets, full, err);
+        rc = st_block_check_index(r->s, r->head, (uint32_t)j, r->ibuf[j], r->batch.ntagsets,
+                                  r->batch.ntags, full, err);
     if (rc > 0) {   /* the I/O layer's message names the file */
         st_err_suffix(err, " (block %" PRIu64 ")", i);
         return -1;
@@ -932,6 +940,11 @@ static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char *
     *idx = r->ibuf[j];
     *len = n;
     return 0;
+}
+
+const char *st_reader_path(const st_reader *r)
+{
+    return r->path;
 }
 
 int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err)
@@ -1056,6 +1069,8 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, bool positione
 
 static void release_held(st_reader *r)
 {
+    st_cache_release(r->starts_held);
+    r->starts_held = NULL;
     for (uint32_t c = 0; r->held && c < r->ncols; c++) {
         st_cache_release(r->held[c]);
         r->held[c] = NULL;
@@ -1081,8 +1096,13 @@ static int cached_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
         }
         r->colp[c] = st_cache_data(r->held[c]);
     }
+    /* the tag starts made when the counts were put there (else made anew) */
+    st_cache_release(r->starts_held);
+    r->starts_held = s->nfields < r->ncols && r->colp[s->nfields]
+                         ? st_cache_get(&r->id, i, ST_CACHE_STARTS) : NULL;
     const unsigned char *e = entry(r, i);
-    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp, err) < 0) {
+    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp,
+                        r->starts_held ? st_cache_data(r->starts_held) : NULL, err) < 0) {
         st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
         return -1;
     }
@@ -1100,6 +1120,8 @@ static void cache_block(st_reader *r, uint64_t i)
             size_t n = st_schema_col_is_tag(r->s, c) ? b->ntags : b->ntagsets;
             st_cache_put(&r->id, i, c, b->cols[c], n * st_schema_col(r->s, c)->width);
         }
+    if (b->tag_start && r->s->nfields < r->ncols && b->cols[r->s->nfields])
+        st_cache_put(&r->id, i, ST_CACHE_STARTS, b->tag_start, ((size_t)b->ntagsets + 1) * 4);
 }
 
 /* A block on its own (the stream is elsewhere and the next block will not
@@ -1193,7 +1215,7 @@ void st_reader_close(st_reader *r)
 static int verify_indexes(st_reader *r, st_err *err)
 {
     const st_batch *b = &r->batch;
-    for (uint32_t c = 0; c < r->s->nrow; c++) {
+    for (uint32_t c = 0; c < r->s->nfields; c++) {
         const unsigned char *idx;
         unsigned char *want;
         size_t len, wlen;
@@ -1206,7 +1228,8 @@ static int verify_indexes(st_reader *r, st_err *err)
                 memmove(err->msg, m, strlen(m) + 1);
             return -1;
         }
-        if (st_bidx_build(&r->s->fields[c], b->cols[c], b->ntagsets, &want, &wlen, err) < 0)
+        if ((c < r->s->nrow ? st_bidx_build(&r->s->fields[c], b->cols[c], b->ntagsets, &want, &wlen, err)
+                            : st_oidx_build(&r->s->fields[c], b->cols[c], b->ntags, &want, &wlen, err)) < 0)
             return -1;
         bool same = wlen == len && !memcmp(want, idx, len);
         mem_free(want, wlen);

@@ -41,7 +41,7 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 3       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION 4       /* the newest this comb reads and writes */
 #define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
@@ -102,6 +102,9 @@ typedef struct st_read_stats {
 
 typedef struct st_reader st_reader;
 
+/* The path a reader was opened on (what its errors name). */
+const char *st_reader_path(const st_reader *r);
+
 /* Whether path starts with a tagset file's magic (cheap: no checks beyond). */
 bool st_file_is_tagset(const char *path);
 
@@ -123,13 +126,15 @@ void st_reader_info(const st_reader *r, st_file_info *out);
 /* Decode only these columns (default: all); n = 0 decodes none, which
  * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
-/* The bitmap index (store/bindex.h) of field f, declared `index`, of the
+/* The index of field f, declared `index` (a bitmap index, store/bindex.h;
+ * of a tag field, an order index, store/oindex.h), of the
  * block of the batch st_reader_next returned last: its bytes, read and
  * checked (checksum, directory), valid until the next call on r; from the
  * process's cache, and put there, when r uses it. 0, or -1 with err naming
  * the file, block and field. */
 int st_reader_index(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len, st_err *err);
-/* The same, checking every bitmap of it (verify): st_bidx_check's full check. */
+/* The same, checking every bitmap or row of it (verify): st_bidx_check's
+ * or st_oidx_check's full check. */
 int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, size_t *len,
                          st_err *err);
 /* The stored bytes of field f's column and of its bitmap index (0: none)

@@ -35,9 +35,12 @@ Value nat_time(VM *vm, int argc, Value *argv)
 
 Value nat_clock(VM *vm, int argc, Value *argv)
 {
-    (void)vm, (void)argc, (void)argv;
+    /* clock("wall"): elapsed time, to set beside the CPU time on a shared machine */
+    bool wall = argc > 0 && !IS_NIL(argv[0]);
+    if (wall && strcmp(lib_cstr_arg(vm, argv, 0)->data, "wall") != 0)
+        vm_error(vm, "the kind is \"wall\" (none: CPU time)");
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
     return v_float((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
 }
 

@@ -7,8 +7,10 @@
 # aggregates. comb in one process, DuckDB warm in one process (a tag table
 # flattened with its call's fields, and a call table), each query a
 # warm-up then best of $runs; CPU time (user + sys, all threads) per
-# query, so that a shared machine's waits do not count; answers compared
-# (a digest of every number in the result).
+# query, so that a shared machine's waits do not count, and wall time
+# beside it; answers compared (a digest of every number in the result).
+# The store declares `tag seen: time index` (an order index for the
+# tag-time range; docs/STORE.md).
 
 fdata=$dir/flow$ftags
 mkdir -p "$fdata"
@@ -21,7 +23,7 @@ if [ ! -f "$fdata/done" ]; then
 key onum: u64
 key start: time
 tagset cid: u64
-tag seen: time
+tag seen: time index
 tag sys: enum(RICS, BILL, SETL, SWITCH, LEC, IXC, TAP)
 tag status: u8
 tag bsid: u16
@@ -83,13 +85,17 @@ fn digest(r) {
 fn best(name, f) {
     let r = f()
     let b = 1e18
+    let bw = 1e18
     for i in 0..RUNS {
         let c = clock()
+        let w = clock("wall")
         r = f()
         c = clock() - c
+        w = clock("wall") - w
         if c < b { b = c }
+        if w < bw { bw = w }
     }
-    print(name, b, digest(r))
+    print(name, b, bw, digest(r))
 }
 END
     printf '%s\n' "$fshapes" | while IFS=';' read -r name q sql; do
@@ -135,15 +141,16 @@ for (const line of text.split('\n')) {
 END
 
 echo "# flow shapes: $(date -u +%Y-%m-%dT%H:%MZ), $ftags tags ($ncalls calls), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# CPU ms (user + sys, all threads), best of $runs, warm, one process each; DuckDB's wall beside"
-printf '%-13s %11s %11s %9s %11s %8s\n' query "comb cpu" "duckdb cpu" ratio "duckdb wall" answers
+echo "# ms, best of $runs, warm, one process each: CPU (user + sys, all threads) and wall; ratios DuckDB / comb"
+printf '%-13s %9s %9s %7s %9s %9s %7s %8s\n' query "comb cpu" "duck cpu" ratio "comb wall" "duck wall" ratio answers
 (cd "$fdata" && "$COMB" flow.comb) >"$fdata/comb.out"
 node "$dir/flow-run.mjs" "$fdata/flow.duckdb" "$runs" "$fshapes" >"$fdata/duckdb.out"
-while read -r name ccpu cdig; do
+while read -r name ccpu cwall cdig; do
     read -r dname dcpu dwall ddig <&3
     ok=differ
     [ "$cdig" = "$ddig" ] && ok=same
-    awk -v q="$name" -v c="$ccpu" -v d="$dcpu" -v w="$dwall" -v ok="$ok" 'BEGIN {
-        printf "%-13s %11.2f %11.2f %9.2f %11.2f %8s\n", q, c * 1000, d * 1000, (c > 0 ? d / c : 0), w * 1000, ok }'
+    awk -v q="$name" -v c="$ccpu" -v cw="$cwall" -v d="$dcpu" -v w="$dwall" -v ok="$ok" 'BEGIN {
+        printf "%-13s %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f %8s\n", q, c * 1000, d * 1000, (c > 0 ? d / c : 0),
+            cw * 1000, w * 1000, (cw > 0 ? w / cw : 0), ok }'
     [ "$ok" = same ] || say "$name: comb $cdig, DuckDB $ddig"
 done <"$fdata/comb.out" 3<"$fdata/duckdb.out"

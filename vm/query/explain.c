@@ -1,6 +1,7 @@
 /* explain: what a query would do, without doing it: the scan's plan as a
  * map (the partitions and blocks it would read, by elimination and zone
- * maps and the cache, the bytes of its files and those it would read, the
+ * maps and the cache, the tags a tag field's order index spares the tag
+ * where, the bytes of its files and those it would read, the
  * columns it would decode, its wheres as bound, its
  * consumer and threads, the row steps after it). The one place explain's
  * text is made (an array source's explain is rowsteps.c's). */
@@ -139,6 +140,37 @@ static uint32_t tag_ranges(const QScan *sc, st_range *out)
     return n;
 }
 
+/* The tags of the blocks r would read that the order index of the tag
+ * where's indexed field leaves out, into *skipped: reads that index and
+ * that field's column of each (the scan's own test, qprune_tag_rows). */
+static int order_skips(const QScan *sc, st_reader *r, uint64_t *skipped, st_err *err)
+{
+    uint32_t col = (uint32_t)sc->tag_order;
+    const st_batch *b;
+    KSel out = {NULL, 0};
+    size_t cap = 0;
+    int rc;
+    if (st_reader_select(r, &col, 1, err) < 0 || st_reader_where(r, sc->ranges, sc->nranges, err) < 0)
+        return -1;
+    while ((rc = st_reader_next(r, &b, err)) == 1) {
+        if (b->ntags > cap) {
+            mem_free(out.idx, cap * 4);
+            cap = b->ntags;
+            if (!(out.idx = mem_alloc(cap * 4))) {
+                cap = 0;
+                rc = st_err_set(err, ST_ENOMEM, "out of memory for a block's tags");
+                break;
+            }
+        }
+        if (qprune_tag_rows(sc, r, b, 0, b->ntags, &out, skipped, err) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    mem_free(out.idx, cap * 4);
+    return rc < 0 ? -1 : 0;
+}
+
 Value qexplain_scan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -149,7 +181,7 @@ Value qexplain_scan(VM *vm, QPlan *p)
     vm_push_root(vm, mv);
     PartList pl;
     qprune_parts(vm, sc, &pl);
-    uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0, bytes = 0, bytes_read = 0;
+    uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0, bytes = 0, bytes_read = 0, order_skip = 0;
     st_range *tr = vm_alloc(vm, (sc->nranges + 1) * sizeof *tr);
     uint32_t ntr = tag_ranges(sc, tr);
     bool cache = st_reading_caches(vm_reading(vm), 1);    /* the scan, were it run now */
@@ -175,6 +207,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
         cached += rc < 0 || sc->footer_count || !cache ? 0 : st_reader_blocks_cached(r);
         if (rc == 0 && ntr && !sc->footer_count && (rc = st_reader_where(r, tr, ntr, &err)) == 0)
             tag_skip += info.nblocks - st_reader_blocks_kept(r);
+        if (rc == 0 && sc->tag_order >= 0 && !sc->footer_count)
+            rc = order_skips(sc, r, &order_skip, &err);
         vm_files_release(pl.files, pl.p[i].fi, r);
     }
     uint32_t nread = pl.n, total = pl.total;
@@ -189,6 +223,9 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "blocks_read", v_int((int64_t)kept));
     map_setc(vm, m, "blocks_cached", v_int((int64_t)cached));
     map_setc(vm, m, "blocks_skipped_by_tags", v_int((int64_t)tag_skip));
+    map_setc(vm, m, "tag_index", sc->tag_order >= 0 ? v_obj(vm_str_cstr(vm, s->fields[sc->tag_order].name))
+                                                    : v_nil());
+    map_setc(vm, m, "tags_skipped_by_index", v_int((int64_t)order_skip));
     map_setc(vm, m, "bytes", v_int((int64_t)bytes));
     map_setc(vm, m, "bytes_read", v_int((int64_t)bytes_read));
     VArray *cols = vm_array_new(vm, 8);

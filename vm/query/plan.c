@@ -204,6 +204,12 @@ static void bind_step(Binder *b, QPlan *p, Value stage)
         s->write_opts = o ? AS_MAP(o->k) : NULL;
         break;
     }
+    case QV_stat:   /* the fields' names */
+        s->n = (int)nlen(stage) - 3;
+        s->e = qp_alloc(b->vm, p, (size_t)s->n * sizeof *s->e);
+        for (int i = 0; i < s->n; i++)
+            s->e[i] = qb_expr(b, nval(stage, 3 + (size_t)i));
+        break;
     case QV_join: {
         s->n = (int)nlen(stage) - 3;
         s->e = qp_alloc(b->vm, p, (size_t)s->n * sizeof *s->e);
@@ -405,6 +411,63 @@ static void sort_under_select(Binder *b, VQuery *q, QPlan *p, int i)
     b->skip_to = scan_sort(b, q, p, i + 1, keys);
 }
 
+/* stat's columns: those named (stage st's strings, or a select's plain
+ * fields: sel), else every field and the tags per tagset. A column not asked
+ * for is neither decoded nor computed. */
+static void stat_cols(Binder *b, QPlan *p, Value st, Value sel)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = b->vs->s;
+    bool tagcol = s->tag_size && !sc->tags;
+    uint32_t n = IS_NIL(sel) ? (uint32_t)nlen(st) - 3 : (uint32_t)(nlen(sel) - 3) / 2;
+    if (!n)
+        n = s->nfields + tagcol;
+    sc->stat_cols = qp_alloc(b->vm, p, n * sizeof *sc->stat_cols);
+    sc->stat_names = qp_alloc(b->vm, p, n * sizeof *sc->stat_names);
+    sc->nstat = n;
+    for (uint32_t i = 0; i < n; i++) {
+        VStr *name;
+        int f;
+        if (!IS_NIL(sel)) {
+            name = AS_STR(nval(sel, 3 + 2 * (size_t)i));
+            f = qb_field_of(b, node_name(nval(sel, 4 + 2 * (size_t)i)));
+        } else if (nlen(st) > 3) {
+            QExpr *e = qb_expr(b, nval(st, 3 + i));
+            name = AS_STR(e->k);
+            f = str_eq_cstr(name, "#tags") && tagcol ? (int)s->nfields : qb_field_of(b, name);
+            if (f < 0)
+                bind_error(b, e, "stat: no field '%s' in these rows%s", name->data,
+                           tagcol ? " (\"#tags\": the tags per tagset)" : "");
+        } else {
+            f = (int)i;
+            name = i < s->nfields ? b->vs->names[i] : NULL;
+        }
+        sc->stat_cols[i] = (uint32_t)f;
+        sc->stat_names[i] = name;
+    }
+}
+
+/* `select f, name: g, ... | stat` where each item is a field of the scan's
+ * rows: the scan computes stat of those columns (by the select's names),
+ * the select's maps never made. */
+static int stat_under_select(Binder *b, VQuery *q, QPlan *p, int i)
+{
+    Value sel = qp_stage(q, i);
+    int nitems = (int)(nlen(sel) - 3) / 2;
+    if (i + 1 >= (int)q->nstages || nint(qp_stage(q, i + 1), 0) != QV_stat ||
+        nlen(qp_stage(q, i + 1)) > 3 || !nitems)
+        return i;
+    for (int j = 0; j < nitems; j++) {
+        Value node = nval(sel, 4 + 2 * (size_t)j);
+        int f = IS_ARRAY(node) && nint(node, 0) == QOP_FIELD ? qb_field_of(b, node_name(node)) : -1;
+        if (f < 0 || (b->vs->s->fields[f].role == ST_TAG && !p->scan.tags))
+            return i;
+    }
+    p->scan.consumer = QC_STAT;
+    stat_cols(b, p, qp_stage(q, i + 1), sel);
+    return i + 2;
+}
+
 /* Whether node (an expression as the compiler wrote it) calls a function
  * of the program for a value, not as a condition (where's own, a side of
  * `&& || !`, a quantifier's PRED), which gives true or false. The kernels
@@ -547,6 +610,7 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
         }
         case QV_stat:
             sc->consumer = QC_STAT;
+            stat_cols(b, p, st, v_nil());
             return i + 1;
         case QV_write: {
             /* Rows written as they are: straight from the blocks (text
@@ -565,6 +629,8 @@ static int bind_scan(Binder *b, VQuery *q, QPlan *p)
             return i + 1;
         }
         default:    /* select, explain, schema: the scan collects, the rows step does the rest */
+            if (verb == QV_select && stat_under_select(b, q, p, i) > i)
+                return i + 2;
             if (verb == QV_select)
                 sort_under_select(b, q, p, i);
             return i;
@@ -598,6 +664,15 @@ static void scan_columns(Binder *b, QPlan *p)
     qp_scan_uses(sc);
     if (sc->consumer == QC_COUNT || sc->consumer == QC_GROUP)
         return;
+    if (sc->consumer == QC_STAT) {
+        /* a tag field of tagsets reads their tags' span */
+        for (uint32_t i = 0; i < sc->nstat; i++)
+            sc->want[sc->stat_cols[i]] = true;
+        for (uint32_t i = 0; i < sc->nstat && s->tag_size; i++)
+            if (sc->stat_cols[i] >= s->nrow)
+                sc->want[s->nfields] = true;
+        return;
+    }
     for (uint32_t f = 0; f < s->nfields; f++)
         sc->want[f] = sc->out_fields[f] = true;
     if (s->tag_size)

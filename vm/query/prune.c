@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "store/bindex.h"
+#include "store/oindex.h"
 
 /* ---- the files to read ------------------------------------------------- */
 
@@ -541,6 +542,112 @@ int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t
     return rc;
 }
 
+/* Whether conjunct e tests field c against a constant by a number test of
+ * its storage type's bounds: exactly the zone range it gives, so the tags
+ * an order index keeps by that range need no test of it. */
+static bool order_exact(const QExpr *e, int c)
+{
+    return (e->op == QOP_EQ || e->op == QOP_LT || e->op == QOP_LE || e->op == QOP_GT ||
+            e->op == QOP_GE) && e->a->op == QX_FIELD && e->a->field == c && e->b->op == QOP_CONST &&
+           !e->mask && (e->num.kind == QN_LE || e->num.kind == QN_GE || e->num.kind == QN_IN);
+}
+
+/* e's conjuncts other than the order index's exact tests of field c, joined
+ * again by &&: each new && a copy of one of e's (so of its scratch slot,
+ * which no other node on its path shares); NULL when none is left. */
+static QExpr *order_rest(VM *vm, QPlan *p, QExpr *e, int c)
+{
+    QExpr *keep[64], *ands[64];
+    uint32_t nk = 0, na = 0, nstack = 1;
+    QExpr *stack[128] = {e};
+    while (nstack) {
+        QExpr *x = stack[--nstack];
+        if (x->op == QOP_AND && nstack + 2 <= 128 && na < 64) {
+            ands[na++] = x;
+            stack[nstack++] = x->b;
+            stack[nstack++] = x->a;
+        } else if (!order_exact(x, c)) {
+            if (nk == 64)
+                return e;   /* too many to join again: test them all */
+            keep[nk++] = x;
+        }
+    }
+    QExpr *r = nk ? keep[0] : NULL;
+    for (uint32_t i = 1; i < nk; i++) {
+        QExpr *and = qp_alloc(vm, p, sizeof *and);
+        *and = *ands[i - 1];
+        and->a = r;
+        and->b = keep[i];
+        r = and;
+    }
+    return r;
+}
+
+/* The tag field with an order index that the tag where's ranges (tr, n)
+ * bound, and that bound (sc->tag_order, -1: none): each tag must hold it,
+ * so a block's tags outside it need no test, and those in it no test of
+ * the conjuncts that gave it exactly (sc->tag_rest: the others). */
+static void plan_tag_order(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    sc->tag_order = -1;
+    sc->tag_order_lo = 0;
+    sc->tag_order_hi = UINT64_MAX;
+    for (uint32_t i = 0; i < n && sc->tags; i++) {
+        uint32_t c = tr[i].col;
+        if (c < s->nrow || c >= s->nfields || !s->fields[c].index ||
+            (sc->tag_order >= 0 && (uint32_t)sc->tag_order != c))
+            continue;
+        sc->tag_order = (int)c;
+        uint64_t lo = tr[i].lo ? st_field_order(&s->fields[c], tr[i].lo) : 0;
+        uint64_t hi = tr[i].hi ? st_field_order(&s->fields[c], tr[i].hi) : UINT64_MAX;
+        sc->tag_order_lo = lo > sc->tag_order_lo ? lo : sc->tag_order_lo;
+        sc->tag_order_hi = hi < sc->tag_order_hi ? hi : sc->tag_order_hi;
+    }
+    sc->tag_rest = sc->tag_order >= 0 ? order_rest(vm, p, sc->tag_where, sc->tag_order) : sc->tag_where;
+}
+
+int qprune_tag_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t a, uint32_t e,
+                    KSel *out, uint64_t *skipped, st_err *err)
+{
+    uint32_t c = (uint32_t)sc->tag_order;
+    const st_field *f = &sc->vs->s->fields[c];
+    const unsigned char *idx;
+    size_t len;
+    uint32_t from, to;
+    if (sc->tag_order < 0 || a >= e || !b->cols[c])
+        return 0;
+    if (st_reader_index(r, c, &idx, &len, err) < 0)
+        return -1;
+    st_oidx_range(f, b->cols[c], idx, sc->tag_order_lo, sc->tag_order_hi, &from, &to);
+    if ((uint64_t)(to - from) * 4 > e - a)
+        return 0;   /* most tags are in range: testing them all costs no more */
+    /* the tags in range among [a, e), in row order: a bit each */
+    size_t words = ((size_t)(e - a) + 63) / 64;
+    uint64_t *bits = mem_calloc(words, 8);
+    if (!bits)
+        return st_err_set(err, ST_ENOMEM, "out of memory for a block's tags");
+    int rc = 0;
+    for (uint32_t i = from; i < to; i++) {
+        uint32_t t = st_oidx_row(idx, i);
+        if (t >= b->ntags) {
+            rc = st_err_set(err, ST_ECORRUPT, "%s: block %" PRIu64 ": order index of '%s' holds row %"
+                            PRIu32 " past the block's tags", st_reader_path(r), b->block, f->name, t);
+            break;
+        }
+        if (t >= a && t < e)
+            bits[(t - a) / 64] |= UINT64_C(1) << ((t - a) % 64);
+    }
+    out->n = 0;
+    for (size_t w = 0; w < words && rc == 0; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1)
+            out->idx[out->n++] = a + (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(x);
+    mem_free(bits, words * 8);
+    *skipped += (e - a) - out->n;
+    return rc < 0 ? -1 : 1;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -548,9 +655,11 @@ void qprune_plan(VM *vm, QPlan *p)
         return;
     Ranges rs = {0};
     ranges_of(vm, p, sc->where, &rs);
+    uint32_t ntagset_ranges = rs.n;
     ranges_of(vm, p, sc->tag_where, &rs);
     sc->ranges = rs.r;
     sc->nranges = rs.n;
+    plan_tag_order(vm, p, rs.r + ntagset_ranges, rs.n - ntagset_ranges);
     sc->nparts = UINT32_MAX;
     if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
         !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))

@@ -157,10 +157,18 @@ typedef struct QScan {
     QExpr *index_where; /* the where's conjuncts the bitmap indexes answer (prune.c) */
     const char *index_why; /* explain: why the scan uses them or not */
     bool *scan_field;   /* [nfields]: indexed, but the column costs less to read */
+    int tag_order;      /* a tag field with an order index that the tag where bounds to
+                         * [tag_order_lo, tag_order_hi] (st_field_order images); -1: none */
+    uint64_t tag_order_lo, tag_order_hi;
+    QExpr *tag_rest;    /* the tag where left to test of the tags the order index keeps */
     int nslots;         /* kernel scratch vectors per thread */
     bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
                          * arguments): one thread, the VM's */
     uint32_t keyw;      /* bytes of a group or sort key */
+    uint32_t *stat_cols;    /* STAT: the columns it computes, in order (nfields: the tags
+                             * per tagset) */
+    VStr **stat_names;      /* and the names it shows them by */
+    uint32_t nstat;
     Value write_target;
     VMap *write_opts;
     struct KCtx *idle_k;    /* kernel scratch the last run left, for the next */

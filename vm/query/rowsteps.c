@@ -658,15 +658,31 @@ static VArray *group(VM *vm, const QStep *s, VArray *in)
 
 /* ---- stat over rows ---- */
 
-static Value stat(VM *vm, VArray *in)
+/* A column's statistics so far, new: [count, nulls, min, max, sum, n,
+ * set, NaN seen]. */
+static VArray *stat_col(VM *vm, VMap *cols, Value k)
+{
+    VArray *st = vm_array_new(vm, 8);
+    vm_map_set(vm, cols, k, v_obj(st));
+    Value init[8] = {v_int(0), v_int(0), v_nil(), v_nil(), v_nil(), v_int(0),
+                     v_obj(vm_map_new(vm, 8)), v_bool(false)};
+    for (int j = 0; j < 8; j++)
+        vm_array_push(vm, st, init[j]);
+    return st;
+}
+
+static Value stat(VM *vm, const QStep *step, VArray *in)
 {
     /* key -> [count, nulls, min, max, sum, n, set, NaN seen]: min and max
      * skip NaN, as the scan's stat does, and distinct counts it once (the
      * set, a map, cannot hold it). A nil is no value: the rows without
-     * one (nil, or no such key) are its missing ones. */
+     * one (nil, or no such key) are its missing ones. The fields named
+     * (stat f, ...) are the only ones, in that order. */
     VMap *cols = vm_map_new(vm, 8);
     Value cv = v_obj(cols);
     vm_push_root(vm, cv);
+    for (int i = 0; i < step->n; i++)
+        stat_col(vm, cols, step->e[i]->k);
     int64_t nrows = 0;
     for (size_t i = 0; i < in->len; i++) {
         if (!IS_MAP(in->items[i]))
@@ -676,18 +692,9 @@ static Value stat(VM *vm, VArray *in)
         Value k, v;
         while (vm_map_next(AS_MAP(in->items[i]), &pos, &k, &v)) {
             Value *hit = vm_map_ref(cols, k);
-            VArray *st;
-            if (!hit) {
-                st = vm_array_new(vm, 8);
-                vm_map_set(vm, cols, k, v_obj(st));
-                Value init[8] = {v_int(0), v_int(0), v_nil(), v_nil(), v_nil(), v_int(0),
-                                 v_obj(vm_map_new(vm, 8)), v_bool(false)};
-                for (int j = 0; j < 8; j++)
-                    vm_array_push(vm, st, init[j]);
-            } else {
-                st = AS_ARRAY(*hit);
-            }
-            Value *s = st->items;
+            if (!hit && step->n)
+                continue;
+            Value *s = (hit ? AS_ARRAY(*hit) : stat_col(vm, cols, k))->items;
             if (IS_NIL(v))
                 continue;
             s[0].as.i++;
@@ -914,7 +921,7 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         case QV_distinct: rows = v_obj(distinct(vm, in)); break;
         case QV_join: rows = v_obj(join(vm, s, in)); break;
         case QV_count: rows = v_int((int64_t)in->len); break;
-        case QV_stat: rows = stat(vm, in); break;
+        case QV_stat: rows = stat(vm, s, in); break;
         case QV_write: rows = rows_write(vm, p, s, rows); break;
         case QV_explain: rows = qexplain_array(vm, p); break;
         default: break;

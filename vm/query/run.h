@@ -154,6 +154,13 @@ int qprune_select(const QScan *sc, st_reader *r, st_err *err);
  * names its file, block and field: the scan then fails, never miscounts). */
 int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
                       KSel *out, st_err *err);
+/* The tags in [a, e) of batch b (r's) whose sc->tag_order field lies in
+ * its range, by the block's order index of that field, into out (ascending)
+ * and the others counted in *skipped: 1; 0 when the scan has no such range
+ * or most tags lie in it (the tag where tests them all, as it tests those
+ * out leaves); -1 with err set (a damaged index names its file and block). */
+int qprune_tag_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t a, uint32_t e,
+                    KSel *out, uint64_t *skipped, st_err *err);
 /* How many of those rows there are, without listing them (a count the
  * indexes cover). */
 int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,

@@ -149,12 +149,16 @@ static bool part_step(Worker *w, uint32_t pi)
         return true;
     }
     KSel all = {w->k.selbuf[1], hi - lo}, sel = {w->k.selbuf[2], 0};
+    bool tag = sc->tags;
+    /* rows per tag with no where: the tags of the run [lo, hi), its
+     * tagsets not listed */
+    bool whole = tag && !sc->index_where && !sc->where;
     if (sc->index_where) {  /* the rows the bitmap indexes leave */
         if (qprune_index_rows(sc, w->r, b, lo, hi, &all, &err) < 0) {
             scan_fail(sh, err.msg);
             return false;
         }
-    } else {
+    } else if (!whole) {
         for (uint32_t i = 0, n = all.n; i < n; i++)
             all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
     }
@@ -162,22 +166,32 @@ static bool part_step(Worker *w, uint32_t pi)
         k_filter(&w->k, sc->where, false, &all, &sel);
     else
         sel = all;
-    bool tag = sc->tags;
     if (tag) {
         /* one row per tag of the kept tagsets */
         KSel t = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
         const uint32_t *st = b->tag_start;
-        if (sel.n && sel.idx[sel.n - 1] - sel.idx[0] == sel.n - 1)   /* a run of tagsets */
-            for (uint32_t i = st[sel.idx[0]], e = st[sel.idx[sel.n - 1] + 1]; i < e; i++)
+        int by_order = 0;
+        if (whole || (sel.n && sel.idx[sel.n - 1] - sel.idx[0] == sel.n - 1)) { /* a run of tagsets */
+            uint32_t a = st[whole ? lo : sel.idx[0]], e = st[whole ? hi : sel.idx[sel.n - 1] + 1];
+            /* its tags in the tag where's range of an indexed tag field
+             * (how many it spares, explain counts) */
+            uint64_t spared = 0;
+            if (sc->tag_order >= 0 &&
+                (by_order = qprune_tag_rows(sc, w->r, b, a, e, &t, &spared, &err)) < 0) {
+                scan_fail(sh, err.msg);
+                return false;
+            }
+            for (uint32_t i = a; !by_order && i < e; i++)
                 t.idx[t.n++] = i;
-        else
+        } else
             for (uint32_t j = 0; j < sel.n; j++)
                 for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
                     t.idx[t.n++] = i;
         sel = t;
-        if (sc->tag_where) {
+        const QExpr *tw = by_order ? sc->tag_rest : sc->tag_where;
+        if (tw) {
             KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
-            k_filter(&w->k, sc->tag_where, true, &sel, &out);
+            k_filter(&w->k, tw, true, &sel, &out);
             sel = out;
         }
     }

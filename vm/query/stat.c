@@ -1,4 +1,5 @@
-/* stat: tagstat, per-field statistics of a scan's rows: count, nils
+/* stat: tagstat, per-field statistics of a scan's rows (of the columns
+ * asked for, QScan.stat_cols, and only those decoded): count, nils
  * (zeros), min, max, mean and a distinct count estimated by HyperLogLog,
  * per worker, merged after the scan. */
 #include "config.h"
@@ -25,10 +26,13 @@ typedef struct ColStat {
                              * into hll once at the end (HLL counts a value once) */
 } ColStat;
 
-/* Columns of stat: the schema's fields, then the tags per tagset. */
-static uint32_t stat_ncols(const QScan *sc)
+/* Stat's i-th column's field (the tags per tagset: a u32 of its own). */
+static const st_field tag_count_field = {.name = "#tags", .type = ST_U32, .width = 4};
+
+static const st_field *stat_field(const QScan *sc, uint32_t i)
 {
-    return sc->vs->s->nfields + (sc->vs->s->tag_size && !sc->tags);
+    uint32_t c = sc->stat_cols[i];
+    return c < sc->vs->s->nfields ? &sc->vs->s->fields[c] : &tag_count_field;
 }
 
 /* HyperLogLog: a register per hash prefix keeps the longest run of zeros. */
@@ -148,9 +152,6 @@ static bool stat_column(ColStat *c, const st_field *f, const void *col, const ui
     return true;
 }
 
-/* Stat of the tags-per-tagset column: a u32 field of its own. */
-static const st_field tag_count_field = {.name = "#tags", .type = ST_U32, .width = 4};
-
 static bool stat_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
     (void)pi;
@@ -166,22 +167,24 @@ static bool stat_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
         return false;
     }
     tags = lists;
-    if (s->tag_size && !tag)
+    bool tagf = false;
+    for (uint32_t i = 0; i < sc->nstat; i++)
+        tagf |= sc->stat_cols[i] >= s->nrow && sc->stat_cols[i] < s->nfields;
+    if (tagf && !tag)
         for (uint32_t j = 0; j < sel->n; j++)
             for (uint32_t i = b->tag_start[sel->idx[j]]; i < b->tag_start[sel->idx[j] + 1]; i++)
                 tags[ntags++] = i;
     uint32_t *owners = lists + ntags;
     for (uint32_t j = 0; tag && j < sel->n; j++)
         owners[j] = w->k.owner[sel->idx[j]];
-    for (uint32_t f = 0; f < s->nfields; f++) {
-        bool tagf = s->fields[f].role == ST_TAG;
-        const uint32_t *idx = tagf ? (tag ? sel->idx : tags) : (tag ? owners : sel->idx);
-        uint32_t n = tagf && !tag ? ntags : sel->n;
-        if (!stat_column(&w->stats[f], &s->fields[f], b->cols[f], idx, n))
+    for (uint32_t i = 0; i < sc->nstat; i++) {
+        uint32_t c = sc->stat_cols[i];
+        bool tagc = c >= s->nrow && c < s->nfields;  /* a tag field */
+        const uint32_t *idx = tagc ? (tag ? sel->idx : tags) : (tag && c < s->nfields ? owners : sel->idx);
+        uint32_t n = tagc && !tag ? ntags : sel->n;
+        if (!stat_column(&w->stats[i], stat_field(sc, i), b->cols[c], idx, n))
             scan_fail(w->sh, SCAN_OOM);
     }
-    if (stat_ncols(sc) > s->nfields)
-        stat_column(&w->stats[s->nfields], &tag_count_field, b->cols[s->nfields], sel->idx, sel->n);
     mem_free(lists, ((size_t)b->ntags + b->ntagsets + 2) * 4);
     return true;
 }
@@ -190,9 +193,9 @@ static bool stat_merge(Worker *wi, Worker *wf)
 {
     const QScan *sc = wi->sh->sc;
     ColStat *into = wi->stats, *from = wf->stats;
-    for (uint32_t c = 0; c < stat_ncols(sc); c++) {
+    for (uint32_t c = 0; c < sc->nstat; c++) {
         ColStat *a = &into[c], *b = &from[c];
-        uint32_t w = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
+        uint32_t w = stat_field(sc, c)->width;
         a->count += b->count;
         a->nulls += b->nulls;
         v_sum_merge(&a->sum, &b->sum);
@@ -224,7 +227,7 @@ static bool stat_merge(Worker *wi, Worker *wf)
 
 static bool stat_begin(Worker *w)
 {
-    return (w->stats = mem_calloc(stat_ncols(w->sh->sc), sizeof(ColStat))) != NULL;
+    return (w->stats = mem_calloc(w->sh->sc->nstat, sizeof(ColStat))) != NULL;
 }
 
 static void stat_end(Worker *w)
@@ -232,12 +235,12 @@ static void stat_end(Worker *w)
     const QScan *sc = w->sh->sc;
     if (!w->stats)
         return;
-    for (uint32_t c = 0; c < stat_ncols(sc); c++) {
-        uint32_t wd = c < sc->vs->s->nfields ? sc->vs->s->fields[c].width : 0;
+    for (uint32_t c = 0; c < sc->nstat; c++) {
+        uint32_t wd = stat_field(sc, c)->width;
         mem_free(w->stats[c].smin, w->stats[c].smin ? wd + 1 : 0);
         mem_free(w->stats[c].smax, w->stats[c].smax ? wd + 1 : 0);
     }
-    mem_free(w->stats, stat_ncols(sc) * sizeof(ColStat));
+    mem_free(w->stats, sc->nstat * sizeof(ColStat));
     w->stats = NULL;
 }
 
@@ -281,17 +284,17 @@ static Value u64_value(int64_t bits)
 
 static Value stat_rows(VM *vm, const QScan *sc, ColStat *st)
 {
-    const st_schema *s = sc->vs->s;
-    VArray *a = vm_array_new(vm, stat_ncols(sc));
+    VArray *a = vm_array_new(vm, sc->nstat);
     Value av = v_obj(a);
     vm_push_root(vm, av);
-    for (uint32_t c = 0; c < stat_ncols(sc); c++) {
-        const st_field *f = c < s->nfields ? &s->fields[c] : NULL;
+    for (uint32_t c = 0; c < sc->nstat; c++) {
+        const st_field *f = stat_field(sc, c) == &tag_count_field ? NULL : stat_field(sc, c);
         ColStat *cs = &st[c];
         VMap *m = vm_map_new(vm, 8);
         char type[32];
         vm_array_push(vm, a, v_obj(m));
-        map_setc(vm, m, "field", v_obj(vm_str_cstr(vm, f ? f->name : "#tags")));
+        map_setc(vm, m, "field", sc->stat_names[c] ? v_obj(sc->stat_names[c])
+                                                   : v_obj(vm_str_cstr(vm, "#tags")));
         map_setc(vm, m, "type", v_obj(vm_str_cstr(vm, f ? vm_field_type_name(f, type, sizeof type) : "u32")));
         map_setc(vm, m, "count", v_int((int64_t)cs->count));
         map_setc(vm, m, "nulls", v_int((int64_t)cs->nulls));
