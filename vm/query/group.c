@@ -359,7 +359,8 @@ static bool group_merge(Worker *into, Worker *from)
     if (into->sh->gspill)   /* into's come back with them after the scan */
         return spill(from);
     uint32_t *map = mem_alloc((size_t)n * 4 + 4);
-    bool ok = map != NULL;
+    /* room for both at once: growing as the keys come rehashes all of a's */
+    bool ok = map != NULL && gt_reserve(&a->t, a->t.n + n);
     for (uint32_t g = 0; ok && g < n; g++) {
         const unsigned char *k = gt_key(&b->t, g);
         if (g + PREFETCH < n)   /* a merge of many groups misses the cache as a scan's probes */
