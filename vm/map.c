@@ -91,8 +91,8 @@ VMap *vm_map_new(VM *vm, size_t cap)
 
 VMap *vm_map_new_keyed(VM *vm, size_t cap)
 {
-    if (cap < 4)
-        cap = 4;
+    if (cap == 0)
+        cap = 1;
     if (cap > MAP_LINEAR) {
         VMap *m = vm_map_new(vm, 0);
         m->hdr.flags &= (uint16_t)~MAP_DENSE;

@@ -64,18 +64,45 @@ static bool keys_room(GTable *t, size_t cap)
     return true;
 }
 
-bool gt_reserve(GTable *t, uint32_t n)
+long gt_append(GTable *t, const unsigned char *key)
 {
-    size_t ns = t->slots ? t->mask + 1 : 64;
-    while (ns < 2 * (size_t)n)
+    if (t->n == UINT32_MAX - 1 || (t->n == t->kcap && !keys_room(t, t->kcap ? 2 * t->kcap : 64)))
+        return -1;
+    mem_free(t->slots, t->slots ? (t->mask + 1) * 8 : 0);
+    t->slots = NULL;
+    t->mask = 0;
+    if (t->keyw)
+        memcpy(t->keys + (size_t)t->n * t->keyw, key, t->keyw);
+    return (long)t->n++;
+}
+
+/* The slots made again for the keys there (after gt_append). */
+static bool reindex(GTable *t)
+{
+    size_t ns = 64;
+    while (ns < 2 * ((size_t)t->n + 1))
         ns *= 2;
-    return (ns == (t->slots ? t->mask + 1 : 0) || rehash(t, ns)) && keys_room(t, n);
+    uint64_t *s = mem_calloc(ns, 8);
+    if (!s)
+        return false;
+    for (uint32_t g = 0; g < t->n; g++) {
+        uint64_t h = gt_hash(gt_key(t, g), t->keyw);
+        size_t j = (size_t)(h >> 32) & (ns - 1);
+        while (s[j])
+            j = (j + 1) & (ns - 1);
+        s[j] = (h & UINT64_C(0xffffffff00000000)) | (g + 1);
+    }
+    t->slots = s;
+    t->mask = ns - 1;
+    return true;
 }
 
 long gt_find(GTable *t, const unsigned char *key, uint64_t h)
 {
     uint64_t tag = h & UINT64_C(0xffffffff00000000);
     size_t i = 0;
+    if (!t->slots && t->n && !reindex(t))
+        return -1;
     if (t->slots) {
         for (i = gt_home(t, h); t->slots[i]; i = (i + 1) & t->mask) {
             uint64_t x = t->slots[i];

@@ -70,8 +70,10 @@ static inline bool gt_eq(const unsigned char *a, const unsigned char *b, size_t 
  * inserted after the others if new; -1: out
  * of memory, or more keys than an index holds. */
 long gt_find(GTable *t, const unsigned char *key, uint64_t h);
-/* Room for n keys without growing. false: out of memory. */
-bool gt_reserve(GTable *t, uint32_t n);
+/* Adds key, which the caller knows is not there, after the others without
+ * a probe (a merge of groups in key order); the slots are let go and made
+ * again by the next gt_find. Its index, or -1: out of memory. */
+long gt_append(GTable *t, const unsigned char *key);
 /* The slot where a probe of hash h begins. */
 static inline size_t gt_home(const GTable *t, uint64_t h)
 {
