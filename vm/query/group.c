@@ -420,7 +420,23 @@ static bool key_order(GroupState *g)
     if (!(g->order = mem_alloc((size_t)n * 4 + 4)))
         return false;
     g->ocap = n;
-    return sort_groups(&g->t, g->order, n);
+    if (sort_groups(&g->t, g->order, n))
+        return true;
+    mem_free(g->order, (size_t)n * 4 + 4);
+    g->order = NULL;
+    return false;
+}
+
+/* A worker's groups put in key order in its own thread, for the merges
+ * (left to them when out of memory; not when spilled, as they go to the
+ * sort). */
+static void group_done(Worker *w)
+{
+    pthread_mutex_lock(&w->sh->mu);
+    bool spilled = w->sh->gspill != NULL;
+    pthread_mutex_unlock(&w->sh->mu);
+    if (!spilled && w->sh->sc->nkeys)
+        key_order(w->grp);
 }
 
 /* from's groups into into's: both in key order, walked side by side (no
@@ -777,6 +793,7 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 const QConsumerOps qcons_group = {
     .begin = group_begin,
     .consume = group_consume,
+    .done = group_done,
     .merge = group_merge,
     .finish = group_finish,
     .end = group_end,
