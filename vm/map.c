@@ -7,6 +7,10 @@
 #include "vm/vm.h"
 
 #define MAP_MAX ((size_t)UINT32_MAX / 4)
+/* A map of keys other than 0, 1, 2... with room for at most this many has
+ * no index: its keys are searched in order (a row's few fields are found
+ * as fast so, and a query's many rows are made with one allocation less). */
+#define MAP_LINEAR 8
 
 uint32_t vm_hash_value(Value v)
 {
@@ -87,17 +91,33 @@ VMap *vm_map_new(VM *vm, size_t cap)
 
 VMap *vm_map_new_keyed(VM *vm, size_t cap)
 {
-    VMap *m = vm_map_new(vm, 0);
-    m->hdr.flags &= (uint16_t)~MAP_DENSE;
-    vm_map_reserve(vm, m, cap < 4 ? 4 : cap);
+    if (cap == 0)
+        cap = 1;
+    if (cap > MAP_LINEAR) {
+        VMap *m = vm_map_new(vm, 0);
+        m->hdr.flags &= (uint16_t)~MAP_DENSE;
+        vm_map_reserve(vm, m, cap);
+        return m;
+    }
+    VMap *m = vm_new_obj(vm, sizeof(VMap) + cap * sizeof(MapEntry), VT_MAP);
+    m->hdr.flags = MAP_INLINE;
+    m->hdr.hash = (uint32_t)cap;
+    m->entries = (MapEntry *)(void *)(m + 1);
+    m->index = NULL;
+    m->count = m->live = m->mask = 0;
+    m->cap = cap;
     return m;
 }
 
 /* The entry of key (hash h) in a map that is not dense. */
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {
-    if (!m->index)
+    if (!m->index) {
+        for (size_t j = 0; j < m->count; j++)
+            if (key_eq(m->entries[j].key, key))
+                return &m->entries[j];
         return NULL;
+    }
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         MapSlot s = m->index[i];
         if (!s.entry)
@@ -129,9 +149,13 @@ static void compact(VMap *m)
     m->count = j;
 }
 
-/* An index big enough for cap entries, rebuilt. */
+/* An index big enough for cap entries, rebuilt (none for a few). */
 static void build_index(VM *vm, VMap *m, size_t cap)
 {
+    if (!m->index && cap <= MAP_LINEAR) {
+        compact(m);
+        return;
+    }
     size_t isize = 8;
     while (isize < 2 * cap)
         isize *= 2;
@@ -154,7 +178,14 @@ void vm_map_reserve(VM *vm, VMap *m, size_t cap)
         vm_error(vm, "map too large");
     if (cap <= m->cap)
         return;
-    m->entries = vm_realloc(vm, m->entries, m->cap * slot_size(m), cap * slot_size(m));
+    if (m->hdr.flags & MAP_INLINE) {   /* out of its block, which stays as it is */
+        MapEntry *e = vm_alloc(vm, cap * sizeof *e);
+        memcpy(e, m->entries, m->count * sizeof *e);
+        m->entries = e;
+        m->hdr.flags &= (uint16_t)~MAP_INLINE;
+    } else {
+        m->entries = vm_realloc(vm, m->entries, m->cap * slot_size(m), cap * slot_size(m));
+    }
     m->cap = cap;
     if (!dense(m))
         build_index(vm, m, cap);
@@ -225,16 +256,18 @@ void vm_map_set(VM *vm, VMap *m, Value key, Value val)
         e->val = val;
         return;
     }
-    if (m->count == m->cap || 2 * (m->count + 1) > m->mask + 1) {
+    if (m->count == m->cap || (m->index && 2 * (m->count + 1) > m->mask + 1)) {
         if (m->live < m->count / 2)
             build_index(vm, m, m->cap);
         else
             vm_map_reserve(vm, m, m->cap < 4 ? 4 : m->cap * 2);
     }
-    size_t i = h & m->mask;
-    while (m->index[i].entry)
-        i = (i + 1) & m->mask;
-    m->index[i] = (MapSlot){h, (uint32_t)(m->count + 1)};
+    if (m->index) {
+        size_t i = h & m->mask;
+        while (m->index[i].entry)
+            i = (i + 1) & m->mask;
+        m->index[i] = (MapSlot){h, (uint32_t)(m->count + 1)};
+    }
     m->entries[m->count].key = key;
     m->entries[m->count].val = val;
     m->count++;
@@ -290,8 +323,9 @@ void vm_map_traverse(VM *vm, VMap *m)
 
 void vm_map_release(VM *vm, VMap *m)
 {
-    vm_free_mem(vm, m->entries, m->cap * slot_size(m));
+    if (!(m->hdr.flags & MAP_INLINE))
+        vm_free_mem(vm, m->entries, m->cap * slot_size(m));
     if (m->index)
         vm_free_mem(vm, m->index, (m->mask + 1) * sizeof *m->index);
-    vm_free_obj(vm, m, sizeof *m);
+    vm_free_obj(vm, m, sizeof *m + m->hdr.hash * sizeof(MapEntry));
 }

@@ -113,6 +113,10 @@ typedef struct MapEntry {
 } MapEntry;
 
 #define MAP_DENSE 1u
+/* A keyed map made for a few keys (a row) holds its entries in its own
+ * block, after the VMap, until it outgrows them: one allocation a row. Its
+ * hdr.hash is the room it was made with (the block's size says it). */
+#define MAP_INLINE 2u
 
 typedef struct MapSlot {
     uint32_t hash, entry;

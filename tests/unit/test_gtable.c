@@ -50,6 +50,34 @@ static void finds_every_key(void **state)
     assert_int_equal(mem_in_use(), 0);
 }
 
+/* Keys appended without a probe (a merge in key order) get the next
+ * indices, and the next gt_find makes the slots again: it finds them all,
+ * appended or not, and adds only what is new. */
+static void appended_keys_are_found(void **state)
+{
+    (void)state;
+    GTable t;
+    unsigned char k[12];
+    gt_init(&t, 12);
+    for (uint32_t i = 0; i < 1000; i++) {
+        key_of(k, 12, i);
+        assert_int_equal(gt_find(&t, k, gt_hash(k, 12)), (long)i);
+    }
+    for (uint32_t i = 1000; i < 50000; i++) {
+        key_of(k, 12, i);
+        assert_int_equal(gt_append(&t, k), (long)i);
+    }
+    assert_null(t.slots);
+    for (uint32_t i = 0; i < 50001; i++) {
+        key_of(k, 12, i);
+        assert_int_equal(gt_find(&t, k, gt_hash(k, 12)), (long)i);
+        assert_memory_equal(gt_key(&t, i), k, 12);
+    }
+    assert_int_equal(t.n, 50001);
+    gt_free(&t);
+    assert_int_equal(mem_in_use(), 0);
+}
+
 static void out_of_memory_leaves_the_table(void **state)
 {
     (void)state;
@@ -163,6 +191,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_every_key),
+        cmocka_unit_test(appended_keys_are_found),
         cmocka_unit_test(out_of_memory_leaves_the_table),
         cmocka_unit_test(quantiles_interpolate),
         cmocka_unit_test(quantiles_select_as_sorting_would),

@@ -205,6 +205,46 @@ static void map_many_and_deletes(void **state)
     assert_true(IS_INT(k) && AS_INT(k) == 4999);
 }
 
+/* A row's map (made keyed for a few keys: entries in its own block, no
+ * index) finds its keys, deletes, and keeps order and every key as it
+ * outgrows its block and then the few searched without an index. */
+static void keyed_map_grows_out_of_its_block(void **state)
+{
+    VM *vm = *state;
+    for (size_t cap = 1; cap <= 12; cap += 3) {
+        VMap *m = vm_map_new_keyed(vm, cap);
+        vm_push_root(vm, v_obj(m));
+        char buf[32];
+        for (int i = 0; i < 40; i++) {
+            snprintf(buf, sizeof buf, "f%d", i);
+            vm_map_set(vm, m, str(vm, buf), v_int(i));
+            if (i == 2)
+                assert_true(vm_map_del(vm, m, str(vm, "f1")));
+            for (int j = 0; j <= i; j++) {
+                Value v;
+                snprintf(buf, sizeof buf, "f%d", j);
+                bool gone = j == 1 && i >= 2;
+                assert_int_equal(vm_map_get(vm, m, str(vm, buf), &v), !gone);
+                if (!gone)
+                    assert_int_equal(AS_INT(v), j);
+            }
+            assert_false(vm_map_get(vm, m, str(vm, "g"), &(Value){0}));
+        }
+        vm_map_set(vm, m, str(vm, "f1"), v_int(-1));    /* back, at the end */
+        size_t pos = 0;
+        Value k, v;
+        int64_t want = 0;
+        while (vm_map_next(m, &pos, &k, &v)) {
+            assert_int_equal(AS_INT(v), want == 40 ? -1 : want);
+            want = want == 0 ? 2 : want + 1;
+        }
+        assert_int_equal(want, 41);
+        assert_int_equal(m->live, 40);
+        vm_pop_root(vm, 1);
+    }
+    vm_gc(vm);
+}
+
 static void set_nil_key(VM *vm, void *m)
 {
     vm_map_set(vm, m, v_nil(), v_int(1));
@@ -404,6 +444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(strings_append_in_place_but_never_change, setup, teardown),
         cmocka_unit_test_setup_teardown(map_order_and_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(map_many_and_deletes, setup, teardown),
+        cmocka_unit_test_setup_teardown(keyed_map_grows_out_of_its_block, setup, teardown),
         cmocka_unit_test_setup_teardown(errors_from_c_are_protected, setup, teardown),
         cmocka_unit_test_setup_teardown(text_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(collects_the_unreachable, setup, teardown),

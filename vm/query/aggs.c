@@ -607,6 +607,15 @@ void qa_load(QAggs *s, uint32_t g, const unsigned char *in)
     }
 }
 
+void qa_clear(QAggs *s, uint32_t g)
+{
+    for (int i = 0; i < s->n; i++) {
+        QAgg *a = &s->a[i];
+        a->n[g] = 0;
+        memset(a->st + (size_t)g * a->size, 0, a->size);
+    }
+}
+
 /* ---- values --------------------------------------------------------------- */
 
 void qa_var_merge(QVar *into, const QVar *from)

@@ -41,6 +41,8 @@ size_t qa_recw(const QAggs *s);
 size_t qa_bytes(const QAggs *s);
 void qa_save(const QAggs *s, uint32_t g, unsigned char *out);
 void qa_load(QAggs *s, uint32_t g, const unsigned char *in);
+/* Group g's (fixed-size) states empty again, as a new group's. */
+void qa_clear(QAggs *s, uint32_t g);
 /* Aggregate i's value for group g (raises integer overflow in a sum). */
 Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g);
 

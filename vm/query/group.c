@@ -22,10 +22,13 @@ struct GroupState {
     size_t gcap;
     uint32_t *dense;    /* small-domain keys: group index + 1 per key code */
     uint32_t ndense;    /* codes (0: keys go through the table alone) */
-    uint32_t *order;    /* the groups in key order, for the result (here, so
-                         * that a raise while making rows leaks nothing) */
-    Value *heap;        /* top-N's heap: values, then positions, [heapn] */
+    uint32_t *order;    /* the groups in key order (here, so that a raise
+                         * while making rows leaks nothing): made by a merge
+                         * or for the result */
+    uint32_t ocap;      /* order's room */
+    Value *heap;        /* top-N's heap: values, then positions and slots, [heapn] */
     uint32_t heapn;
+    unsigned char *kept;    /* top-N after a spill: the kept groups' records, [heapn] */
     size_t limit;       /* bytes of groups held before they spill (0: never) */
 };
 
@@ -202,6 +205,8 @@ static bool group_reset(GroupState *g, const QScan *sc)
 {
     gt_free(&g->t);
     qa_free(&g->aggs);
+    mem_free(g->order, g->order ? (size_t)g->ocap * 4 + 4 : 0);
+    g->order = NULL;
     if (g->dense)
         memset(g->dense, 0, (size_t)g->ndense * 4);
     return qa_init(&g->aggs, sc);
@@ -238,30 +243,6 @@ static bool spill(Worker *w)
         return false;
     }
     return true;
-}
-
-/* The spilled groups back, in key order, into w's (w's own spilled too). */
-static void unspill(VM *vm, Shared *sh, Worker *w)
-{
-    const QScan *sc = sh->sc;
-    GroupState *g = w->grp;
-    st_err err = {0};
-    const void *r;
-    int rc;
-    if (!spill(w) || st_sorter_finish(sh->gspill, &err) < 0)
-        vm_error(vm, "%s", sh->err[0] ? sh->err : err.msg);
-    long gi = -1;
-    while ((rc = st_sorter_next(sh->gspill, &r, &err)) == 1) {
-        const unsigned char *rec = r;
-        if (gi < 0 || memcmp(gt_key(&g->t, (uint32_t)gi), rec, sc->keyw)) {
-            gi = gt_find(&g->t, rec, gt_hash(rec, sc->keyw));
-            if (gi < 0 || !qa_grow(&g->aggs, g->t.n))
-                vm_throw(vm, v_obj(vm->oom));
-        }
-        qa_load(&g->aggs, (uint32_t)gi, rec + sc->keyw);
-    }
-    if (rc < 0)
-        vm_error(vm, "%s", err.msg);
 }
 
 void qgroup_free(Shared *sh)
@@ -340,8 +321,9 @@ static void group_end(Worker *w)
     GroupState *g = w->grp;
     if (!g)
         return;
-    mem_free(g->order, g->order ? (size_t)g->t.n * 4 + 4 : 0);
-    mem_free(g->heap, (size_t)g->heapn * (4 + 8 * sizeof(Value)));
+    mem_free(g->order, g->order ? (size_t)g->ocap * 4 + 4 : 0);
+    mem_free(g->heap, (size_t)g->heapn * (8 + 8 * sizeof(Value)));
+    mem_free(g->kept, g->kept ? (size_t)g->heapn * (w->sh->sc->keyw + qa_recw(&g->aggs)) : 0);
     gt_free(&g->t);
     qa_free(&g->aggs);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
@@ -349,28 +331,6 @@ static void group_end(Worker *w)
     buf_free(&g->keys);
     mem_free(g, sizeof *g);
     w->grp = NULL;
-}
-
-/* from's groups into into's. */
-static bool group_merge(Worker *into, Worker *from)
-{
-    GroupState *a = into->grp, *b = from->grp;
-    uint32_t n = b->t.n;
-    if (into->sh->gspill)   /* into's come back with them after the scan */
-        return spill(from);
-    uint32_t *map = mem_alloc((size_t)n * 4 + 4);
-    bool ok = map != NULL;
-    for (uint32_t g = 0; ok && g < n; g++) {
-        const unsigned char *k = gt_key(&b->t, g);
-        if (g + PREFETCH < n)   /* a merge of many groups misses the cache as a scan's probes */
-            gt_prefetch(&a->t, gt_hash(gt_key(&b->t, g + PREFETCH), a->t.keyw));
-        long gi = gt_find(&a->t, k, gt_hash(k, a->t.keyw));
-        ok = gi >= 0;
-        map[g] = (uint32_t)gi;
-    }
-    ok = ok && qa_grow(&a->aggs, a->t.n) && qa_merge(&a->aggs, &b->aggs, map, n);
-    mem_free(map, (size_t)n * 4 + 4);
-    return ok;
 }
 
 /* ---- results as comb values -------------------------------------------- */
@@ -448,6 +408,73 @@ static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
             qsort_r(order + i, j - i, 4, cmp_groups, (void *)t);
     }
     mem_free(p, ((size_t)n + 1) * 2 * sizeof *p);
+    return true;
+}
+
+/* g->order := g's groups in key order, unless a merge made it. */
+static bool key_order(GroupState *g)
+{
+    if (g->order)
+        return true;
+    uint32_t n = g->t.n;
+    if (!(g->order = mem_alloc((size_t)n * 4 + 4)))
+        return false;
+    g->ocap = n;
+    if (sort_groups(&g->t, g->order, n))
+        return true;
+    mem_free(g->order, (size_t)n * 4 + 4);
+    g->order = NULL;
+    return false;
+}
+
+/* A worker's groups put in key order in its own thread, for the merges
+ * (left to them when out of memory; not when spilled, as they go to the
+ * sort). */
+static void group_done(Worker *w)
+{
+    pthread_mutex_lock(&w->sh->mu);
+    bool spilled = w->sh->gspill != NULL;
+    pthread_mutex_unlock(&w->sh->mu);
+    if (!spilled && w->sh->sc->nkeys)
+        key_order(w->grp);
+}
+
+/* from's groups into into's: both in key order, walked side by side (no
+ * probe of a hash table, and the result comes out in key order); from's
+ * groups that into lacks are added after its others. */
+static bool group_merge(Worker *into, Worker *from)
+{
+    GroupState *a = into->grp, *b = from->grp;
+    if (into->sh->gspill)   /* into's come back with them after the scan */
+        return spill(from);
+    uint32_t na = a->t.n, nb = b->t.n, w = a->t.keyw, m = 0;
+    if (!key_order(a) || !key_order(b))
+        return false;
+    uint32_t *map = mem_alloc((size_t)nb * 4 + 4), *out = mem_alloc(((size_t)na + nb) * 4 + 4);
+    bool ok = map && out;
+    for (uint32_t i = 0, j = 0; ok && (i < na || j < nb);) {
+        uint32_t ga = i < na ? a->order[i] : 0, gb = j < nb ? b->order[j] : 0;
+        int c = i == na ? 1 : j == nb ? -1 : w ? memcmp(gt_key(&a->t, ga), gt_key(&b->t, gb), w) : 0;
+        if (c > 0) {
+            long g = gt_append(&a->t, gt_key(&b->t, gb));
+            ok = g >= 0;
+            ga = (uint32_t)g;
+        }
+        if (c >= 0)
+            map[gb] = ga, j++;
+        if (c <= 0)
+            i++;
+        out[m++] = ga;
+    }
+    ok = ok && qa_grow(&a->aggs, a->t.n) && qa_merge(&a->aggs, &b->aggs, map, nb);
+    mem_free(map, map ? (size_t)nb * 4 + 4 : 0);
+    if (!ok) {
+        mem_free(out, out ? ((size_t)na + nb) * 4 + 4 : 0);
+        return false;
+    }
+    mem_free(a->order, (size_t)a->ocap * 4 + 4);
+    a->order = out;
+    a->ocap = na + nb;
     return true;
 }
 
@@ -536,61 +563,90 @@ static bool topn_after(const QStep *s, const Value *va, uint32_t a, const Value 
     return a > b;
 }
 
+/* A heap of the best top groups so far, the last of them at its root:
+ * their values of the sort keys, positions in key order (ties go by
+ * them) and slots (where the caller keeps what it keeps of them). */
+typedef struct TopN {
+    const QStep *s;
+    uint32_t top, h;
+    Value *vals;        /* [top + 1][8] */
+    uint32_t *pos, *slot;
+} TopN;
+
+static void topn_init(VM *vm, GroupState *gs, TopN *t, const QStep *s, uint32_t top)
+{
+    size_t each = 8 + 8 * sizeof(Value);
+    Value *vals = gs->heap = mem_alloc(((size_t)top + 1) * each);
+    if (!vals)
+        vm_throw(vm, v_obj(vm->oom));
+    gs->heapn = top + 1;
+    *t = (TopN){s, top, 0, vals, (uint32_t *)(void *)(vals + ((size_t)top + 1) * 8), NULL};
+    t->slot = t->pos + top + 1;
+}
+
+/* Offers the group at position i (values cur): false when it is not among
+ * the best top; else *slot is its slot (a new one, or the one of the group
+ * it put out). */
+static bool topn_offer(TopN *t, const Value *cur, uint32_t i, uint32_t *slot)
+{
+    const QStep *s = t->s;
+    int nk = s->n;
+    uint32_t at, *pos = t->pos, h = t->h;
+#define V(k) (t->vals + (size_t)(k) * 8)
+#define MOVE(to, from) (pos[to] = pos[from], t->slot[to] = t->slot[from], \
+                        memcpy(V(to), V(from), (size_t)nk * sizeof(Value)))
+    if (h == t->top && (t->top == 0 || topn_after(s, cur, i, V(0), pos[0])))
+        return false;
+    if (h < t->top) {
+        *slot = at = t->h++;
+        while (at && topn_after(s, cur, i, V((at - 1) / 2), pos[(at - 1) / 2])) {
+            MOVE(at, (at - 1) / 2);
+            at = (at - 1) / 2;
+        }
+    } else {    /* replaces the root, sifted down */
+        *slot = t->slot[0];
+        at = 0;
+        for (;;) {
+            uint32_t c = 2 * at + 1;
+            if (c >= h)
+                break;
+            if (c + 1 < h && topn_after(s, V(c + 1), pos[c + 1], V(c), pos[c]))
+                c++;
+            if (!topn_after(s, V(c), pos[c], cur, i))
+                break;
+            MOVE(at, c);
+            at = c;
+        }
+    }
+#undef MOVE
+#undef V
+    pos[at] = i;
+    t->slot[at] = *slot;
+    memcpy(t->vals + (size_t)at * 8, cur, (size_t)nk * sizeof(Value));
+    return true;
+}
+
 /* Keeps in order[0 .. n) (groups in key order) the first top of them in
  * the sort's order, still in key order; their number. */
 static uint32_t topn_select(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs,
                             const int *src, uint32_t top, uint32_t *order, uint32_t n)
 {
-    const QStep *s = &p->steps[0];
-    int nk = s->n;
     if (n <= top)
         return n;
-    /* a heap of the best top so far, the last of them at its root: its
-     * positions in order[], and their values */
-    Value *vals = gs->heap = mem_alloc(((size_t)top + 1) * (4 + 8 * sizeof(Value))), cur[8];
-    if (!vals)
-        vm_throw(vm, v_obj(vm->oom));
-    gs->heapn = top + 1;
-    uint32_t *heap = (uint32_t *)(void *)(vals + ((size_t)top + 1) * 8);
-    uint32_t h = 0;
-#define V(i) (vals + (size_t)(i) * 8)
+    TopN t;
+    Value cur[8];
+    uint32_t slot;
+    topn_init(vm, gs, &t, &p->steps[0], top);
     for (uint32_t i = 0; i < n; i++) {
-        topn_values(vm, sc, gs, src, nk, order[i], cur);
-        if (h == top && (top == 0 || topn_after(s, cur, i, V(0), heap[0])))
-            continue;
-        uint32_t at;
-        if (h < top) {
-            at = h++;
-            while (at && topn_after(s, cur, i, V((at - 1) / 2), heap[(at - 1) / 2])) {
-                heap[at] = heap[(at - 1) / 2];
-                memcpy(V(at), V((at - 1) / 2), (size_t)nk * sizeof(Value));
-                at = (at - 1) / 2;
-            }
-        } else {    /* replaces the root, sifted down */
-            at = 0;
-            for (;;) {
-                uint32_t c = 2 * at + 1;
-                if (c >= h)
-                    break;
-                if (c + 1 < h && topn_after(s, V(c + 1), heap[c + 1], V(c), heap[c]))
-                    c++;
-                if (!topn_after(s, V(c), heap[c], cur, i))
-                    break;
-                heap[at] = heap[c];
-                memcpy(V(at), V(c), (size_t)nk * sizeof(Value));
-                at = c;
-            }
-        }
-        heap[at] = i;
-        memcpy(V(at), cur, (size_t)nk * sizeof(Value));
+        topn_values(vm, sc, gs, src, t.s->n, order[i], cur);
+        topn_offer(&t, cur, i, &slot);
     }
-#undef V
     /* the kept positions in key order */
     bool *keep = mem_calloc(n, 1);
     if (!keep)
         vm_throw(vm, v_obj(vm->oom));
-    for (uint32_t i = 0; i < h; i++)
-        keep[heap[i]] = true;
+    for (uint32_t i = 0; i < t.h; i++)
+        keep[t.pos[i]] = true;
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++)
         if (keep[i])
@@ -599,28 +655,31 @@ static uint32_t topn_select(VM *vm, const QPlan *p, const QScan *sc, GroupState 
     return m;
 }
 
+/* The result's array, and an array that holds a group's aggregates'
+ * values where the collector sees them (a comb call in an item around
+ * them may collect: min and max of strings are new strings); both rooted. */
+static VArray *rows_begin(VM *vm, const QScan *sc, size_t n, VArray **held)
+{
+    VArray *a = vm_array_new(vm, n);
+    vm_push_root(vm, v_obj(a));
+    *held = vm_array_new(vm, (size_t)sc->nagg_list);
+    vm_push_root(vm, v_obj(*held));
+    for (int j = 0; j < sc->nagg_list; j++)
+        vm_array_push(vm, *held, v_nil());
+    return a;
+}
+
 static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
 {
     uint32_t n = gs->t.n;
-    uint32_t *order = gs->order = mem_alloc((size_t)n * 4 + 4);
-    if (!order)
+    if (!key_order(gs))
         vm_throw(vm, v_obj(vm->oom));
-    if (!sort_groups(&gs->t, order, n))
-        vm_throw(vm, v_obj(vm->oom));
+    uint32_t *order = gs->order;
     int src[8];
     uint64_t top;
     if (topn_plan(p, sc, src, &top))
         n = topn_select(vm, p, sc, gs, src, (uint32_t)top, order, n);
-    VArray *a = vm_array_new(vm, n);
-    Value av = v_obj(a);
-    vm_push_root(vm, av);
-    /* A group's aggregates' values, held where the collector sees them: a
-     * comb call in an item around them may collect (min and max of strings
-     * are new strings). */
-    VArray *held = vm_array_new(vm, (size_t)sc->nagg_list);
-    vm_push_root(vm, v_obj(held));
-    for (int j = 0; j < sc->nagg_list; j++)
-        vm_array_push(vm, held, v_nil());
+    VArray *held, *a = rows_begin(vm, sc, n, &held);
     for (uint32_t i = 0; i < n; i++) {
         if (i + PREFETCH < n) {
             __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
@@ -629,7 +688,89 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
         vm_array_push(vm, a, group_row(vm, sc, gs, order[i], held));
     }
     vm_pop_root(vm, 2);
-    return av;
+    return v_obj(a);
+}
+
+/* Group 0 of g made again from a spilled or kept record (key, states). */
+static void hold_group(GroupState *g, const unsigned char *rec, uint32_t kw)
+{
+    memcpy(g->t.keys, rec, kw);
+    qa_clear(&g->aggs, 0);
+    qa_load(&g->aggs, 0, rec + kw);
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Past the budget: the spilled groups (w's own spilled too) come back in
+ * key order; each key's records are folded into w's one group, which
+ * becomes a row at once, or is offered to top-N, which keeps the records
+ * of its best: memory holds the rows, not every group's states. */
+static Value unspill_rows(VM *vm, Shared *sh, Worker *w)
+{
+    const QScan *sc = sh->sc;
+    GroupState *g = w->grp;
+    st_err err = {0};
+    if (!spill(w) || st_sorter_finish(sh->gspill, &err) < 0)
+        vm_error(vm, "%s", sh->err[0] ? sh->err : err.msg);
+    uint32_t kw = sc->keyw, recw = kw + (uint32_t)qa_recw(&g->aggs), pos = 0, slot;
+    int src[8];
+    uint64_t top = 0;
+    TopN t = {0};
+    Value cur[8];
+    if (topn_plan(sh->p, sc, src, &top)) {
+        topn_init(vm, g, &t, &sh->p->steps[0], (uint32_t)top);
+        if (!(g->kept = mem_alloc(((size_t)top + 1) * recw)))
+            vm_throw(vm, v_obj(vm->oom));
+    }
+    VArray *held, *a = rows_begin(vm, sc, 0, &held);
+    const void *r;
+    int rc;
+    bool any = false;
+    /* group 0 is the key being folded; a row or an offer when the next
+     * record's key differs, and after the last */
+    for (;;) {
+        rc = st_sorter_next(sh->gspill, &r, &err);
+        const unsigned char *rec = rc == 1 ? r : NULL;
+        if (any && (!rec || memcmp(gt_key(&g->t, 0), rec, kw))) {
+            if (!t.s) {
+                vm_array_push(vm, a, group_row(vm, sc, g, 0, held));
+            } else {
+                topn_values(vm, sc, g, src, t.s->n, 0, cur);
+                if (topn_offer(&t, cur, pos, &slot)) {
+                    memcpy(g->kept + (size_t)slot * recw, gt_key(&g->t, 0), kw);
+                    qa_save(&g->aggs, 0, g->kept + (size_t)slot * recw + kw);
+                }
+            }
+            pos++;
+            qa_clear(&g->aggs, 0);
+        }
+        if (!rec)
+            break;
+        if (!any && (gt_append(&g->t, rec) < 0 || !qa_grow(&g->aggs, 1)))
+            vm_throw(vm, v_obj(vm->oom));
+        any = true;
+        memcpy(g->t.keys, rec, kw);
+        qa_load(&g->aggs, 0, rec + kw);
+    }
+    if (rc < 0)
+        vm_error(vm, "%s", err.msg);
+    /* top-N's kept groups, in key order (their positions), in the heap's
+     * values' room (it is done with) as (position, slot) pairs */
+    uint64_t *ps = (uint64_t *)(void *)t.vals;
+    for (uint32_t i = 0; i < t.h; i++)
+        ps[i] = (uint64_t)t.pos[i] << 32 | t.slot[i];
+    if (t.h)
+        qsort(ps, t.h, 8, cmp_pos);
+    for (uint32_t i = 0; i < t.h; i++) {
+        hold_group(g, g->kept + (size_t)(uint32_t)ps[i] * recw, kw);
+        vm_array_push(vm, a, group_row(vm, sc, g, 0, held));
+    }
+    vm_pop_root(vm, 2);
+    return v_obj(a);
 }
 
 static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
@@ -638,17 +779,21 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     const QScan *sc = sh->sc;
     GroupState *gs = w->grp;
     if (sh->gspill)
-        unspill(vm, sh, w);
-    if (sc->nkeys == 0 && gs->t.n == 0 &&
-        (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
-         !qa_grow(&gs->aggs, 1)))
-        vm_throw(vm, v_obj(vm->oom));   /* no keys: one group, even of nothing */
+        return unspill_rows(vm, sh, w);
+    if (sc->nkeys == 0 && gs->t.n == 0) {  /* no keys: one group, even of nothing */
+        mem_free(gs->order, gs->order ? (size_t)gs->ocap * 4 + 4 : 0);
+        gs->order = NULL;   /* a merge's order of no groups */
+        if (gt_find(&gs->t, (const unsigned char *)"", gt_hash((const unsigned char *)"", 0)) < 0 ||
+            !qa_grow(&gs->aggs, 1))
+            vm_throw(vm, v_obj(vm->oom));
+    }
     return group_rows(vm, sh->p, sc, gs);
 }
 
 const QConsumerOps qcons_group = {
     .begin = group_begin,
     .consume = group_consume,
+    .done = group_done,
     .merge = group_merge,
     .finish = group_finish,
     .end = group_end,

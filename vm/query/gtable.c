@@ -29,10 +29,10 @@ uint64_t gt_hash(const unsigned char *k, size_t n)
     return XXH3_64bits(k, n);
 }
 
-/* The slots doubled (or made), at most half full after. */
-static bool rehash(GTable *t)
+/* The slots made or grown to ns (a power of two, at least 64). The slot
+ * holds the hash's top bits, which also say where it goes: no key is read. */
+static bool rehash(GTable *t, size_t ns)
 {
-    size_t ns = t->slots ? (t->mask + 1) * 2 : 64;
     uint64_t *s = mem_calloc(ns, 8);
     if (!s)
         return false;
@@ -40,9 +40,7 @@ static bool rehash(GTable *t)
         uint64_t x = t->slots[i];
         if (!x)
             continue;
-        /* the slot holds only the hash's top bits: the key says the rest */
-        uint32_t g = (uint32_t)x - 1;
-        size_t j = gt_hash(gt_key(t, g), t->keyw) & (ns - 1);
+        size_t j = (size_t)(x >> 32) & (ns - 1);
         while (s[j])
             j = (j + 1) & (ns - 1);
         s[j] = x;
@@ -53,12 +51,60 @@ static bool rehash(GTable *t)
     return true;
 }
 
+/* Room in keys[] for cap keys. */
+static bool keys_room(GTable *t, size_t cap)
+{
+    if (cap <= t->kcap)
+        return true;
+    unsigned char *k = mem_realloc(t->keys, t->kcap * t->keyw, cap * t->keyw);
+    if (!k && t->keyw)
+        return false;
+    t->keys = k;
+    t->kcap = cap;
+    return true;
+}
+
+long gt_append(GTable *t, const unsigned char *key)
+{
+    if (t->n == UINT32_MAX - 1 || (t->n == t->kcap && !keys_room(t, t->kcap ? 2 * t->kcap : 64)))
+        return -1;
+    mem_free(t->slots, t->slots ? (t->mask + 1) * 8 : 0);
+    t->slots = NULL;
+    t->mask = 0;
+    if (t->keyw)
+        memcpy(t->keys + (size_t)t->n * t->keyw, key, t->keyw);
+    return (long)t->n++;
+}
+
+/* The slots made again for the keys there (after gt_append). */
+static bool reindex(GTable *t)
+{
+    size_t ns = 64;
+    while (ns < 2 * ((size_t)t->n + 1))
+        ns *= 2;
+    uint64_t *s = mem_calloc(ns, 8);
+    if (!s)
+        return false;
+    for (uint32_t g = 0; g < t->n; g++) {
+        uint64_t h = gt_hash(gt_key(t, g), t->keyw);
+        size_t j = (size_t)(h >> 32) & (ns - 1);
+        while (s[j])
+            j = (j + 1) & (ns - 1);
+        s[j] = (h & UINT64_C(0xffffffff00000000)) | (g + 1);
+    }
+    t->slots = s;
+    t->mask = ns - 1;
+    return true;
+}
+
 long gt_find(GTable *t, const unsigned char *key, uint64_t h)
 {
     uint64_t tag = h & UINT64_C(0xffffffff00000000);
     size_t i = 0;
+    if (!t->slots && t->n && !reindex(t))
+        return -1;
     if (t->slots) {
-        for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+        for (i = gt_home(t, h); t->slots[i]; i = (i + 1) & t->mask) {
             uint64_t x = t->slots[i];
             if ((x & UINT64_C(0xffffffff00000000)) == tag &&
                 gt_eq(gt_key(t, (uint32_t)x - 1), key, t->keyw))
@@ -68,19 +114,13 @@ long gt_find(GTable *t, const unsigned char *key, uint64_t h)
     if (t->n == UINT32_MAX - 1)
         return -1;
     if (2 * ((size_t)t->n + 1) > (t->slots ? t->mask + 1 : 0)) {
-        if (!rehash(t))
+        if (!rehash(t, t->slots ? (t->mask + 1) * 2 : 64))
             return -1;
-        for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+        for (i = gt_home(t, h); t->slots[i]; i = (i + 1) & t->mask)
             ;
     }
-    if (t->n == t->kcap) {
-        size_t cap = t->kcap ? 2 * t->kcap : 64;
-        unsigned char *k = mem_realloc(t->keys, t->kcap * t->keyw, cap * t->keyw);
-        if (!k && t->keyw)
-            return -1;
-        t->keys = k;
-        t->kcap = cap;
-    }
+    if (t->n == t->kcap && !keys_room(t, t->kcap ? 2 * t->kcap : 64))
+        return -1;
     if (t->keyw)
         memcpy(t->keys + (size_t)t->n * t->keyw, key, t->keyw);
     t->slots[i] = tag | (t->n + 1);

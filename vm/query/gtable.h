@@ -2,6 +2,8 @@
  * distinct count's (group, value) pairs): the keys in one array in order
  * of insertion, their index in the slots beside 32 bits of their hash, so
  * that a probe rarely reads a key, and keys compared as machine words.
+ * A key's slot comes from those same 32 bits (the hash's top half), so
+ * that growing the table moves slots without reading a key.
  * Internal to vm/query/; workers use it. */
 #ifndef COMB_QUERY_GTABLE_H
 #define COMB_QUERY_GTABLE_H
@@ -68,12 +70,20 @@ static inline bool gt_eq(const unsigned char *a, const unsigned char *b, size_t 
  * inserted after the others if new; -1: out
  * of memory, or more keys than an index holds. */
 long gt_find(GTable *t, const unsigned char *key, uint64_t h);
-/* Asks the cache for the slot where a probe of hash h (its low 32 bits
- * are enough) begins. */
+/* Adds key, which the caller knows is not there, after the others without
+ * a probe (a merge of groups in key order); the slots are let go and made
+ * again by the next gt_find. Its index, or -1: out of memory. */
+long gt_append(GTable *t, const unsigned char *key);
+/* The slot where a probe of hash h begins. */
+static inline size_t gt_home(const GTable *t, uint64_t h)
+{
+    return (size_t)(h >> 32) & t->mask;
+}
+/* Asks the cache for the slot where a probe of hash h begins. */
 static inline void gt_prefetch(const GTable *t, uint64_t h)
 {
     if (t->slots)
-        __builtin_prefetch(&t->slots[h & t->mask]);
+        __builtin_prefetch(&t->slots[gt_home(t, h)]);
 }
 /* The bytes the table holds. */
 static inline size_t gt_bytes(const GTable *t)

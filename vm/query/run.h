@@ -181,6 +181,9 @@ typedef struct QConsumerOps {
     bool (*begin)(Worker *w);
     /* A batch: false when the scan need read no further in this partition. */
     bool (*consume)(Worker *w, uint32_t pi, bool tag, const KSel *sel);
+    /* In the worker's thread after its last batch (NULL: nothing to do):
+     * work the merges would do on the VM's thread, done side by side. */
+    void (*done)(Worker *w);
     /* from's state into into's (NULL: the state is shared): false out of memory. */
     bool (*merge)(Worker *into, Worker *from);
     /* The result, from the first worker's state (o: the collected rows). */

@@ -250,6 +250,8 @@ static void *work(void *arg)
             break;
         scan_part(w, i);
     }
+    if (consumer(sh->sc)->done && !atomic_load(&sh->stop))
+        consumer(sh->sc)->done(w);
     return NULL;
 }
 
