@@ -1,12 +1,13 @@
 # events-plot.sh RESULTS KIND XTITLE: the seed's plot of `scripts/bench events`
 # as SVG on stdout: time (hot: CPU ms; cold: wall ms) against the rows counted
 # or returned, both axes log10, a line per system and mode (hot solid, cold
-# dashed), over the rows of RESULTS (bench.d/events' results.tsv) of KIND.
+# dashed; a circle for a 10% cut, a square for 1%), over the rows of RESULTS
+# (bench.d/events' results.tsv) of KIND.
 awk -F'\t' -v kind="$2" -v xtitle="$3" '
 function lg(v) { return log(v < 1e-3 ? 1e-3 : v) / log(10) }
 function px(v) { return L + (lg(v) - x0) / (x1 - x0) * (W - L - R) }
 function py(v) { return T + (y1 - lg(v)) / (y1 - y0) * (H - T - B) }
-$1 == kind { n++; X[n] = $6 < 1 ? 1 : $6; Y[n] = ($4 == "hot") ? $7 : $8; S[n] = $5 " " $4 }
+$1 == kind { n++; X[n] = $6 < 1 ? 1 : $6; Y[n] = ($4 == "hot") ? $7 : $8; S[n] = $5 " " $4; C[n] = $2; P[n] = $3 }
 END {
     W = 720; H = 440; L = 70; R = 150; T = 30; B = 50
     x0 = 1e9; x1 = -1e9; y0 = 1e9; y1 = -1e9
@@ -43,11 +44,19 @@ END {
         for (a = 1; a <= m; a++) pts = pts sprintf("%.1f,%.1f ", px(X[ix[a]]), py(Y[ix[a]]))
         dash = sm[2] == "cold" ? " stroke-dasharray=\"6 4\"" : ""
         printf "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", col[sm[1]], dash, pts
-        for (a = 1; a <= m; a++)
-            printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: %d rows, %.3f ms</title></circle>\n", px(X[ix[a]]), py(Y[ix[a]]), col[sm[1]], ser[s], X[ix[a]], Y[ix[a]]
+        for (a = 1; a <= m; a++) {
+            i = ix[a]
+            if (C[i] == 1)
+                printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"6\" height=\"6\" fill=\"%s\">", px(X[i]) - 3, py(Y[i]) - 3, col[sm[1]]
+            else
+                printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">", px(X[i]), py(Y[i]), col[sm[1]]
+            printf "<title>%s, %d%% of runs 1..%d: %d rows, %.3f ms</title></%s>\n", ser[s], C[i], P[i], X[i], Y[i], C[i] == 1 ? "rect" : "circle"
+        }
         ly = T + 10 + 20 * s
         printf "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>", W - R + 10, W - R + 40, ly, ly, col[sm[1]], dash
         printf "<text x=\"%d\" y=\"%d\">%s</text>\n", W - R + 46, ly + 4, ser[s]
     }
+    printf "<text x=\"%d\" y=\"%d\">circle: 10%% cut</text>\n", W - R + 10, T + 10 + 20 * (ns + 1) + 4
+    printf "<text x=\"%d\" y=\"%d\">square: 1%% cut</text>\n", W - R + 10, T + 10 + 20 * (ns + 2) + 4
     print "</svg>"
 }' "$1"
