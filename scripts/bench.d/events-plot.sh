@@ -1,9 +1,9 @@
-# events-plot.sh RESULTS KIND XTITLE: the seed's plot of `scripts/bench events`
+# events-plot.sh RESULTS KIND XTITLE WHAT: the seed's plot of `scripts/bench events`
 # as SVG on stdout: time (hot: CPU ms; cold: wall ms) against the rows counted
 # or returned, both axes log10, a line per system and mode (hot solid, cold
 # dashed; a circle for a 10% cut, a square for 1%), over the rows of RESULTS
 # (bench.d/events' results.tsv) of KIND.
-awk -F'\t' -v kind="$2" -v xtitle="$3" '
+awk -F'\t' -v kind="$2" -v xtitle="$3" -v what="$4" '
 function lg(v) { return log(v < 1e-3 ? 1e-3 : v) / log(10) }
 function px(v) { return L + (lg(v) - x0) / (x1 - x0) * (W - L - R) }
 function py(v) { return T + (y1 - lg(v)) / (y1 - y0) * (H - T - B) }
@@ -19,7 +19,7 @@ END {
     y0 = int(y0 + 100) - 100; y1 = -int(-y1 + 100) + 100; if (y1 <= y0) y1 = y0 + 1
     printf "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H
     printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H
-    printf "<text x=\"%d\" y=\"18\" font-size=\"14\">%s: time against %s (log-log)</text>\n", L, toupper(kind), xtitle
+    printf "<text x=\"%d\" y=\"18\" font-size=\"14\">%s: time against %s (log-log), %s</text>\n", L, toupper(kind), xtitle, what
     for (e = x0; e <= x1; e++) {
         x = px(10 ^ e)
         printf "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>", x, x, T, H - B
