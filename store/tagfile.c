@@ -423,6 +423,12 @@ struct st_reader {
     bool cache;          /* use the process's cache (store/cache.h) */
     st_file_id id;
     st_cache_ent **held; /* [ncols]: the cached columns the batch shows */
+    uint32_t *hcol;      /* [ncols]: which those are (nheld of them) */
+    uint32_t nheld;
+    /* [ncols]: the columns want and want_key need (st_block_needs), so that
+     * a cached block of a wide schema costs its wanted columns, not all */
+    uint32_t *need, *need_key;
+    uint32_t nneed, nneed_key;
     const void **colp;   /* [ncols]: scratch for st_batch_attach and read_cols */
     st_cache_ent *starts_held; /* the cache's tag starts of the batch's block */
     uint64_t *coff;      /* [ncols]: read_cols: where a block's columns lie */
@@ -600,6 +606,18 @@ static int check_index(st_reader *r, uint64_t hsize, st_err *err)
     return 0;
 }
 
+/* The lists of the columns want and want_key need. */
+static void list_needs(st_reader *r)
+{
+    r->nneed = r->nneed_key = 0;
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        if (st_block_needs(r->s, r->want, c))
+            r->need[r->nneed++] = c;
+        if (st_block_needs(r->s, r->want_key, c))
+            r->need_key[r->nneed_key++] = c;
+    }
+}
+
 static int reader_arrays(st_reader *r, st_err *err)
 {
     r->head_size = st_block_head_size(r->s);
@@ -608,6 +626,9 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
     r->held = mem_calloc(r->ncols, sizeof *r->held);
+    r->hcol = mem_alloc(r->ncols * sizeof *r->hcol);
+    r->need = mem_alloc(r->ncols * sizeof *r->need);
+    r->need_key = mem_alloc(r->ncols * sizeof *r->need_key);
     r->colp = mem_calloc(r->ncols, sizeof *r->colp);
     r->nidx = r->s->nindex;
     r->head_block = UINT64_MAX;
@@ -621,11 +642,12 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
     r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
-    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->colp || !r->coff || !r->clen ||
-        !r->head || !r->ibuf || !r->icap || !r->iheld)
+    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->hcol || !r->need ||
+        !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf || !r->icap || !r->iheld)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
+    list_needs(r);
     return 0;
 }
 
@@ -735,6 +757,7 @@ int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err
     }
     for (uint32_t i = 0; i < n; i++)
         r->want[cols[i]] = r->want_key[cols[i]] = true;
+    list_needs(r);
     return 0;
 }
 
@@ -1071,29 +1094,33 @@ static void release_held(st_reader *r)
 {
     st_cache_release(r->starts_held);
     r->starts_held = NULL;
-    for (uint32_t c = 0; r->held && c < r->ncols; c++) {
-        st_cache_release(r->held[c]);
-        r->held[c] = NULL;
+    for (uint32_t j = 0; j < r->nheld; j++) {
+        st_cache_release(r->held[r->hcol[j]]);
+        r->held[r->hcol[j]] = NULL;
     }
+    r->nheld = 0;
     for (uint32_t j = 0; r->iheld && j < r->nidx; j++) {
         st_cache_release(r->iheld[j]);
         r->iheld[j] = NULL;
     }
 }
 
-/* Block i's wanted columns from the cache: 1 if all were there (the batch
- * shows them), 0 if not, -1 on error. */
-static int cached_block(st_reader *r, uint64_t i, const bool *want, st_err *err)
+/* Block i's wanted columns (of want_key when seeking, else of want) from
+ * the cache: 1 if all were there (the batch shows them), 0 if not, -1 on
+ * error. */
+static int cached_block(st_reader *r, uint64_t i, bool seeking, st_err *err)
 {
     const st_schema *s = r->s;
-    for (uint32_t c = 0; c < r->ncols; c++) {
-        r->colp[c] = NULL;
-        if (!st_block_needs(s, want, c))
-            continue;
+    const uint32_t *need = seeking ? r->need_key : r->need;
+    uint32_t n = seeking ? r->nneed_key : r->nneed;
+    memset(r->colp, 0, r->ncols * sizeof *r->colp);
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t c = need[j];
         if (!(r->held[c] = st_cache_get(&r->id, i, c))) {
             release_held(r);
             return 0;
         }
+        r->hcol[r->nheld++] = c;
         r->colp[c] = st_cache_data(r->held[c]);
     }
     /* the tag starts made when the counts were put there (else made anew) */
@@ -1143,7 +1170,7 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
         }
         bool seeking = r->seek_pending && i == r->seek_block;
         const bool *want = seeking ? r->want_key : r->want;
-        int hit = r->cache ? cached_block(r, i, want, err) : 0;
+        int hit = r->cache ? cached_block(r, i, seeking, err) : 0;
         if (hit < 0)
             return -1;
         if (!hit) {
@@ -1182,6 +1209,9 @@ void st_reader_close(st_reader *r)
         return;
     release_held(r);
     mem_free(r->held, r->ncols * sizeof *r->held);
+    mem_free(r->hcol, r->ncols * sizeof *r->hcol);
+    mem_free(r->need, r->ncols * sizeof *r->need);
+    mem_free(r->need_key, r->ncols * sizeof *r->need_key);
     mem_free(r->colp, r->ncols * sizeof *r->colp);
     mem_free(r->coff, (r->ncols + r->nidx) * sizeof *r->coff);
     mem_free(r->clen, (r->ncols + r->nidx) * sizeof *r->clen);

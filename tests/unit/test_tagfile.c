@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "store/bytes.h"
+#include "store/cache.h"
 #include "store/mem.h"
 #include "store/sysio.h"
 #include "store/tagfile.h"
@@ -309,6 +310,77 @@ static void wide_schema_without_tags(void **state)
     }
     assert_int_equal(at, t.n);
     st_reader_close(r);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+/* Reads every block of r, checking the batches against t and that they show
+ * exactly the columns in cols; the blocks served from the cache. */
+static uint64_t read_showing(st_reader *r, const st_schema *s, const gen_tagsets *t,
+                             const uint32_t *cols, uint32_t n)
+{
+    st_err err = {0};
+    const st_batch *b;
+    uint32_t at = 0;
+    st_reader_rewind(r);
+    while (st_reader_next(r, &b, &err) == 1) {
+        for (uint32_t c = 0; c < st_schema_ncols(s); c++) {
+            bool want = false;
+            for (uint32_t i = 0; i < n; i++)
+                want |= cols[i] == c;
+            assert_true((b->cols[c] != NULL) == want);
+        }
+        at = gen_check_batch(s, t, at, b);
+    }
+    assert_int_equal(at, t->n);
+    st_read_stats rs;
+    st_reader_stats(r, &rs);
+    return rs.blocks_cached;
+}
+
+/* A reader of a wide file through the cache shows the columns selected
+ * last, read or cached, as a seek's key columns with them. */
+static void cached_blocks_show_the_columns_selected(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t n = (size_t)snprintf(text, sizeof text, "key run: u32\nkey event: u64\n");
+    for (int i = 0; i < 100; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "tagset a%d: %s\n", i, i % 2 ? "u16" : "char[3]");
+    st_schema *s = parse(text);
+    gen g = {5};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 1500, 50, 1, &t);
+    st_write_opts o = opts(16 << 10, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file("wide-cached"), s, &t, &o, &err), 0);
+    st_cache_set_limit(64 << 20);
+    st_reader *r = st_reader_open(file("wide-cached"), NULL, &err);
+    st_reader_set_cache(r, true);
+    st_file_info info;
+    st_reader_info(r, &info);
+    assert_true(info.nblocks > 3);
+    uint32_t one[2] = {1, 60}, two[3] = {0, 7, 101};
+    assert_int_equal(st_reader_select(r, one, 2, &err), 0);
+    assert_int_equal(read_showing(r, s, &t, one, 2), 0);            /* read, then cached */
+    assert_int_equal(read_showing(r, s, &t, one, 2), info.nblocks);
+    assert_int_equal(st_reader_select(r, two, 3, &err), 0);
+    assert_int_equal(read_showing(r, s, &t, two, 3), 0);            /* 7 and 101 not cached */
+    assert_int_equal(read_showing(r, s, &t, two, 3), info.nblocks);
+    assert_int_equal(st_reader_select(r, one, 2, &err), 0);
+    assert_int_equal(read_showing(r, s, &t, one, 2), info.nblocks);
+    /* a seek's block shows the key columns too */
+    unsigned char key[64];
+    assert_true(s->key_size <= sizeof key);   /* a row begins with its key, as a key lies */
+    memcpy(key, t.rows + (size_t)t.n / 2 * s->row_size, s->key_size);
+    st_reader_rewind(r);
+    st_reader_seek(r, key);
+    const st_batch *b;
+    assert_int_equal(st_reader_next(r, &b, &err), 1);
+    for (uint32_t c = 0; c < st_schema_ncols(s); c++)
+        assert_true((b->cols[c] != NULL) == (c < 2 || c == 60));
+    st_reader_close(r);
+    st_cache_set_limit(0);
     gen_free_tagsets(s, &t);
     st_schema_free(s);
 }
@@ -999,6 +1071,7 @@ int main(void)
         cmocka_unit_test(huge_schema_travels_in_the_header),
         cmocka_unit_test(oversized_tagset_gets_its_own_block),
         cmocka_unit_test(wide_schema_without_tags),
+        cmocka_unit_test(cached_blocks_show_the_columns_selected),
         cmocka_unit_test(bad_input_is_refused_and_loses_nothing),
         cmocka_unit_test(zone_maps_skip_blocks),
         cmocka_unit_test(seek_reads_one_block),
