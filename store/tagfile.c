@@ -223,6 +223,20 @@ static int check_order(st_writer *w, const void *key, st_err *err)
                       now, before);
 }
 
+/* The values of a tagset's row and tags, against the schema's types. */
+static int check_values(const st_schema *s, const void *row, const void *tags, uint32_t ntags,
+                        st_err *err)
+{
+    if (st_schema_check_row(s, row, false, err) < 0)
+        return -1;
+    for (uint32_t j = 0; j < ntags; j++)
+        if (st_schema_check_row(s, (const unsigned char *)tags + (size_t)j * s->tag_size, true, err) < 0) {
+            st_err_suffix(err, " in tag %" PRIu32, j);
+            return -1;
+        }
+    return 0;
+}
+
 static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
 {
     const st_schema *s = w->s;
@@ -233,13 +247,8 @@ static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_
     if (size > ST_BLOCK_MAX_RAW)
         return st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
                           " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
-    if (!w->checked && st_schema_check_row(s, row, false, err) < 0)
+    if (!w->checked && check_values(s, row, tags, ntags, err) < 0)
         return -1;
-    for (uint32_t j = 0; !w->checked && j < ntags; j++)
-        if (st_schema_check_row(s, (const unsigned char *)tags + (size_t)j * s->tag_size, true, err) < 0) {
-            st_err_suffix(err, " in tag %" PRIu32, j);
-            return -1;
-        }
     return check_order(w, row, err);
 }
 
