@@ -270,6 +270,17 @@ static void collects_the_unreachable(void **state)
     assert_int_equal(vm->bytes, base);
 }
 
+/* A file of the n bytes at p, unlinked, open for reading and writing. */
+static int temp_file(const char *p, size_t n)
+{
+    char path[] = "/tmp/test_value_mapXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    assert_int_equal(write(fd, p, n), (ssize_t)n);
+    return fd;
+}
+
 /* A mapped string: the file's bytes at an offset inside a page, the byte
  * after them readable even when they end a page, never appended to in
  * place, counted as memory while held, unmapped (and uncounted) when
@@ -277,14 +288,10 @@ static void collects_the_unreachable(void **state)
 static void mapped_strings_are_counted_and_let_go(void **state)
 {
     VM *vm = *state;
-    char path[] = "/tmp/test_value_mapXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
     char page[8192];
     for (size_t i = 0; i < sizeof page; i++)
         page[i] = (char)('a' + i % 26);
-    assert_int_equal(write(fd, page, sizeof page), (ssize_t)sizeof page);
+    int fd = temp_file(page, sizeof page);
     vm_gc(vm);
     size_t base = vm->bytes;
     VStr *s = vm_str_mapped(vm, fd, 100, sizeof page - 100, AS_STR(str(vm, "page")));
@@ -356,13 +363,9 @@ static int foreign_sigbus(VM *vm, int fd, bool sent)
 static void truncated_mappings_read_zeros_and_raise(void **state)
 {
     VM *vm = *state;
-    char path[] = "/tmp/test_value_cutXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
     static char pages[3 * 4096];
     memset(pages, 'x', sizeof pages);
-    assert_int_equal(write(fd, pages, sizeof pages), (ssize_t)sizeof pages);
+    int fd = temp_file(pages, sizeof pages);
     VStr *s = vm_str_mapped(vm, fd, 0, sizeof pages, AS_STR(str(vm, "cut")));
     assert_non_null(s);
     vm_push_root(vm, v_obj(s));
