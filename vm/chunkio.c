@@ -188,11 +188,13 @@ VStr *vm_chunk_save(VM *vm, VModule *m, uint64_t key)
 
 /* ---- reading ---------------------------------------------------------- */
 
+typedef struct OpCheck OpCheck;
 typedef struct Reader {
     VM *vm;
     VModule *m;
     const unsigned char *p, *end;
     bool bad;
+    const OpCheck *checks;  /* by opcode, for code_ok */
 } Reader;
 
 /* The next n bytes, or NULL (and bad) past the end. */
@@ -293,62 +295,80 @@ static const uint8_t op_format[OP__COUNT] = {
 #undef X
 };
 
-static bool in_code(const VProto *p, size_t i, long off)
+/* What code_ok checks of an instruction, by opcode: which operand (or jump
+ * target) indexes what, and whether a JMP must follow it. Made once per
+ * load from op_format, so that the check of each instruction is two table
+ * reads and compares, without a branch on its opcode (an indirect jump per
+ * instruction, mispredicted, was most of a load). */
+enum { O_NONE, O_B, O_C, O_BX, O_FWD, O_BACK, O_J, O__COUNT };
+enum { L_ANY, L_K, L_VARS, L_NATIVES, L_PROTOS, L_UPVALS, L_CODE, L_NONE, L__COUNT };
+typedef struct OpCheck {
+    uint8_t operand, bound;
+    bool jmp_next;
+} OpCheck;
+
+static OpCheck op_check(unsigned op)
 {
-    long to = (long)i + 1 + off;
-    return to >= 0 && (size_t)to < p->ncode;
+    if (op >= OP__COUNT)
+        return (OpCheck){O_NONE, L_NONE, false};
+    unsigned f = op_format[op];
+    /* a test is read with the JMP after it */
+    OpCheck c = {O_NONE, L_ANY, f == F_ABk || f == F_AKk || f == F_AIk || f == F_Ak};
+    switch (f) {
+    case F_AK: c.operand = O_BX; c.bound = L_K; break;
+    case F_ABK: c.operand = O_C; c.bound = L_K; break;
+    case F_AKC: case F_AKk: c.operand = O_B; c.bound = L_K; break;
+    case F_sJ: c.operand = O_J; c.bound = L_CODE; break;
+    case F_AsBx:
+        if (op == OP_FORLOOP || op == OP_ITERLOOP || op == OP_ITERLOOP2)
+            c = (OpCheck){O_BACK, L_CODE, false};
+        else if (op != OP_LOADI)
+            c = (OpCheck){O_FWD, L_CODE, false};
+        break;
+    case F_ABx:
+        if (op == OP_GETMOD || op == OP_SETMOD)
+            c = (OpCheck){O_BX, L_VARS, false};
+        else if (op == OP_GETNATIVE)
+            c = (OpCheck){O_BX, L_NATIVES, false};
+        else if (op == OP_CLOSURE)
+            c = (OpCheck){O_BX, L_PROTOS, false};
+        break;
+    case F_AB:
+        if (op == OP_GETUPV || op == OP_SETUPV)
+            c = (OpCheck){O_B, L_UPVALS, false};
+        break;
+    case F_ABC:
+        if (op == OP_CALLN)
+            c = (OpCheck){O_C, L_NATIVES, false};
+        break;
+    default:
+        break;
+    }
+    return c;
 }
 
-/* Every operand that indexes something in range: the loop trusts them. */
+/* Every operand that indexes something in range: the loop trusts them. A
+ * jump's target is unsigned, so one before the code is out of range too. */
 static bool code_ok(const Reader *r, const VProto *p)
 {
-    if (!p->ncode || OP(p->code[p->ncode - 1]) != OP_RETURN0)
+    size_t n = p->ncode;
+    if (!n || OP(p->code[n - 1]) != OP_RETURN0)
         return false;
-    for (size_t i = 0; i < p->ncode; i++) {
+    const uint64_t bound[L__COUNT] = {1, p->nk, r->m->nvars, vm_nnatives, p->nprotos,
+                                      p->nupvals, n, 0};
+    bool ok = true;
+    for (size_t i = 0; i + 1 < n; i++) {    /* the last, RETURN0, has none */
         Instr in = p->code[i];
-        VmOpcode op = OP(in);
-        if (op >= OP__COUNT)
-            return false;
-        bool ok = true;
-        switch (op_format[op]) {
-        case F_AK: ok = (size_t)GBx(in) < p->nk; break;
-        case F_ABK: ok = (size_t)GC(in) < p->nk; break;
-        case F_AKC: ok = (size_t)GB(in) < p->nk; break;
-        case F_AKk: ok = (size_t)GB(in) < p->nk; break;
-        case F_sJ: ok = in_code(p, i, GsJ(in)); break;
-        case F_AsBx:
-            if (op == OP_FORLOOP || op == OP_ITERLOOP || op == OP_ITERLOOP2)
-                ok = in_code(p, i, -(long)GsBx(in));
-            else if (op != OP_LOADI)
-                ok = in_code(p, i, GsBx(in));
-            break;
-        case F_ABx:
-            if (op == OP_GETMOD || op == OP_SETMOD)
-                ok = (size_t)GBx(in) < r->m->nvars;
-            else if (op == OP_GETNATIVE)
-                ok = (size_t)GBx(in) < vm_nnatives;
-            else if (op == OP_CLOSURE)
-                ok = (size_t)GBx(in) < p->nprotos;
-            break;
-        case F_AB:
-            if (op == OP_GETUPV || op == OP_SETUPV)
-                ok = GB(in) < p->nupvals;
-            break;
-        case F_ABC:
-            if (op == OP_CALLN)
-                ok = (size_t)GC(in) < vm_nnatives;
-            break;
-        default:
-            break;
-        }
-        /* a test is read with the JMP after it */
-        if (op_format[op] == F_ABk || op_format[op] == F_AKk || op_format[op] == F_AIk ||
-            op_format[op] == F_Ak)
-            ok = ok && i + 1 < p->ncode && OP(p->code[i + 1]) == OP_JMP;
-        if (!ok)
-            return false;
+        const OpCheck *c = &r->checks[OP(in)];
+        uint64_t at = i + 1;
+        const uint64_t operand[O__COUNT] = {0, (uint64_t)GB(in), (uint64_t)GC(in),
+                                            (uint64_t)GBx(in), at + (uint64_t)(int64_t)GsBx(in),
+                                            at - (uint64_t)(int64_t)GsBx(in),
+                                            at + (uint64_t)(int64_t)GsJ(in)};
+        ok &= operand[c->operand] < bound[c->bound];
+        ok &= !c->jmp_next || OP(p->code[i + 1]) == OP_JMP;
     }
-    return true;
+    return ok;
 }
 
 /* A nested function's upvalues name registers or upvalues of up. */
@@ -428,7 +448,10 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
     if (n < HEAD + 8 || memcmp(p, MAGIC, 8) || st_get64(p + 8) != vm_chunk_build() ||
         st_get64(p + 16) != key || st_get64(p + n - 8) != XXH3_64bits(p, n - 8))
         return NULL;
-    Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8};
+    OpCheck checks[256];
+    for (unsigned op = 0; op < 256; op++)
+        checks[op] = op_check(op);
+    Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8, .checks = checks};
     uint32_t nvars = get_count(&r, 5);
     for (uint32_t i = 0; i < nvars && !r.bad; i++) {
         VStr *name = get_str(&r);

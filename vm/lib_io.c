@@ -369,9 +369,9 @@ Value nat_read(VM *vm, int argc, Value *argv)
 /* map_file(f): the rest of the regular file f as one string, its bytes
  * mapped, not copied (what f had buffered and not yet given out first),
  * and f at its end; "" at the end; nil if f is no regular file or cannot be
- * mapped (read it then). The string holds the file's bytes of now: a file
- * truncated while mapped may fault when they are read, as with any
- * mapping. */
+ * mapped (read it then). A file truncated while mapped reads as zeros past
+ * its new end, and the next call or loop raises
+ * "cannot read 'NAME': changed size while being read". */
 Value nat_map_file(VM *vm, int argc, Value *argv)
 {
     (void)argc;
@@ -385,7 +385,7 @@ Value nat_map_file(VM *vm, int argc, Value *argv)
     uint64_t from = (uint64_t)at - held;
     if ((uint64_t)st.st_size <= from)
         return v_obj(vm_str_new(vm, "", 0));
-    VStr *s = vm_str_mapped(vm, fd, from, (size_t)((uint64_t)st.st_size - from));
+    VStr *s = vm_str_mapped(vm, fd, from, (size_t)((uint64_t)st.st_size - from), f->name);
     if (!s || lseek(fd, st.st_size, SEEK_SET) < 0)
         return v_nil();
     f->rb->pos = f->rb->end;

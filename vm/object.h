@@ -36,8 +36,8 @@ typedef struct VStr {
  * chain `a + b + c + ...`), so its successor gets room to grow in place */
 #define STR_CAT 2u
 /* the bytes of a file mapped into memory (vm_str_mapped), not chars[]
- * (of 0 bytes): unmapped when the string is collected; its cap and used
- * are 0, so nothing is ever appended in place */
+ * (which hold the mapping's record): unmapped when the string is
+ * collected; its used is 0, so nothing is ever appended in place */
 #define STR_MAPPED 4u
 
 /* The string whose chars[] hold s's bytes: s itself unless a view. */
@@ -55,12 +55,17 @@ VStr *vm_str_cstr(VM *vm, const char *s);
  * the string is used in any other way. */
 VStr *vm_str_alloc(VM *vm, size_t len);
 static inline char *str_wbuf(VStr *s) { return s->chars; }
-/* A string of the len bytes of the file fd from offset at (len > 0),
- * mapped read-only, not copied; NULL if the file cannot be mapped. The byte
- * after them can be read (it is not part of the string). */
-VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len);
+/* A string of the len bytes of the file fd (named name) from offset at
+ * (len > 0), mapped read-only, not copied; NULL if the file cannot be
+ * mapped. The byte after them can be read (it is not part of the string).
+ * If the file shrinks meanwhile, the bytes past its end read as zeros (a
+ * SIGBUS handler maps them) and the VM's next poll raises
+ * "cannot read 'NAME': changed size while being read" (vm_str_raise_cut). */
+VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len, const VStr *name);
 /* Unmaps the bytes of a string made by vm_str_mapped. */
 void vm_str_unmap(VM *vm, VStr *s);
+/* Raises the error of a mapping found cut (POLL_CUT), if any is left. */
+void vm_str_raise_cut(VM *vm);
 /* a + b; appends in place when a ends at its owner's written end. */
 VStr *vm_str_concat(VM *vm, VStr *a, VStr *b);
 uint32_t str_hash(VStr *s);

@@ -1,6 +1,7 @@
 /* string: comb's immutable byte strings, their hash, and string building. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,14 +57,76 @@ static size_t mapped_span(size_t skip, size_t len)
     return (skip + len + page) / page * page;
 }
 
-VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len)
+/* A live mapping, held in its string's chars[] (so it goes with the
+ * string) and on the list the SIGBUS handler walks: a file truncated while
+ * mapped faults on the pages past its new end. */
+typedef struct Mapping {
+    struct Mapping *prev, *next;
+    char *base;
+    size_t span;
+    volatile sig_atomic_t cut;  /* 1: zeros mapped over the rest; 2: raised */
+    char name[];                /* the file's, for the error */
+} Mapping;
+
+static Mapping *live;
+static size_t page_size;        /* sysconf is not for a signal handler */
+static struct sigaction bus_before;
+/* the name of a cut mapping collected before its error was raised */
+static char cut_gone[512];
+
+/* A fault inside a live mapping: zeros over the rest of it, so that the read
+ * goes on, and the VM told (it raises at its next poll). Any other: as if
+ * never caught (the handler before, or the default, on the same fault). */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    char *a = si->si_addr;
+    for (Mapping *m = live; m; m = m->next) {
+        if (a < m->base || a >= m->base + m->span)
+            continue;
+        char *from = m->base + (size_t)(a - m->base) / page_size * page_size;
+        if (mmap(from, (size_t)(m->base + m->span - from), PROT_READ,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+            break;
+        m->cut = 1;
+        vm_poll_flag |= POLL_CUT;
+        return;
+    }
+    sigaction(SIGBUS, &bus_before, NULL);
+    if (si->si_code <= 0)   /* sent, not a fault that returning repeats */
+        raise(sig);
+}
+
+/* Installs on_sigbus unless it is the handler now (something, a test
+ * harness for one, may have set another since). */
+static void install_sigbus(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGBUS, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) &&
+        sa.sa_sigaction == on_sigbus)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);     /* its handler also sets vm_poll_flag */
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    sigaction(SIGBUS, &sa, &bus_before);
+}
+
+VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len, const VStr *name)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(at % page);
     if (len == 0 || len > STR_MAX)
         return NULL;
-    /* first an empty string (so that a failure leaves garbage the
-     * collector can free), then its bytes mapped */
-    VStr *s = vm_str_alloc(vm, 0);
+    _Static_assert(offsetof(VStr, chars) % _Alignof(Mapping) == 0, "a Mapping fits chars[]");
+    /* first a string holding the record (so that a failure leaves garbage
+     * the collector can free), then its bytes mapped */
+    VStr *s = vm_str_alloc(vm, sizeof(Mapping) + name->len);
+    Mapping *m = (Mapping *)(void *)s->chars;
+    memcpy(m->name, name->data, name->len);
+    m->name[name->len] = '\0';
+    s->len = s->used = 0;
     size_t span = mapped_span(skip, len);
     char *base = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
@@ -73,6 +136,15 @@ VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len)
         munmap(base, span);
         return NULL;
     }
+    install_sigbus();
+    m->base = base;
+    m->span = span;
+    m->cut = 0;
+    m->prev = NULL;
+    m->next = live;
+    if (live)
+        live->prev = m;
+    live = m;
     s->hdr.flags = STR_MAPPED;
     s->data = base + skip;
     s->len = len;
@@ -82,10 +154,41 @@ VStr *vm_str_mapped(VM *vm, int fd, uint64_t at, size_t len)
 
 void vm_str_unmap(VM *vm, VStr *s)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (uintptr_t)s->data % page;
-    size_t span = mapped_span(skip, s->len);
-    munmap((char *)(uintptr_t)s->data - skip, span);
-    vm_count_outside(vm, span, false);
+    Mapping *m = (Mapping *)(void *)s->chars;
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        live = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    if (m->cut == 1)    /* collected before the poll that raises it: kept for that */
+        snprintf(cut_gone, sizeof cut_gone, "%s", m->name);
+    munmap(m->base, m->span);
+    vm_count_outside(vm, m->span, false);
+}
+
+void vm_str_raise_cut(VM *vm)
+{
+    vm_poll_flag &= ~POLL_CUT;
+    Mapping *first = NULL;
+    for (Mapping *m = live; m; m = m->next)
+        if (m->cut == 1) {
+            if (first) {
+                vm_poll_flag |= POLL_CUT;   /* the next poll raises this one */
+                break;
+            }
+            first = m;
+        }
+    if (first) {
+        first->cut = 2;
+        vm_error(vm, "cannot read '%s': changed size while being read", first->name);
+    }
+    if (cut_gone[0]) {
+        char name[sizeof cut_gone];
+        memcpy(name, cut_gone, sizeof name);
+        cut_gone[0] = '\0';
+        vm_error(vm, "cannot read '%s': changed size while being read", name);
+    }
 }
 
 VStr *vm_str_cstr(VM *vm, const char *c)

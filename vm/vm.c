@@ -282,6 +282,8 @@ _Noreturn void vm_interrupted(VM *vm)
 static void poll(VM *vm)
 {
     vm_check_interrupt(vm);
+    if (vm_poll_flag & POLL_CUT)
+        vm_str_raise_cut(vm);
     if (vm->step_limited && vm->steps_left-- == 0)
         interrupt(vm, "step limit exceeded");
 }

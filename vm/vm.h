@@ -189,11 +189,13 @@ void vm_push_root(VM *vm, Value v);
 void vm_pop_root(VM *vm, size_t n);
 
 /* Nonzero asks the loop to poll on backward jumps and calls: SIGINT sets
- * POLL_SIGINT (the loop raises "interrupted"); a VM with a step limit sets
+ * POLL_SIGINT (the loop raises "interrupted"), SIGBUS in a mapped file POLL_CUT
+ * (the loop raises its error); a VM with a step limit sets
  * POLL_STEPS, and then counts one step per poll. */
 extern volatile sig_atomic_t vm_poll_flag;
 #define POLL_SIGINT 1
 #define POLL_STEPS 2
+#define POLL_CUT 4      /* a mapped file shrank while read (vm_str_mapped) */
 void vm_install_sigint(void);
 /* Raises "interrupted" (not catchable) if SIGINT came: for long natives,
  * such as scans, that do not return to the loop for a while. */

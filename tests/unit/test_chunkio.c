@@ -196,6 +196,12 @@ static void out_of_range_operands_are_refused(void **state)
     refuses_patched(vm, mk_abx(OP_GETMOD, 0, 60000), 1);          /* module slot */
     refuses_patched(vm, mk_abx(OP_GETNATIVE, 0, 65535), 1);       /* native */
     refuses_patched(vm, mk_abx(OP_CLOSURE, 0, 9), 1);             /* nested function */
+    refuses_patched(vm, mk_abc(OP_ADDK, 0, 0, 250), 1);           /* constant in C */
+    refuses_patched(vm, mk_abc(OP_SETINDEXK, 0, 250, 0), 1);      /* constant in B */
+    refuses_patched(vm, mk_abc(OP_CALLN, 0, 0, 255), 1);          /* native in C */
+    refuses_patched(vm, mk_abx(OP_FORPREP, 0, 32767 + 5), 1);     /* forward past the end */
+    refuses_patched(vm, mk_abx(OP_FORLOOP, 0, 32767 + 1000), 1);  /* back before the start */
+    refuses_patched(vm, mk_abx(OP_ITERLOOP, 0, 32767 - 5), 1);    /* back past the end */
     refuses_patched(vm, mk_abc(OP_GETUPV, 0, 3, 0), 1);           /* upvalue */
     refuses_patched(vm, mk_sj(OP_JMP, 1000), 1);                  /* jump */
     refuses_patched(vm, mk_sj(OP_JMP, -1000), 1);

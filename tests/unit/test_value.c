@@ -6,8 +6,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/mem.h"
@@ -307,6 +310,17 @@ static void collects_the_unreachable(void **state)
     assert_int_equal(vm->bytes, base);
 }
 
+/* A file of the n bytes at p, unlinked, open for reading and writing. */
+static int temp_file(const char *p, size_t n)
+{
+    char path[] = "/tmp/test_value_mapXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    assert_int_equal(write(fd, p, n), (ssize_t)n);
+    return fd;
+}
+
 /* A mapped string: the file's bytes at an offset inside a page, the byte
  * after them readable even when they end a page, never appended to in
  * place, counted as memory while held, unmapped (and uncounted) when
@@ -314,17 +328,13 @@ static void collects_the_unreachable(void **state)
 static void mapped_strings_are_counted_and_let_go(void **state)
 {
     VM *vm = *state;
-    char path[] = "/tmp/test_value_mapXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
     char page[8192];
     for (size_t i = 0; i < sizeof page; i++)
         page[i] = (char)('a' + i % 26);
-    assert_int_equal(write(fd, page, sizeof page), (ssize_t)sizeof page);
+    int fd = temp_file(page, sizeof page);
     vm_gc(vm);
     size_t base = vm->bytes;
-    VStr *s = vm_str_mapped(vm, fd, 100, sizeof page - 100);
+    VStr *s = vm_str_mapped(vm, fd, 100, sizeof page - 100, AS_STR(str(vm, "page")));
     assert_non_null(s);
     assert_true(s->hdr.flags & STR_MAPPED);
     assert_int_equal(s->len, sizeof page - 100);
@@ -337,12 +347,86 @@ static void mapped_strings_are_counted_and_let_go(void **state)
     assert_int_equal(t->len, s->len + 2);
     assert_memory_equal(t->data + s->len, "XY", 2);
     assert_memory_equal(s->data, page + 100, s->len);
-    assert_null(vm_str_mapped(vm, fd, 0, 0));
+    assert_null(vm_str_mapped(vm, fd, 0, 0, AS_STR(str(vm, "page"))));
     vm_gc(vm);
     assert_int_equal(s->data[0], page[100]);            /* rooted: kept */
     vm_pop_root(vm, 1);
     vm_gc(vm);
     assert_int_equal(vm->bytes, base);
+    close(fd);
+}
+
+static void raise_cut(VM *vm, void *ud)
+{
+    (void)ud;
+    vm_str_raise_cut(vm);
+}
+
+static void assert_cut_raised(VM *vm, const char *name)
+{
+    assert_true(vm_poll_flag & POLL_CUT);
+    assert_int_equal(vm_protect(vm, raise_cut, NULL), -1);
+    char want[256];
+    snprintf(want, sizeof want, "cannot read '%s': changed size while being read", name);
+    assert_string_equal(vm_tostring(vm, vm->err)->data, want);
+    assert_false(vm_poll_flag & POLL_CUT);
+    assert_int_equal(vm_protect(vm, raise_cut, NULL), 0);  /* once */
+}
+
+/* A child that maps fd's 8 KiB itself (not a string), truncates the file
+ * and reads past its end after a string was mapped: dies of SIGBUS, as it
+ * would without comb's handler; and of a SIGBUS sent to it. */
+static int foreign_sigbus(VM *vm, int fd, bool sent)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGBUS, SIG_DFL);    /* not the harness's: the default is what is kept */
+        if (ftruncate(fd, 8192) != 0 || !vm_str_mapped(vm, fd, 0, 8192, AS_STR(str(vm, "f"))))
+            _exit(3);
+        if (sent)
+            kill(getpid(), SIGBUS);
+        const char *p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED || ftruncate(fd, 0) != 0)
+            _exit(3);
+        (void)*(volatile const char *)(p + 4096);
+        _exit(0);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    return WIFSIGNALED(ws) ? WTERMSIG(ws) : -WEXITSTATUS(ws);
+}
+
+/* A mapped file truncated meanwhile: its bytes past the new end read as
+ * zeros, not SIGBUS, and the next poll raises a read error naming it, once;
+ * also when the string was collected before that poll. A SIGBUS outside
+ * any mapping keeps its default. */
+static void truncated_mappings_read_zeros_and_raise(void **state)
+{
+    VM *vm = *state;
+    static char pages[3 * 4096];
+    memset(pages, 'x', sizeof pages);
+    int fd = temp_file(pages, sizeof pages);
+    VStr *s = vm_str_mapped(vm, fd, 0, sizeof pages, AS_STR(str(vm, "cut")));
+    assert_non_null(s);
+    vm_push_root(vm, v_obj(s));
+    assert_int_equal(ftruncate(fd, 100), 0);
+    assert_false(vm_poll_flag & POLL_CUT);
+    assert_int_equal(s->data[99], 'x');
+    assert_int_equal(s->data[sizeof pages - 1], 0);
+    assert_int_equal(s->data[4096], 0);
+    assert_cut_raised(vm, "cut");
+    vm_pop_root(vm, 1);
+
+    assert_int_equal(ftruncate(fd, sizeof pages), 0);
+    s = vm_str_mapped(vm, fd, 0, sizeof pages, AS_STR(str(vm, "gone")));
+    assert_non_null(s);
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(s->data[5000], 0);
+    vm_gc(vm);                  /* unrooted: unmapped before the poll */
+    assert_cut_raised(vm, "gone");
+
+    assert_int_equal(foreign_sigbus(vm, fd, false), SIGBUS);
+    assert_int_equal(foreign_sigbus(vm, fd, true), SIGBUS);
     close(fd);
 }
 
@@ -450,6 +534,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(collects_the_unreachable, setup, teardown),
         cmocka_unit_test_setup_teardown(views_keep_their_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(mapped_strings_are_counted_and_let_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(truncated_mappings_read_zeros_and_raise, setup, teardown),
         cmocka_unit_test(allocation_failure_loses_nothing),
         cmocka_unit_test_setup_teardown(stress_mode_collects_at_safe_points, setup, teardown),
     };

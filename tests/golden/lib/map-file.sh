@@ -2,12 +2,15 @@
 # bytes read would give (what was buffered first), the file left at its end,
 # "" at the end, nil for a pipe; a file of whole pages (the byte after the
 # string is read by natives that look for a NUL); strings made from it;
-# mappings let go of by the collector.
+# mappings let go of by the collector; a file truncated while mapped: its
+# bytes past the new end read as zeros, and the next call raises a read
+# error naming it, once (caught here).
 dir=$(mktemp -d) || exit 99
 trap 'rm -rf "$dir"' EXIT
 printf 'hello\nworld\n' > "$dir/small"
 head -c 4096 /dev/zero | tr '\0' 'p' > "$dir/page"
 awk 'BEGIN { for (i = 0; i < 3000; i++) printf "line %d\n", i }' > "$dir/lines"
+cp "$dir/lines" "$dir/cut"
 "$COMB" - "$dir" <<'PROG'
 let d = args()[0]
 let f = open(d + "/small")
@@ -36,4 +39,14 @@ for i in 0..3000 {
 let maps = 0
 for l in lines("/proc/self/maps") { if find(l, d + "/small") != nil { maps += 1 } }
 print(n, maps < 500)
+fn cut_error(e) { return sub(e, len("cannot read '" + d)) }
+f = open(d + "/cut")
+let c = map_file(f)
+system("truncate -s 4096 " + d + "/cut")
+let at = nil
+try { at = find(c, "\0"); print("not raised") } catch e { print(cut_error(e)) }
+print(at, len(c), find(c, "line 2999"), sub(c, 4090, 4100) == sub(c, 4090, 4096) + "\0\0\0\0")
+close(f)
+try { print(len(c)) } catch e { print("raised again") }
+print("once")
 PROG
