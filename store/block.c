@@ -152,6 +152,8 @@ int st_block_enc_add(st_block_enc *e, const void *row, const void *tags, uint32_
  * was not decoded (as st_batch_row gives it). */
 static void push_run(bytevec *v, const void *src, size_t n)
 {
+    if (!n)         /* (an empty vector has no buffer yet) */
+        return;
     if (src)
         memcpy(v->p + v->n, src, n);
     else
