@@ -8,8 +8,9 @@
 #include <stddef.h>
 
 /* Levels of vector instructions: VEC_SSE is SSE2 for pair, SSSE3 for
- * packed (which runs the portable loop on a processor without it). */
-enum { VEC_PORTABLE, VEC_SSE, VEC_AVX2, VEC_BEST };
+ * packed (which runs the portable loop on a processor without it);
+ * VEC_AVX512 is AVX-512BW with VBMI for packed, AVX2 for pair. */
+enum { VEC_PORTABLE, VEC_SSE, VEC_AVX2, VEC_AVX512, VEC_BEST };
 
 /* The first j in [i, end - d) with p[j] == b1 and p[j + d] == b2, or end if
  * none, by the loop of the given level (VEC_BEST: the best this processor
