@@ -3,7 +3,8 @@
 # salloc waits in the queue, `comb cycle status` says the cycle is pending
 # and shows its units waiting for the allocation; salloc granted with the
 # nodes still booting, the run waits for them (a bounded wait), then cancels
-# the allocation and fails naming it; nodes that come up in time are used.
+# the allocation and fails naming it (status then shows the units with the
+# allocation's state, STOPPED once Slurm forgot it); nodes that come up in time are used.
 tmp=$(mktemp -d)
 mkdir "$tmp/bin" "$tmp/in"
 export FAKE=$tmp COMB
@@ -12,6 +13,7 @@ cat >"$tmp/bin/squeue" <<'X'
 #!/bin/sh
 [ -f "$FAKE/up" ] && n=$(cat "$FAKE/up") && [ "$n" -le 0 ] && echo RUNNING None >"$FAKE/state"
 [ -f "$FAKE/up" ] && echo $((n - 1)) >"$FAKE/up"
+[ -s "$FAKE/state" ] || exit 0    # (forgotten)
 echo "42 $(cat "$FAKE/state") n[1-2]"
 X
 # salloc: 42 queued; meanwhile the status of the run (once its units name
@@ -32,7 +34,7 @@ echo "CONFIGURING None" >"$FAKE/state"
 echo "salloc: Granted job allocation 42"
 X
 printf '#!/bin/sh\necho n1; echo n2\n' >"$tmp/bin/scontrol"
-printf '#!/bin/sh\necho "scancel $*" >>"$FAKE/log"\n' >"$tmp/bin/scancel"
+printf '#!/bin/sh\necho "scancel $*" >>"$FAKE/log"\necho CANCELLED None >"$FAKE/state"\n' >"$tmp/bin/scancel"
 printf '#!/bin/sh\necho "srun $*" >>"$FAKE/log"\nexit 1\n' >"$tmp/bin/srun"
 chmod +x "$tmp/bin/"*
 export PATH="$tmp/bin:$PATH"
@@ -45,7 +47,9 @@ sed "s|$tmp|TMP|g" "$tmp/out"
 cut -f 1,2,5 "$tmp/status" | sed "s|$tmp|TMP|g"
 cat "$tmp/log"
 cat "$tmp/st/cycle/20260101/jobs/slurm/allocation"
-"$COMB" cycle status --store "$tmp/st" | cut -f 1,2
+"$COMB" cycle status --store "$tmp/st" | cut -f 1,2,5 | sed "s|$tmp|TMP|g"
+: >"$tmp/state"
+"$COMB" jobs status "$tmp/st/cycle/20260101/jobs" -s | sed "s|$tmp|TMP|g"
 
 echo "-- nodes booting that come up in time"
 rm -f "$tmp/log"
