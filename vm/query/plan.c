@@ -718,6 +718,21 @@ static void narrow_select(QPlan *p)
             sc->want[s->nfields] = true;
 }
 
+/* What a collected row keeps of the tagset: the fields it shows, packed,
+ * so a wide schema's rows cost what the selected fields cost. */
+static void out_layout(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    sc->out_row = qp_alloc(vm, p, (s->nrow + 1) * sizeof *sc->out_row);
+    sc->nout_row = sc->out_roww = 0;
+    for (uint32_t f = 0; f < s->nrow; f++)
+        if (sc->out_fields[f]) {
+            sc->out_row[sc->nout_row++] = f;
+            sc->out_roww += s->fields[f].width;
+        }
+}
+
 static uint64_t stages_bound;
 
 uint64_t qp_stages_bound(void)
@@ -789,7 +804,9 @@ void qp_bind(VM *vm, VQuery *q)
         binder_for(&b, q, i);
         bind_step(&b, p, qp_stage(q, i));
     }
-    if (p->typed)
+    if (p->typed) {
         narrow_select(p);
+        out_layout(vm, p);
+    }
     p->scan.nslots = p->scan.nslots > b.nslots ? p->scan.nslots : b.nslots;
 }

@@ -148,6 +148,10 @@ typedef struct QScan {
     int nagg_list;
     bool *want;         /* columns to decode [ncols] */
     bool *out_fields;   /* fields the collected rows show [nfields] */
+    uint32_t *out_row;  /* the tagset fields among them, in schema order: all a
+                         * collected row holds of the tagset, packed (out_layout) */
+    uint32_t nout_row;
+    uint32_t out_roww;  /* bytes of that packed row */
     st_range *ranges;   /* zone-map ranges from the where's conjuncts */
     unsigned char *range_bytes;
     uint32_t nranges;
