@@ -57,6 +57,23 @@ static void put_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uint32
                        vm_field_value(vm, vs, f, row + s->fields[f].offset));
 }
 
+/* Field f's value at p; a string as last[i] when it has the same bytes
+ * (consecutive rows often name the same file), which it then becomes. */
+static Value shared_value(VM *vm, const VSchema *vs, uint32_t f, const unsigned char *p,
+                          VStr **last, uint32_t i)
+{
+    const st_field *fd = &vs->s->fields[f];
+    if (!last || fd->type != ST_CHAR)
+        return vm_field_value(vm, vs, f, p);
+    const unsigned char *z = memchr(p, 0, fd->width);
+    size_t len = z ? (size_t)(z - p) : fd->width;
+    if (last[i] && last[i]->len == len && memcmp(last[i]->data, p, len) == 0)
+        return v_obj(last[i]);
+    Value v = vm_field_value(vm, vs, f, p);
+    last[i] = AS_STR(v);
+    return v;
+}
+
 Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
                       const unsigned char *tags, uint32_t ntags, const VRowShape *shape, bool flat)
 {
@@ -70,9 +87,10 @@ Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
     Value mv = v_obj(m);
     if (shape) {
         for (uint32_t i = 0; i < nrowf; i++) {
-            uint32_t f = shape->row[i];
-            vm_map_set(vm, m, v_obj(vs->names[f]), vm_field_value(vm, vs, f, row));
-            row += s->fields[f].width;
+            uint32_t f = shape->row[i], w = s->fields[f].width;
+            VStr *name = shape->names ? shape->names[i] : vs->names[f];
+            vm_map_set(vm, m, v_obj(name), shared_value(vm, vs, f, row, shape->last, i));
+            row += w;
         }
     } else {
         put_fields(vm, vs, m, 0, s->nrow, row, NULL);

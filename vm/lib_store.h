@@ -135,6 +135,9 @@ typedef struct VRowShape {
     const uint32_t *row;
     uint32_t nrow;
     const bool *fields;     /* [nfields] */
+    VStr *const *names;     /* row's names (NULL: its fields'), as a select calls them */
+    VStr **last;            /* [nrow]: the last string of each, given again for the same
+                             * bytes (NULL: none kept); the caller keeps them alive */
 } VRowShape;
 /* The map of a tagset row and its tag rows: the fields shape shows (NULL:
  * all, row in the schema's layout), and `tags`, an array of maps, unless

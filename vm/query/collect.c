@@ -430,8 +430,9 @@ const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o)
     return rc ? r : NULL;
 }
 
-/* A collected record as the row (a map) comb sees. */
-Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p)
+/* A collected record as the row (a map) comb sees; last (NULL, or
+ * [nout_row], kept alive by the caller): see VRowShape. */
+Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **last)
 {
     const st_schema *s = sc->vs->s;
     uint32_t nt = 0;
@@ -440,9 +441,11 @@ Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p)
         memcpy(&nt, tags, 4);
         tags += 4;
     }
-    VRowShape shape = {sc->out_row, sc->nout_row, sc->out_fields};
+    VRowShape shape = {sc->out_row, sc->nout_row, sc->out_fields, sc->out_names, last};
     return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, &shape, sc->tags);
 }
+
+#define LAST_MAX 16
 
 /* The collected rows of every partition, in order, as maps. */
 static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
@@ -452,8 +455,11 @@ static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     VArray *a = vm_array_new(vm, o->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
+    /* the strings of a few fields shared with the row before (alive in a) */
+    VStr *last[LAST_MAX] = {NULL};
+    VStr **lp = sh->sc->nout_row <= LAST_MAX ? last : NULL;
     for (const unsigned char *r; (r = qcollect_next(vm, sh, o));)
-        vm_array_push(vm, a, qcollect_value(vm, sh->sc, r));
+        vm_array_push(vm, a, qcollect_value(vm, sh->sc, r, lp));
     vm_pop_root(vm, 1);
     return av;
 }

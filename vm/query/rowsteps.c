@@ -318,7 +318,8 @@ int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *
                 return 0;
             break;
         case QV_select:
-            select_row(vm, s, *row, row);
+            if (!s->by_scan)
+                select_row(vm, s, *row, row);
             break;
         case QV_skip:   /* taken[i] counts the rows left out */
             if (taken[i] < (uint64_t)s->e[0]->ki) {

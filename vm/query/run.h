@@ -205,7 +205,7 @@ const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o);
 /* The record at *off of a buffer, moving *off past it. */
 const unsigned char *qcollect_record(const QScan *sc, const unsigned char *base, size_t *off);
 /* A collected record as the row (a map) comb sees. */
-Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p);
+Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **last);
 /* Every row, in order, as an array of maps. */
 void qcollect_free(Shared *sh, Ordered *o);
 

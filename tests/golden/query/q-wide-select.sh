@@ -4,7 +4,10 @@
 # the one its field was loaded with (each value says its field and row),
 # on every way rows come back: as they come, sorted with a take (top-N),
 # sorted past COMB_SORT_MB (the external sort: that it spilled shows with
-# a TMPDIR that is not there), a row at a time (for), as tags.
+# a TMPDIR that is not there), a row at a time (for), as tags; made by the
+# collector (a select of fields as they are) or by the select (one that
+# computes). Rows one after another share their strings (char fields
+# change every 4 rows): a string that changes is the new one.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 awk 'BEGIN { split("u8;i16;u32;i64;f64;char[10];enum(e0, e1, e2);f32", ty, ";")
     print "key id: u64"
@@ -16,7 +19,7 @@ awk 'BEGIN { for (id = 0; id < 12000; id++) {
         for (k = 1; k <= 40; k++) {
             m = k % 8
             v = m == 0 ? (id + k) % 256 : m == 1 ? id - 10 * k : m == 2 ? id * 41 + k : \
-                m == 3 ? id * 1000003 - k : m == 4 ? id + k * 0.25 : m == 5 ? "c" k "_" id % 1000 : \
+                m == 3 ? id * 1000003 - k : m == 4 ? id + k * 0.25 : m == 5 ? "c" k "_" int(id / 4) % 1000 : \
                 m == 6 ? "e" (id + k) % 3 : k + 0.5
             line = line "\t" v
         }
@@ -33,7 +36,7 @@ fn want(id, k) {
     if m == 2 { return id * 41 + k }
     if m == 3 { return id * 1000003 - k }
     if m == 4 { return id + k * 0.25 }
-    if m == 5 { return fmt("c%d_%d", k, id % 1000) }
+    if m == 5 { return fmt("c%d_%d", k, id / 4 % 1000) }
     if m == 6 { return fmt("e%d", (id + k) % 3) }
     return k + 0.5
 }
@@ -57,8 +60,12 @@ print(all[0].id, all[11999].id)
 let each = []
 for r in ds | where id < 100 | select f37, id, f3, f20, f40, f9, f26, f31, f5, f38 { push(each, r) }
 check("for:", each)
-let ts = rows(ds | tags | where id < 50 | select tn, f20, tt, id)
+let calc = rows(ds | where id % 5 == 1 | select f37, id, g: f3 + 1, f5, f26)
 let bad = 0
+for r in calc { if r.g != want(r.id, 3) + 1 || r.f37 != want(r.id, 37) || r.f5 != want(r.id, 5) || r.f26 != want(r.id, 26) || len(keys(r)) != 5 { bad = bad + 1 } }
+print("computed:", len(calc), "rows,", bad, "wrong,", calc[0])
+let ts = rows(ds | tags | where id < 50 | select tn, f20, tt, id)
+bad = 0
 for t in ts { if t.f20 != want(t.id, 20) || t.tt != t.id % 7 + (if t.tn == "t1" { 1 } else { 0 }) { bad = bad + 1 } }
 print("tags:", len(ts), "rows,", bad, "wrong,", ts[0])
 END
