@@ -392,6 +392,8 @@ void qcollect_begin(VM *vm, Shared *sh, Ordered *o)
             vm_error(vm, "%s", err.msg);
         return;
     }
+    if (!sc->nsort)
+        return;     /* read in place, partition after partition */
     /* One buffer in partition order (sorting then sees every record). */
     for (uint32_t i = 0; i < sh->parts.n; i++) {
         unsigned char *p = sh->rows[i].b.len ? buf_room(&o->all.b, sh->rows[i].b.len) : NULL;
@@ -402,7 +404,7 @@ void qcollect_begin(VM *vm, Shared *sh, Ordered *o)
         o->all.n += sh->rows[i].n;
         buf_free(&sh->rows[i].b);
     }
-    if (sc->nsort && !trim(sc, &o->all))
+    if (!trim(sc, &o->all))
         vm_throw(vm, v_obj(vm->oom));
 }
 
@@ -422,8 +424,15 @@ const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o)
     if (o->i >= o->n)
         return NULL;
     o->i++;
-    if (!sh->spill)
+    if (!sh->spill && sh->sc->nsort)
         return qcollect_record(sh->sc, o->all.b.p, &o->off);
+    if (!sh->spill) {
+        while (o->off >= sh->rows[o->pi].b.len) {   /* o->i <= rows held: one is left */
+            o->pi++;
+            o->off = 0;
+        }
+        return qcollect_record(sh->sc, sh->rows[o->pi].b.p, &o->off);
+    }
     int rc = spill_next(sh->spill, &r, &err);
     if (rc < 0)
         vm_error(vm, "%s", err.msg);

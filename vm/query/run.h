@@ -115,8 +115,9 @@ struct Shared {
 /* The collected rows in order: every partition's records in one buffer
  * (sorted if the scan sorts), or read back from the external sort. */
 typedef struct Ordered {
-    PartRows all;
-    size_t off;
+    PartRows all;       /* sorted: every partition's records */
+    uint32_t pi;        /* unsorted: the partition read, its buffer read in place */
+    size_t off;         /* the next record in all or in partition pi's buffer */
     uint64_t i, n;      /* rows read; rows to read */
 } Ordered;
 
