@@ -454,6 +454,8 @@ Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **las
     return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, &shape, sc->tags);
 }
 
+/* Rows of up to this many fields share strings with the row before (a
+ * few fields selected; a whole wide row is left as it was). */
 #define LAST_MAX 16
 
 /* The collected rows of every partition, in order, as maps. */
