@@ -57,26 +57,54 @@ static void put_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uint32
                        vm_field_value(vm, vs, f, row + s->fields[f].offset));
 }
 
+/* Field f's value at p; a string as last[i] when it has the same bytes
+ * (consecutive rows often name the same file), which it then becomes. */
+static Value shared_value(VM *vm, const VSchema *vs, uint32_t f, const unsigned char *p,
+                          VStr **last, uint32_t i)
+{
+    const st_field *fd = &vs->s->fields[f];
+    if (!last || fd->type != ST_CHAR)
+        return vm_field_value(vm, vs, f, p);
+    const unsigned char *z = memchr(p, 0, fd->width);
+    size_t len = z ? (size_t)(z - p) : fd->width;
+    if (last[i] && last[i]->len == len && memcmp(last[i]->data, p, len) == 0)
+        return v_obj(last[i]);
+    Value v = vm_field_value(vm, vs, f, p);
+    last[i] = AS_STR(v);
+    return v;
+}
+
 Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
-                      const unsigned char *tags, uint32_t ntags, const bool *fields, bool flat)
+                      const unsigned char *tags, uint32_t ntags, const VRowShape *shape, bool flat)
 {
     const st_schema *s = vs->s;
-    VMap *m = vm_map_new(vm, s->nrow + 1);
+    const bool *fields = shape ? shape->fields : NULL;
+    uint32_t nrowf = shape ? shape->nrow : s->nrow, ntagf = 0;
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        ntagf += !fields || fields[f];
+    /* sized to its fields: a row of a few is one allocation (vm_map_new_keyed) */
+    VMap *m = vm_map_new_keyed(vm, nrowf + (flat ? ntagf : ntagf > 0));
     Value mv = v_obj(m);
-    put_fields(vm, vs, m, 0, s->nrow, row, fields);
+    if (shape) {
+        for (uint32_t i = 0; i < nrowf; i++) {
+            uint32_t f = shape->row[i], w = s->fields[f].width;
+            VStr *name = shape->names ? shape->names[i] : vs->names[f];
+            vm_map_set(vm, m, v_obj(name), shared_value(vm, vs, f, row, shape->last, i));
+            row += w;
+        }
+    } else {
+        put_fields(vm, vs, m, 0, s->nrow, row, NULL);
+    }
     if (flat) {
         put_fields(vm, vs, m, s->nrow, s->nfields, tags, fields);
         return mv;
     }
-    bool any = false;
-    for (uint32_t f = s->nrow; f < s->nfields; f++)
-        any |= !fields || fields[f];
-    if (!any)
+    if (!ntagf)
         return mv;
     VArray *a = vm_array_new(vm, ntags);
     vm_map_set(vm, m, v_obj(vs->tags_name), v_obj(a));
     for (uint32_t i = 0; i < ntags; i++) {
-        VMap *tm = vm_map_new(vm, s->nfields - s->nrow);
+        VMap *tm = vm_map_new_keyed(vm, ntagf);
         vm_array_push(vm, a, v_obj(tm));
         put_fields(vm, vs, tm, s->nrow, s->nfields, tags + (size_t)i * s->tag_size, fields);
     }

@@ -128,12 +128,23 @@ void *vm_grow(VM *vm, unsigned char **p, size_t *cap, size_t need);
 void vm_tagset_encode(VM *vm, const VSchema *vs, Value ts, VRowBuf *b, const char *what);
 /* Encodes a flat map of tagset and tag fields into b: the row and one tag. */
 void vm_flat_encode(VM *vm, const VSchema *vs, VMap *m, VRowBuf *b, const char *what);
-/* The map of a tagset row and its tag rows: the fields marked in fields
- * (NULL: all), and `tags`, an array of maps, unless fields marks no tag
- * field.
+/* What a row shows: the tagset fields row holds, packed in this order
+ * (the schema's row layout holds them all), and the tag fields marked in
+ * fields. */
+typedef struct VRowShape {
+    const uint32_t *row;
+    uint32_t nrow;
+    const bool *fields;     /* [nfields] */
+    VStr *const *names;     /* row's names (NULL: its fields'), as a select calls them */
+    VStr **last;            /* [nrow]: the last string of each, given again for the same
+                             * bytes (NULL: none kept); the caller keeps them alive */
+} VRowShape;
+/* The map of a tagset row and its tag rows: the fields shape shows (NULL:
+ * all, row in the schema's layout), and `tags`, an array of maps, unless
+ * it shows no tag field.
  * flat: the row and one tag row as one map, as `| tags` shows a tag. */
 Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
-                      const unsigned char *tags, uint32_t ntags, const bool *fields, bool flat);
+                      const unsigned char *tags, uint32_t ntags, const VRowShape *shape, bool flat);
 
 /* The values an integer field (u8..i64, bool, time) can hold. */
 void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi);

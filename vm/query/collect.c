@@ -1,6 +1,6 @@
 /* collect: the rows a scan hands on as they are: each partition's records
  * ([sort key][row][u32 ntags][tags], or [sort key][row][tag] for tag
- * rows) in a buffer of its own, sorted by their keys and cut to a take;
+ * rows; the row only the tagset fields shown, packed: QScan.out_row) in a buffer of its own, sorted by their keys and cut to a take;
  * a sort without take past the memory budget (COMB_SORT_MB) goes to the
  * store's external sort; then read back in order as maps. */
 #include "config.h"
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/bytes.h"
 #include "store/sort.h"
 #include "vm/lib.h"
 
@@ -20,7 +21,21 @@ static size_t record_size(const QScan *sc, uint32_t ntags)
     const st_schema *s = sc->vs->s;
     /* a tag count only where the schema has tags to count */
     size_t tags = sc->tags ? s->tag_size : s->tag_size ? 4 + (size_t)ntags * s->tag_size : 0;
-    return sc->keyw + s->row_size + tags;
+    return sc->keyw + sc->out_roww + tags;
+}
+
+/* Tagset t's shown fields, packed, into p. */
+static void packed_row(const QScan *sc, const st_batch *b, uint32_t t, unsigned char *p)
+{
+    const st_field *fs = sc->vs->s->fields;
+    for (uint32_t i = 0; i < sc->nout_row; i++) {
+        uint32_t f = sc->out_row[i], w = fs[f].width;
+        if (b->cols[f])
+            st_copy_value(p, (const char *)b->cols[f] + (size_t)t * w, w);
+        else
+            memset(p, 0, w);
+        p += w;
+    }
 }
 
 static void collect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
@@ -54,8 +69,8 @@ static void collect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
             k_key(sc->sort[i].e, kv[i], j, sc->sort[i].desc, p);
             p += qx_keywidth(sc->sort[i].e);
         }
-        st_batch_row(s, b, t, p);
-        p += s->row_size;
+        packed_row(sc, b, t, p);
+        p += sc->out_roww;
         if (tag) {
             st_batch_tag(s, b, r, p);
         } else if (s->tag_size) {
@@ -73,7 +88,7 @@ static size_t record_len(const QScan *sc, const unsigned char *r)
 {
     uint32_t nt = 0;
     if (!sc->tags && sc->vs->s->tag_size)
-        memcpy(&nt, r + sc->keyw + sc->vs->s->row_size, 4);
+        memcpy(&nt, r + sc->keyw + sc->out_roww, 4);
     return record_size(sc, nt);
 }
 
@@ -212,7 +227,7 @@ static QSpill *spill_new(const QScan *sc, size_t budget, st_err *err)
     }
     q->sc = sc;
     q->cmpw = sc->keyw + 16;
-    q->recw = q->cmpw + sc->vs->s->row_size + 4 + tagw(sc);
+    q->recw = q->cmpw + sc->out_roww + 4 + tagw(sc);
     st_sort_opts o = {.parcel_bytes = budget, .prefix = prefix_spilled};
     q->rec = mem_calloc(1, q->recw);
     if (!q->rec || !(q->sorter = st_sorter_new(q->recw, cmp_spilled, q, &o, err))) {
@@ -237,7 +252,7 @@ static size_t spill_add(QSpill *q, uint32_t part, uint64_t seq, const unsigned c
     const QScan *sc = q->sc;
     const st_schema *s = sc->vs->s;
     uint32_t nt = 0;
-    const unsigned char *tags = r + sc->keyw + s->row_size;
+    const unsigned char *tags = r + sc->keyw + sc->out_roww;
     if (sc->tags) {
         nt = 1;
     } else if (s->tag_size) {
@@ -248,9 +263,9 @@ static size_t spill_add(QSpill *q, uint32_t part, uint64_t seq, const unsigned c
     memcpy(p, r, sc->keyw);
     put_be(p + sc->keyw, part, 4);
     put_be(p + sc->keyw + 4, seq, 8);
-    memcpy(rec_row(q, p), r + sc->keyw, s->row_size);
-    memcpy(rec_row(q, p) + s->row_size, &nt, 4);
-    unsigned char *tag = rec_row(q, p) + s->row_size + 4;
+    memcpy(rec_row(q, p), r + sc->keyw, sc->out_roww);
+    memcpy(rec_row(q, p) + sc->out_roww, &nt, 4);
+    unsigned char *tag = rec_row(q, p) + sc->out_roww + 4;
     uint32_t i = 0;
     do {    /* a record even for a tagset without tags */
         put_be(p + sc->keyw + 12, i, 4);
@@ -259,7 +274,7 @@ static size_t spill_add(QSpill *q, uint32_t part, uint64_t seq, const unsigned c
         if (st_sorter_add(q->sorter, p, err) < 0)
             return 0;
     } while (++i < nt);
-    return sc->keyw + s->row_size + (sc->tags ? tagw(sc) : s->tag_size ? 4 + (size_t)nt * tagw(sc) : 0);
+    return record_size(sc, nt);
 }
 
 static int spill_finish(QSpill *q, st_err *err)
@@ -279,9 +294,9 @@ static int spill_next(QSpill *q, const unsigned char **out, st_err *err)
         return rc;
     const unsigned char *rec = v;
     uint32_t nt;
-    memcpy(&nt, rec + q->cmpw + s->row_size, 4);
+    memcpy(&nt, rec + q->cmpw + sc->out_roww, 4);
     bool counted = !sc->tags && s->tag_size;
-    size_t need = sc->keyw + s->row_size + 4 + (size_t)(nt ? nt : 1) * tagw(sc);
+    size_t need = sc->keyw + sc->out_roww + 4 + (size_t)(nt ? nt : 1) * tagw(sc);
     if (need > q->out_cap) {
         unsigned char *o = mem_realloc(q->out, q->out_cap, need);
         if (!o) {
@@ -293,8 +308,8 @@ static int spill_next(QSpill *q, const unsigned char **out, st_err *err)
     }
     unsigned char *p = q->out;
     memcpy(p, rec, sc->keyw);
-    memcpy(p + sc->keyw, rec + q->cmpw, s->row_size);
-    p += sc->keyw + s->row_size;
+    memcpy(p + sc->keyw, rec + q->cmpw, sc->out_roww);
+    p += sc->keyw + sc->out_roww;
     if (counted) {
         memcpy(p, &nt, 4);
         p += 4;
@@ -306,7 +321,7 @@ static int spill_next(QSpill *q, const unsigned char **out, st_err *err)
                 st_err_set(err, ST_ECORRUPT, "sort: a tagset's tags were cut short");
             return -1;
         }
-        memcpy(p, (const unsigned char *)v + q->cmpw + s->row_size + 4, tagw(sc));
+        memcpy(p, (const unsigned char *)v + q->cmpw + sc->out_roww + 4, tagw(sc));
         p += tagw(sc);
     }
     *out = q->out;
@@ -377,6 +392,8 @@ void qcollect_begin(VM *vm, Shared *sh, Ordered *o)
             vm_error(vm, "%s", err.msg);
         return;
     }
+    if (!sc->nsort)
+        return;     /* read in place, partition after partition */
     /* One buffer in partition order (sorting then sees every record). */
     for (uint32_t i = 0; i < sh->parts.n; i++) {
         unsigned char *p = sh->rows[i].b.len ? buf_room(&o->all.b, sh->rows[i].b.len) : NULL;
@@ -387,7 +404,7 @@ void qcollect_begin(VM *vm, Shared *sh, Ordered *o)
         o->all.n += sh->rows[i].n;
         buf_free(&sh->rows[i].b);
     }
-    if (sc->nsort && !trim(sc, &o->all))
+    if (!trim(sc, &o->all))
         vm_throw(vm, v_obj(vm->oom));
 }
 
@@ -407,26 +424,39 @@ const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o)
     if (o->i >= o->n)
         return NULL;
     o->i++;
-    if (!sh->spill)
+    if (!sh->spill && sh->sc->nsort)
         return qcollect_record(sh->sc, o->all.b.p, &o->off);
+    if (!sh->spill) {
+        while (o->off >= sh->rows[o->pi].b.len) {   /* o->i <= rows held: one is left */
+            o->pi++;
+            o->off = 0;
+        }
+        return qcollect_record(sh->sc, sh->rows[o->pi].b.p, &o->off);
+    }
     int rc = spill_next(sh->spill, &r, &err);
     if (rc < 0)
         vm_error(vm, "%s", err.msg);
     return rc ? r : NULL;
 }
 
-/* A collected record as the row (a map) comb sees. */
-Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p)
+/* A collected record as the row (a map) comb sees; last (NULL, or
+ * [nout_row], kept alive by the caller): see VRowShape. */
+Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **last)
 {
     const st_schema *s = sc->vs->s;
     uint32_t nt = 0;
-    const unsigned char *row = p + sc->keyw, *tags = row + s->row_size;
+    const unsigned char *row = p + sc->keyw, *tags = row + sc->out_roww;
     if (!sc->tags && s->tag_size) {
         memcpy(&nt, tags, 4);
         tags += 4;
     }
-    return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, sc->out_fields, sc->tags);
+    VRowShape shape = {sc->out_row, sc->nout_row, sc->out_fields, sc->out_names, last};
+    return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, &shape, sc->tags);
 }
+
+/* Rows of up to this many fields share strings with the row before (a
+ * few fields selected; a whole wide row is left as it was). */
+#define LAST_MAX 16
 
 /* The collected rows of every partition, in order, as maps. */
 static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
@@ -436,8 +466,11 @@ static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     VArray *a = vm_array_new(vm, o->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);
+    /* the strings of a few fields shared with the row before (alive in a) */
+    VStr *last[LAST_MAX] = {NULL};
+    VStr **lp = sh->sc->nout_row <= LAST_MAX ? last : NULL;
     for (const unsigned char *r; (r = qcollect_next(vm, sh, o));)
-        vm_array_push(vm, a, qcollect_value(vm, sh->sc, r));
+        vm_array_push(vm, a, qcollect_value(vm, sh->sc, r, lp));
     vm_pop_root(vm, 1);
     return av;
 }

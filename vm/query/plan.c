@@ -718,6 +718,43 @@ static void narrow_select(QPlan *p)
             sc->want[s->nfields] = true;
 }
 
+/* The tagset field a select item names as it is, or -1. */
+static int plain_field(const st_schema *s, const QExpr *e)
+{
+    int f = e->op == QX_MAPGET ? st_schema_find(s, e->name->data, e->name->len) : -1;
+    return f >= 0 && (uint32_t)f < s->nrow ? f : -1;
+}
+
+/* What a collected row keeps of the tagset: the fields it shows, packed,
+ * so a wide schema's rows cost what the selected fields cost. A select of
+ * tagset fields as they are right after the scan is made by the collector
+ * itself: its fields in its order, under its names (no row map between). */
+static void out_layout(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    QStep *st = p->nsteps ? &p->steps[0] : NULL;
+    bool fused = sc->consumer == QC_COLLECT && !sc->tags && st && st->verb == QV_select;
+    for (int i = 0; fused && i < st->n; i++)
+        fused = plain_field(s, st->e[i]) >= 0;
+    for (uint32_t f = s->nrow; fused && f < s->nfields; f++)
+        fused = !sc->out_fields[f];
+    uint32_t n = fused ? (uint32_t)st->n : s->nrow;
+    sc->out_row = qp_alloc(vm, p, (n + 1) * sizeof *sc->out_row);
+    sc->nout_row = sc->out_roww = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int f = fused ? plain_field(s, st->e[i]) : (int)i;
+        if (fused || sc->out_fields[f]) {
+            sc->out_row[sc->nout_row++] = (uint32_t)f;
+            sc->out_roww += s->fields[f].width;
+        }
+    }
+    if (fused) {
+        sc->out_names = st->names;
+        st->by_scan = true;
+    }
+}
+
 static uint64_t stages_bound;
 
 uint64_t qp_stages_bound(void)
@@ -789,7 +826,9 @@ void qp_bind(VM *vm, VQuery *q)
         binder_for(&b, q, i);
         bind_step(&b, p, qp_stage(q, i));
     }
-    if (p->typed)
+    if (p->typed) {
         narrow_select(p);
+        out_layout(vm, p);
+    }
     p->scan.nslots = p->scan.nslots > b.nslots ? p->scan.nslots : b.nslots;
 }

@@ -148,6 +148,12 @@ typedef struct QScan {
     int nagg_list;
     bool *want;         /* columns to decode [ncols] */
     bool *out_fields;   /* fields the collected rows show [nfields] */
+    uint32_t *out_row;  /* the tagset fields among them, in schema order: all a
+                         * collected row holds of the tagset, packed (out_layout) */
+    uint32_t nout_row;
+    uint32_t out_roww;  /* bytes of that packed row */
+    VStr **out_names;   /* a select the collector makes (by_scan): out_row in its order,
+                         * with its names; else NULL */
     st_range *ranges;   /* zone-map ranges from the where's conjuncts */
     unsigned char *range_bytes;
     uint32_t nranges;
@@ -188,6 +194,7 @@ typedef struct QStep {
     int nagg_list;
     Value write_target;
     VMap *write_opts;
+    bool by_scan;       /* select: the scan's collected rows are its rows (out_layout) */
 } QStep;
 
 #define QP_MODVARS 8

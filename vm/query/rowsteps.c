@@ -292,7 +292,7 @@ Value rows_eval_aggs(VM *vm, const QExpr *e, const Value *aggs)
 static void select_row(VM *vm, const QStep *s, Value row, Value *out)
 {
     vm_push_root(vm, row);
-    VMap *m = vm_map_new(vm, (size_t)s->n);
+    VMap *m = vm_map_new_keyed(vm, (size_t)s->n);   /* a few fields: one allocation */
     *out = v_obj(m);
     for (int j = 0; j < s->n; j++)
         vm_map_set(vm, m, v_obj(s->names[j]), rows_eval(vm, s->e[j], row, v_nil()));
@@ -318,7 +318,8 @@ int rows_step(VM *vm, const QPlan *p, int from, int to, uint64_t *taken, Value *
                 return 0;
             break;
         case QV_select:
-            select_row(vm, s, *row, row);
+            if (!s->by_scan)
+                select_row(vm, s, *row, row);
             break;
         case QV_skip:   /* taken[i] counts the rows left out */
             if (taken[i] < (uint64_t)s->e[0]->ki) {

@@ -115,8 +115,9 @@ struct Shared {
 /* The collected rows in order: every partition's records in one buffer
  * (sorted if the scan sorts), or read back from the external sort. */
 typedef struct Ordered {
-    PartRows all;
-    size_t off;
+    PartRows all;       /* sorted: every partition's records */
+    uint32_t pi;        /* unsorted: the partition read, its buffer read in place */
+    size_t off;         /* the next record in all or in partition pi's buffer */
     uint64_t i, n;      /* rows read; rows to read */
 } Ordered;
 
@@ -205,7 +206,7 @@ const unsigned char *qcollect_next(VM *vm, Shared *sh, Ordered *o);
 /* The record at *off of a buffer, moving *off past it. */
 const unsigned char *qcollect_record(const QScan *sc, const unsigned char *base, size_t *off);
 /* A collected record as the row (a map) comb sees. */
-Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p);
+Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **last);
 /* Every row, in order, as an array of maps. */
 void qcollect_free(Shared *sh, Ordered *o);
 

@@ -508,7 +508,7 @@ bool scan_next(VM *vm, Value cursor, Value *row)
     if (run->sorted) {
         if (!(r = qcollect_next(vm, sh, &run->ord)))
             return false;
-        *row = qcollect_value(vm, sc, r);
+        *row = qcollect_value(vm, sc, r, NULL);  /* rows between are garbage: none kept */
         return true;
     }
     Worker *w = &run->w[0];
@@ -533,7 +533,7 @@ bool scan_next(VM *vm, Value cursor, Value *row)
     }
     run->left--;
     run->sent++;
-    *row = qcollect_value(vm, sc, qcollect_record(sc, run->cur->b.p, &run->off));
+    *row = qcollect_value(vm, sc, qcollect_record(sc, run->cur->b.p, &run->off), NULL);
     return true;
 }
 
