@@ -237,19 +237,38 @@ static int check_values(const st_schema *s, const void *row, const void *tags, u
     return 0;
 }
 
+/* Refuses a tagset of ntags tags too large for any block. */
+static int check_size(const st_schema *s, uint32_t ntags, st_err *err)
+{
+    uint64_t size = st_block_tagset_size(s, ntags);
+    if (size <= ST_BLOCK_MAX_RAW)
+        return 0;
+    return st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
+                      " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
+}
+
 static int check_tagset(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
 {
     const st_schema *s = w->s;
     if (ntags && !s->tag_size)
         return st_err_set(err, ST_EINPUT, "the schema has no tag fields, but the tagset has %" PRIu32
                           " tags", ntags);
-    uint64_t size = st_block_tagset_size(s, ntags);
-    if (size > ST_BLOCK_MAX_RAW)
-        return st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
-                          " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
+    if (check_size(s, ntags, err) < 0)
+        return -1;
     if (!w->checked && check_values(s, row, tags, ntags, err) < 0)
         return -1;
     return check_order(w, row, err);
+}
+
+/* Writes the block being built; a writer that cannot has failed. */
+static int cut_block(st_writer *w, st_err *err)
+{
+    if (flush_block(w, err) == 0)
+        return 0;
+    w->failed = true;
+    if (err->code != ST_EIO)
+        st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+    return -1;
 }
 
 int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t ntags, st_err *err)
@@ -262,12 +281,8 @@ int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t n
     }
     uint64_t size = st_block_tagset_size(w->s, ntags);
     if (st_block_enc_count(w->enc) && st_block_enc_raw(w->enc) + size > w->block_size &&
-        flush_block(w, err) < 0) {
-        w->failed = true;
-        if (err->code != ST_EIO)
-            st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+        cut_block(w, err) < 0)
         return -1;
-    }
     if (st_block_enc_add(w->enc, row, tags, ntags, err) < 0) {
         st_err_prefix(err, "%s: ", w->path); /* nothing was added: the writer stays usable */
         return -1;
@@ -302,22 +317,15 @@ int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_
         for (; t < t1; t++, count++) {
             uint32_t ntags = tagged ? b->counts[t] : 0;
             uint64_t size = st_block_tagset_size(s, ntags);
-            if (size > ST_BLOCK_MAX_RAW && t == t0) { /* those before it go in first */
-                st_err_set(err, ST_EINPUT, "a tagset of %" PRIu32 " tags takes %" PRIu64
-                           " bytes, more than the limit of %u", ntags, size, ST_BLOCK_MAX_RAW);
+            if (t == t0 && check_size(s, ntags, err) < 0) /* those before it went in first */
                 goto refused;
-            }
             if (size > ST_BLOCK_MAX_RAW || (count && raw + size > w->block_size))
                 break;
             raw += size;
         }
         if (t == t0) { /* the block is full */
-            if (flush_block(w, err) < 0) {
-                w->failed = true;
-                if (err->code != ST_EIO)
-                    st_err_prefix(err, "%s: block %" PRIu64 ": ", w->path, w->nblocks);
+            if (cut_block(w, err) < 0)
                 return -1;
-            }
             continue;
         }
         bool starts = st_block_enc_count(w->enc) == 0;
