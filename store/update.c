@@ -210,14 +210,20 @@ static bool below(const st_field *f, const unsigned char *v, int64_t cutoff)
     return (int64_t)(u << shift) >> shift < cutoff;
 }
 
+/* Whether the policy removes the tagset of key, whose age-off field's value
+ * is at age (read only when the policy ages off). */
+static bool removes(struct policy *p, const void *key, const unsigned char *age)
+{
+    return (p->nrm && in_remove_set(p, key)) || (p->age && below(p->age, age, p->cutoff));
+}
+
 static st_merge_action decide(const st_tagset *old, const st_tagset *add, void *ctx, st_err *err)
 {
     (void)err;
     struct policy *p = ctx;
     const st_tagset *last = add->n ? add : old; /* its last record has the tagset fields */
-    if (p->nrm && in_remove_set(p, last->recs))
-        return ST_MERGE_REMOVE;
-    if (p->age && below(p->age, last->recs + (last->n - 1) * p->rs + p->age->offset, p->cutoff))
+    const unsigned char *rec = last->recs + (last->n - 1) * p->rs;
+    if (removes(p, last->recs, p->age ? rec + p->age->offset : NULL))
         return ST_MERGE_REMOVE;
     return p->mode == ST_UPDATE_REPLACE ? ST_MERGE_TAKE_ADD : ST_MERGE_COMBINE;
 }
@@ -227,12 +233,8 @@ static st_merge_action decide(const st_tagset *old, const st_tagset *add, void *
 static bool keeps(struct policy *p, const st_batch *b, uint32_t t, const unsigned char *key)
 {
     static const unsigned char zero[8]; /* an undecoded column reads as zeros */
-    if (p->nrm && in_remove_set(p, key))
-        return false;
-    if (!p->age)
-        return true;
-    const unsigned char *col = b->cols[p->age - p->s->fields];
-    return !below(p->age, col ? col + (size_t)t * p->age->width : zero, p->cutoff);
+    const unsigned char *col = p->age ? b->cols[p->age - p->s->fields] : NULL;
+    return !removes(p, key, !p->age ? NULL : col ? col + (size_t)t * p->age->width : zero);
 }
 
 /* ---- the add stream, checked ------------------------------------------------- */
