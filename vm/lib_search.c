@@ -613,9 +613,11 @@ size_t search_pair_find(const unsigned char *p, size_t i, size_t end, unsigned c
  * sets: gre puts similar fingerprints in a bucket to keep that small. */
 
 static size_t packed_portable(const unsigned char *p, size_t j, size_t end,
-                              const unsigned char *masks, int k)
+                              const unsigned char *masks, int k, int stop)
 {
     for (; j < end; j++) {
+        if (p[j] == stop)
+            return j;
         unsigned acc = 0xff;
         for (int b = 0; b < k && acc; b++) {
             unsigned c = p[j - (size_t)k + 1 + (size_t)b];
@@ -630,9 +632,10 @@ static size_t packed_portable(const unsigned char *p, size_t j, size_t end,
 #ifdef HAVE_X86_VECTORS
 __attribute__((target("ssse3")))
 static size_t packed_ssse3(const unsigned char *p, size_t j, size_t end,
-                           const unsigned char *masks, int k)
+                           const unsigned char *masks, int k, int stop)
 {
     const __m128i low = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+    const __m128i sv = _mm_set1_epi8((char)stop);
     __m128i lo[PACKED_MAX], hi[PACKED_MAX];
     for (int b = 0; b < k; b++) {
         lo[b] = _mm_loadu_si128((const __m128i *)(const void *)(masks + 32 * b));
@@ -647,17 +650,21 @@ static size_t packed_ssse3(const unsigned char *p, size_t j, size_t end,
             acc = _mm_and_si128(acc, _mm_and_si128(l, h));
         }
         unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(acc, zero)) & 0xffffu;
+        if (stop >= 0)
+            m |= (unsigned)_mm_movemask_epi8(
+                _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), sv));
         if (m)
             return j + (size_t)__builtin_ctz(m);
     }
-    return packed_portable(p, j, end, masks, k);
+    return packed_portable(p, j, end, masks, k, stop);
 }
 
 __attribute__((target("avx2")))
 static size_t packed_avx2(const unsigned char *p, size_t j, size_t end,
-                          const unsigned char *masks, int k)
+                          const unsigned char *masks, int k, int stop)
 {
     const __m256i low = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+    const __m256i sv = _mm256_set1_epi8((char)stop);
     __m256i lo[PACKED_MAX], hi[PACKED_MAX];
     for (int b = 0; b < k; b++) {
         lo[b] = _mm256_broadcastsi128_si256(
@@ -674,10 +681,13 @@ static size_t packed_avx2(const unsigned char *p, size_t j, size_t end,
             acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
         }
         unsigned m = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
+        if (stop >= 0)
+            m |= (unsigned)_mm256_movemask_epi8(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(p + j)), sv));
         if (m)
             return j + (size_t)__builtin_ctz(m);
     }
-    return packed_ssse3(p, j, end, masks, k);
+    return packed_ssse3(p, j, end, masks, k, stop);
 }
 
 /* 64 positions a step, k a constant in each copy (the tables stay in
@@ -689,8 +699,9 @@ static size_t packed_avx2(const unsigned char *p, size_t j, size_t end,
  * in the loop than AVX2's. */
 __attribute__((target("avx512bw,avx512vbmi"), always_inline)) static inline size_t
 packed_avx512_k(const unsigned char *p, size_t j, size_t end, const unsigned char *masks,
-                const int k)
+                const int k, int stop)
 {
+    const __m512i sv = _mm512_set1_epi8((char)stop);
     const __m512i low = _mm512_set1_epi8(0x0f);
     __m512i lo[PACKED_MAX], hi[PACKED_MAX], prev[PACKED_MAX], shift[PACKED_MAX];
 #define R8(n) n, n + 1, n + 2, n + 3, n + 4, n + 5, n + 6, n + 7
@@ -726,25 +737,33 @@ packed_avx512_k(const unsigned char *p, size_t j, size_t end, const unsigned cha
             prev[b] = r;
         }
         uint64_t m = _mm512_test_epi8_mask(acc, acc);
+        if (stop >= 0)
+            m |= _mm512_cmpeq_epi8_mask(v, sv);
         if (m)
             return j + (size_t)__builtin_ctzll(m);
     }
-    return packed_avx2(p, j, end, masks, k);
+    return packed_avx2(p, j, end, masks, k, stop);
 }
 
 __attribute__((target("avx512bw,avx512vbmi"))) static size_t
-packed_avx512(const unsigned char *p, size_t j, size_t end, const unsigned char *masks, int k)
+packed_avx512(const unsigned char *p, size_t j, size_t end, const unsigned char *masks, int k,
+              int stop)
 {
+    /* a copy for each k, and for a stop byte or none */
+    if (stop >= 0)
+        return k == 1   ? packed_avx512_k(p, j, end, masks, 1, stop)
+               : k == 2 ? packed_avx512_k(p, j, end, masks, 2, stop)
+                        : packed_avx512_k(p, j, end, masks, 3, stop);
     if (k == 1)
-        return packed_avx512_k(p, j, end, masks, 1);
+        return packed_avx512_k(p, j, end, masks, 1, -1);
     if (k == 2)
-        return packed_avx512_k(p, j, end, masks, 2);
-    return packed_avx512_k(p, j, end, masks, 3);
+        return packed_avx512_k(p, j, end, masks, 2, -1);
+    return packed_avx512_k(p, j, end, masks, 3, -1);
 }
 #endif
 
 size_t search_packed_find(const unsigned char *p, size_t i, size_t end,
-                          const unsigned char *masks, int k, int level)
+                          const unsigned char *masks, int k, int level, int stop)
 {
     size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i;
     if (j >= end)
@@ -756,13 +775,13 @@ size_t search_packed_find(const unsigned char *p, size_t i, size_t end,
     if (ssse3 < 0)
         ssse3 = __builtin_cpu_supports("ssse3") ? 1 : 0;
     if (level == VEC_AVX512)
-        return packed_avx512(p, j, end, masks, k);
+        return packed_avx512(p, j, end, masks, k, stop);
     if (level == VEC_AVX2)
-        return packed_avx2(p, j, end, masks, k);
+        return packed_avx2(p, j, end, masks, k, stop);
     if (level == VEC_SSE && ssse3)
-        return packed_ssse3(p, j, end, masks, k);
+        return packed_ssse3(p, j, end, masks, k, stop);
 #endif
-    return packed_portable(p, j, end, masks, k);
+    return packed_portable(p, j, end, masks, k, stop);
 }
 
 static unsigned char byte_arg(VM *vm, Value *argv, int i)
@@ -830,12 +849,15 @@ Value nat_search_pair(VM *vm, int argc, Value *argv)
     }
 }
 
-/* packed(s, i, masks, end, pairs, dir, q, lo): the first j from i (below
- * end, default len(s)) at which the k bytes of s ending at j pass the
- * packed filter masks (32k bytes, k from 1 to 3: see search_packed_find),
- * or nil. With pairs, a directory and q, only where search.anyat(s, j,
- * pairs, dir, q, lo, end) also finds a keyword: the checks stay in C,
- * which matters where the filter passes often. */
+/* packed(s, i, masks, end, pairs, dir, q, lo, stop): the first j from i
+ * (below end, default len(s)) at which the k bytes of s ending at j pass
+ * the packed filter masks (32k bytes, k from 1 to 3: see
+ * search_packed_find), or nil. With pairs, a directory and q, only where
+ * search.anyat(s, j, pairs, dir, q, lo, end) also finds a keyword: the
+ * checks stay in C, which matters where the filter passes often (pairs
+ * nil: none). With stop (a byte), also the first j (from k - 1) where s[j]
+ * is stop: gre learns of a NUL in the same pass over the text, not in one
+ * more. */
 Value nat_search_packed(VM *vm, int argc, Value *argv)
 {
     VStr *s = vm_arg_str(vm, argv, 0);
@@ -849,12 +871,13 @@ Value nat_search_packed(VM *vm, int argc, Value *argv)
     const unsigned char *p = (const unsigned char *)s->data;
     const unsigned char *m = (const unsigned char *)ms->data;
     Check c;
-    bool check = check_args(vm, argc, argv, 4, &c);
+    bool check = !(argc > 4 && IS_NIL(argv[4])) && check_args(vm, argc, argv, 4, &c);
+    int stop = argc > 8 && !IS_NIL(argv[8]) ? byte_arg(vm, argv, 8) : -1;
     for (size_t j = (size_t)i; j < (size_t)end; j++) {
-        j = search_packed_find(p, j, (size_t)end, m, k, VEC_BEST);
+        j = search_packed_find(p, j, (size_t)end, m, k, VEC_BEST, stop);
         if (j >= (size_t)end)
             break;
-        if (!check || checked(vm, s, j, &c, end))
+        if (p[j] == stop || !check || checked(vm, s, j, &c, end))
             return v_int((int64_t)j);
     }
     return v_nil();

@@ -27,9 +27,9 @@ int search_vec_level(void);
 #define PACKED_MAX 3
 
 /* The first j in [i, end) (j >= k - 1) at which some bucket allows each of
- * the k bytes p[j - k + 1 .. j], or end if none, by the loop of the given
- * level (as search_pair_find). */
+ * the k bytes p[j - k + 1 .. j], or p[j] is the byte stop (-1: none), or
+ * end if none, by the loop of the given level (as search_pair_find). */
 size_t search_packed_find(const unsigned char *p, size_t i, size_t end,
-                          const unsigned char *masks, int k, int level);
+                          const unsigned char *masks, int k, int level, int stop);
 
 #endif

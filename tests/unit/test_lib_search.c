@@ -79,11 +79,14 @@ static void edges(void **state)
 
 /* ---- packed ---- */
 
-/* The packed filter's definition: some bucket allows each nibble. */
+/* The packed filter's definition: some bucket allows each nibble (or the
+ * byte is stop). */
 static size_t packed_naive(const unsigned char *p, size_t i, size_t end, const unsigned char *masks,
-                           int k)
+                           int k, int stop)
 {
-    for (size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i; j < end; j++)
+    for (size_t j = i < (size_t)k - 1 ? (size_t)k - 1 : i; j < end; j++) {
+        if (p[j] == stop)
+            return j;
         for (int bucket = 0; bucket < 8; bucket++) {
             int all = 1;
             for (int b = 0; b < k; b++) {
@@ -93,6 +96,7 @@ static size_t packed_naive(const unsigned char *p, size_t i, size_t end, const u
             if (all)
                 return j;
         }
+    }
     return end;
 }
 
@@ -108,14 +112,19 @@ static size_t fingerprint_at(const unsigned char *p, size_t i, size_t end, const
     return end;
 }
 
+/* Each level against the naive filter, without a stop byte and with stop
+ * (a byte of the text's alphabet, or one it lacks). */
 static void packed_check(const unsigned char *p, size_t n, const unsigned char *masks, int k,
-                         const unsigned char *fps, int nfp)
+                         const unsigned char *fps, int nfp, int stop)
 {
     for (size_t i = 0; i < n; i += 1 + i / 16)
         for (size_t end = i; end <= n; end += 1 + (end - i) / 8) {
-            size_t want = packed_naive(p, i, end, masks, k);
-            for (int level = VEC_PORTABLE; level <= VEC_BEST; level++)
-                assert_int_equal(search_packed_find(p, i, end, masks, k, level), want);
+            size_t want = packed_naive(p, i, end, masks, k, -1);
+            size_t want_stop = packed_naive(p, i, end, masks, k, stop);
+            for (int level = VEC_PORTABLE; level <= VEC_BEST; level++) {
+                assert_int_equal(search_packed_find(p, i, end, masks, k, level, -1), want);
+                assert_int_equal(search_packed_find(p, i, end, masks, k, level, stop), want_stop);
+            }
             if (fps)
                 assert_true(want <= fingerprint_at(p, i, end, fps, nfp, k));
         }
@@ -158,11 +167,14 @@ static void packed_agrees_on_random_text(void **state)
                 masks[32 * b + 16 + (fp[b] >> 4)] |= (unsigned char)(1u << bucket);
             }
         }
-        packed_check(buf + off, n, masks, k, fps, nfp);
+        int stop = round % 4 == 0 ? 0 : (unsigned char)('a' + xorshift(&seed) % alphabet);
+        if (round % 8 == 0)
+            buf[off + xorshift(&seed) % n] = 0;     /* a NUL somewhere, for stop 0 */
+        packed_check(buf + off, n, masks, k, fps, nfp, stop);
         /* random masks: sparse ones pass rarely, as a bucket's empty entries block it */
         for (size_t x = 0; x < sizeof masks; x++)
             masks[x] = (unsigned char)(xorshift(&seed) & xorshift(&seed) & xorshift(&seed));
-        packed_check(buf + off, n, masks, k, NULL, 0);
+        packed_check(buf + off, n, masks, k, NULL, 0, stop);
     }
 }
 
@@ -176,18 +188,25 @@ static void packed_edges(void **state)
     masks[0xf] = masks[16 + 0xf] = 0x80;
     masks[32 + 0x0] = masks[32 + 16 + 0x8] = 0x80;
     for (int level = VEC_PORTABLE; level <= VEC_BEST; level++) {
-        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level), 100);
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level, -1), 100);
         p[98] = 0xff;
         p[99] = 0x80;
         /* the one hit in the last byte, found by every width's tail */
-        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level), 99);
-        assert_int_equal(search_packed_find(p, 0, 99, masks, 2, level), 99);
-        assert_int_equal(search_packed_find(p, 99, 100, masks, 2, level), 99);
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level, -1), 99);
+        assert_int_equal(search_packed_find(p, 0, 99, masks, 2, level, -1), 99);
+        assert_int_equal(search_packed_find(p, 99, 100, masks, 2, level, -1), 99);
         /* a k-byte fingerprint cannot end before index k - 1 */
         p[0] = 0x80;
-        assert_int_equal(search_packed_find(p, 0, 100, masks + 32, 1, level), 0);
-        assert_int_equal(search_packed_find(p, 0, 1, masks, 2, level), 1);
+        assert_int_equal(search_packed_find(p, 0, 100, masks + 32, 1, level, -1), 0);
+        assert_int_equal(search_packed_find(p, 0, 1, masks, 2, level, -1), 1);
         p[0] = p[98] = p[99] = 'x';
+        /* a stop byte: found in the last byte as in the first one it can be (k - 1) */
+        p[99] = 0;
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level, 0), 99);
+        assert_int_equal(search_packed_find(p, 0, 99, masks, 2, level, 0), 99);
+        p[1] = 0;
+        assert_int_equal(search_packed_find(p, 0, 100, masks, 2, level, 0), 1);
+        p[1] = p[99] = 'x';
     }
 }
 
