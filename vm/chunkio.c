@@ -188,6 +188,12 @@ VStr *vm_chunk_save(VM *vm, VModule *m, uint64_t key)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* The strings read so far, by their bytes' hash: a module's functions
+ * repeat their constants (gre's 500 are 247 strings), and each string is an
+ * allocation at start-up. Strings are values: sharing one is safe. Full at
+ * 3/4, later strings are made anew. */
+#define STRS 1024
+
 typedef struct OpCheck OpCheck;
 typedef struct Reader {
     VM *vm;
@@ -195,6 +201,8 @@ typedef struct Reader {
     const unsigned char *p, *end;
     bool bad;
     const OpCheck *checks;  /* by opcode, for code_ok */
+    VStr **strs;            /* STRS slots, open addressing */
+    size_t nstrs;
 } Reader;
 
 /* The next n bytes, or NULL (and bad) past the end. */
@@ -249,7 +257,18 @@ static VStr *get_str(Reader *r)
 {
     uint32_t n = get_count(r, 1);
     const unsigned char *b = take(r, n);
-    return b ? vm_str_new(r->vm, (const char *)b, n) : NULL;
+    if (!b)
+        return NULL;
+    size_t h = (size_t)XXH3_64bits(b, n) & (STRS - 1);
+    for (VStr *s; (s = r->strs[h]); h = (h + 1) & (STRS - 1))
+        if (s->len == n && !memcmp(s->data, b, n))
+            return s;
+    VStr *s = vm_str_new(r->vm, (const char *)b, n);
+    if (r->nstrs < STRS / 4 * 3) {
+        r->strs[h] = s;
+        r->nstrs++;
+    }
+    return s;
 }
 
 static Value get_value(Reader *r, int depth)
@@ -451,7 +470,8 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
     OpCheck checks[256];
     for (unsigned op = 0; op < 256; op++)
         checks[op] = op_check(op);
-    Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8, .checks = checks};
+    VStr *strs[STRS] = {NULL};
+    Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8, .checks = checks, .strs = strs};
     uint32_t nvars = get_count(&r, 5);
     for (uint32_t i = 0; i < nvars && !r.bad; i++) {
         VStr *name = get_str(&r);

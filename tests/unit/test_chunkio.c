@@ -135,6 +135,36 @@ static void round_trip_runs_the_same(void **state)
     vm_pop_root(vm, 3);
 }
 
+/* A string constant of several functions is one string once loaded (each
+ * string is an allocation at start-up), and its value is unchanged. */
+static void repeated_strings_are_shared(void **state)
+{
+    VM *vm = *state;
+    VModule *a = compiled(vm, "fn f() { return \"words\" }\n"
+                              "fn g() { return [\"other\", \"words\"] }\n"
+                              "let out = f() + g()[1] + g()[0]\n");
+    VStr *s = saved(vm, a);
+    VModule *b;
+    VProto *main = load(vm, (const unsigned char *)s->data, s->len, KEY, &b);
+    assert_non_null(main);
+    b->main = main;
+    vm_push_root(vm, v_obj(b));
+    assert_int_equal(main->nprotos, 2);
+    const VProto *f = main->protos[0], *g = main->protos[1];
+    VStr *in_f = NULL, *in_g = NULL;
+    for (size_t i = 0; i < f->nk; i++)
+        if (IS_STR(f->k[i]))
+            in_f = AS_STR(f->k[i]);
+    for (size_t i = 0; i < g->nk; i++)
+        if (IS_STR(g->k[i]) && !strcmp(AS_STR(g->k[i])->data, "words"))
+            in_g = AS_STR(g->k[i]);
+    assert_non_null(in_f);
+    assert_non_null(in_g);
+    assert_ptr_equal(in_f, in_g);
+    assert_string_equal(run_out(vm, b), "wordswordsother");
+    vm_pop_root(vm, 3);
+}
+
 static void every_truncation_is_refused(void **state)
 {
     VM *vm = *state;
@@ -229,6 +259,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(round_trip_runs_the_same, setup, teardown),
+        cmocka_unit_test_setup_teardown(repeated_strings_are_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(every_truncation_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_bytes_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(another_key_or_build_is_refused, setup, teardown),
