@@ -324,7 +324,28 @@ enum { L_ANY, L_K, L_VARS, L_NATIVES, L_PROTOS, L_UPVALS, L_CODE, L_NONE, L__COU
 typedef struct OpCheck {
     uint8_t operand, bound;
     bool jmp_next;
+    /* the operand as (in >> shift & mask) - bias, plus at when rel is 1,
+     * at minus it when rel is -1 (a jump back): a few shifts and adds
+     * where making every kind of operand and picking one cost three times
+     * the instructions (code_ok was a sixth of `comb gre`'s start-up) */
+    uint8_t shift;
+    int8_t rel;
+    uint32_t mask, bias;
 } OpCheck;
+
+static void op_extract(OpCheck *c)
+{
+    static const struct { uint8_t shift; int8_t rel; uint32_t mask, bias; } x[O__COUNT] = {
+        [O_NONE] = {0, 0, 0, 0},           [O_B] = {16, 0, 0xff, 0},
+        [O_C] = {24, 0, 0xff, 0},          [O_BX] = {16, 0, 0xffff, 0},
+        [O_FWD] = {16, 1, 0xffff, 32767},  [O_BACK] = {16, -1, 0xffff, 32767},
+        [O_J] = {8, 1, 0xffffff, 8388607},
+    };
+    c->shift = x[c->operand].shift;
+    c->rel = x[c->operand].rel;
+    c->mask = x[c->operand].mask;
+    c->bias = x[c->operand].bias;
+}
 
 static OpCheck op_check(unsigned op)
 {
@@ -380,11 +401,9 @@ static bool code_ok(const Reader *r, const VProto *p)
         Instr in = p->code[i];
         const OpCheck *c = &r->checks[OP(in)];
         uint64_t at = i + 1;
-        const uint64_t operand[O__COUNT] = {0, (uint64_t)GB(in), (uint64_t)GC(in),
-                                            (uint64_t)GBx(in), at + (uint64_t)(int64_t)GsBx(in),
-                                            at - (uint64_t)(int64_t)GsBx(in),
-                                            at + (uint64_t)(int64_t)GsJ(in)};
-        ok &= operand[c->operand] < bound[c->bound];
+        uint64_t v = (uint64_t)(in >> c->shift & c->mask) - c->bias;
+        uint64_t operand = c->rel ? at + (uint64_t)(int64_t)c->rel * v : v;
+        ok &= operand < bound[c->bound];
         ok &= !c->jmp_next || OP(p->code[i + 1]) == OP_JMP;
     }
     return ok;
@@ -468,8 +487,10 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
         st_get64(p + 16) != key || st_get64(p + n - 8) != XXH3_64bits(p, n - 8))
         return NULL;
     OpCheck checks[256];
-    for (unsigned op = 0; op < 256; op++)
+    for (unsigned op = 0; op < 256; op++) {
         checks[op] = op_check(op);
+        op_extract(&checks[op]);
+    }
     VStr *strs[STRS] = {NULL};
     Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8, .checks = checks, .strs = strs};
     uint32_t nvars = get_count(&r, 5);
