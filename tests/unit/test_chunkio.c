@@ -108,16 +108,24 @@ static VStr *saved(VM *vm, VModule *m)
     return s;
 }
 
+/* a saved (its bytes in *s) and loaded into a new module *b, held as a
+ * root: b's main. */
+static VProto *reloaded(VM *vm, VModule *a, VStr **s, VModule **b)
+{
+    *s = saved(vm, a);
+    VProto *main = load(vm, (const unsigned char *)(*s)->data, (*s)->len, KEY, b);
+    assert_non_null(main);
+    (*b)->main = main;
+    vm_push_root(vm, v_obj(*b));
+    return main;
+}
+
 static void round_trip_runs_the_same(void **state)
 {
     VM *vm = *state;
-    VModule *a = compiled(vm, SRC);
-    VStr *s = saved(vm, a);
-    VModule *b;
-    VProto *main = load(vm, (const unsigned char *)s->data, s->len, KEY, &b);
-    assert_non_null(main);
-    b->main = main;
-    vm_push_root(vm, v_obj(b));
+    VModule *a = compiled(vm, SRC), *b;
+    VStr *s;
+    VProto *main = reloaded(vm, a, &s, &b);
     char want[512];
     snprintf(want, sizeof want, "%s", run_out(vm, a));
     assert_string_equal(run_out(vm, b), want);
@@ -143,12 +151,9 @@ static void repeated_strings_are_shared(void **state)
     VModule *a = compiled(vm, "fn f() { return \"words\" }\n"
                               "fn g() { return [\"other\", \"words\"] }\n"
                               "let out = f() + g()[1] + g()[0]\n");
-    VStr *s = saved(vm, a);
     VModule *b;
-    VProto *main = load(vm, (const unsigned char *)s->data, s->len, KEY, &b);
-    assert_non_null(main);
-    b->main = main;
-    vm_push_root(vm, v_obj(b));
+    VStr *s;
+    VProto *main = reloaded(vm, a, &s, &b);
     assert_int_equal(main->nprotos, 2);
     const VProto *f = main->protos[0], *g = main->protos[1];
     VStr *in_f = NULL, *in_g = NULL;
