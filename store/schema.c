@@ -292,7 +292,22 @@ static decl *new_decl(parser *ps)
     return d;
 }
 
-/* field: ROLE IDENT ':' type */
+/* [ 'projection' ] after a tag field's type (and index): a copy of every
+ * tag of a file in this field's order, beside the file (store/proj.h). */
+static int parse_projection(lexer *lx, st_field *f)
+{
+    if (!tok_is(&lx->tok, "projection"))
+        return 0;
+    if (f->role != ST_TAG || f->type == ST_CHAR || f->type == ST_ENUM || f->type == ST_BOOL ||
+        f->type == ST_F32 || f->type == ST_F64)
+        return fail_at(lx, &lx->tok, "field '%s': a projection needs a tag field of an integer or "
+                       "time type", f->name);
+    f->proj = true;
+    next_token(lx);
+    return 0;
+}
+
+/* field: ROLE IDENT ':' type [ 'index' ] [ 'projection' ] */
 static int parse_field(parser *ps)
 {
     lexer *lx = &ps->lx;
@@ -325,7 +340,7 @@ static int parse_field(parser *ps)
     if (parse_type(lx, &d->f) < 0)
         return -1;
     if (!tok_is(&lx->tok, "index"))
-        return 0;
+        return parse_projection(lx, &d->f);
     /* a bitmap index: a bitmap per value of a block, for few values; of a
      * tag field, an order index (store/oindex.h), for ranges */
     const st_field *f = &d->f;
@@ -341,7 +356,7 @@ static int parse_field(parser *ps)
                        "an integer or time type", f->name);
     d->f.index = true;
     next_token(lx);
-    return 0;
+    return parse_projection(lx, &d->f);
 }
 
 /* schema: { SEP } [ field { SEP { SEP } field } ] { SEP } EOF */
@@ -387,6 +402,10 @@ static int lay_out(st_schema *s, parser *ps, st_err *err)
         }
     }
     s->nfields = k;
+    for (uint32_t i = s->nrow, n = 0; i < k; i++)
+        if (s->fields[i].proj && n++)
+            return st_err_set(err, ST_EINPUT, "field '%s': a schema has one projection at most",
+                              s->fields[i].name);
     s->row_size = row;
     s->tag_size = tag;
     if (s->nkeys == 0)
@@ -484,7 +503,8 @@ char *st_schema_format(const st_schema *s, size_t *len)
         } else {
             sb_add(&b, st_type_name(f->type));
         }
-        sb_add(&b, f->index ? " index\n" : "\n");
+        sb_add(&b, f->index ? " index" : "");
+        sb_add(&b, f->proj ? " projection\n" : "\n");
     }
     if (b.oom || !b.p) {
         mem_free(b.p, b.cap);
@@ -503,7 +523,8 @@ char *st_schema_format(const st_schema *s, size_t *len)
 static bool field_equal(const st_field *a, const st_field *b)
 {
     if (strcmp(a->name, b->name) != 0 || a->type != b->type || a->role != b->role ||
-        a->width != b->width || a->nsyms != b->nsyms || a->index != b->index)
+        a->width != b->width || a->nsyms != b->nsyms || a->index != b->index ||
+        a->proj != b->proj)
         return false;
     for (uint32_t j = 0; j < a->nsyms; j++)
         if (strcmp(a->syms[j], b->syms[j]) != 0)
@@ -529,6 +550,14 @@ bool st_schema_tag_index(const st_schema *s)
         if (s->fields[f].index)
             return true;
     return false;
+}
+
+int st_schema_proj(const st_schema *s)
+{
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        if (s->fields[f].proj)
+            return (int)f;
+    return -1;
 }
 
 int st_schema_index_of(const st_schema *s, uint32_t f)

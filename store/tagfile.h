@@ -41,7 +41,7 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 4       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION 5       /* the newest this comb reads and writes */
 #define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
@@ -84,6 +84,7 @@ typedef struct st_file_info {
     st_codec codec;
     int level;
     uint64_t size, nblocks, ntagsets, ntags;
+    uint64_t id; /* the footer's checksum: what a projection (store/proj.h) names the file by */
 } st_file_info;
 
 /* A range predicate for zone-map skipping: values of column col within
