@@ -17,7 +17,8 @@
 struct st_proj {
     const st_schema *s;
     uint32_t f;            /* the projection field */
-    unsigned char *rows;   /* the projection's rows as added (s->tag_size bytes each) */
+    uint32_t rs;           /* bytes of a projection row */
+    unsigned char *rows;   /* the projection's rows as added */
     size_t n, cap;
 };
 
@@ -26,6 +27,7 @@ st_schema *st_proj_schema(const st_schema *s, st_err *err)
     int f = st_schema_proj(s);
     uint32_t n = s->nfields - s->nrow;
     st_field *fs = f >= 0 ? mem_alloc(n * sizeof *fs) : NULL;
+    uint32_t k = 1;
     if (f < 0) {
         st_err_set(err, ST_EINPUT, "the schema declares no projection");
         return NULL;
@@ -36,14 +38,14 @@ st_schema *st_proj_schema(const st_schema *s, st_err *err)
     }
     fs[0] = s->fields[f];
     fs[0].role = ST_KEY;
-    for (uint32_t c = s->nrow, k = 1; c < s->nfields; c++)
-        if (c != (uint32_t)f) {
+    for (uint32_t c = s->nrow; c < s->nfields; c++)
+        if (c != (uint32_t)f && s->fields[c].carried) {
             fs[k] = s->fields[c];
             fs[k++].role = ST_TAGSET;
         }
-    for (uint32_t k = 0; k < n; k++)
-        fs[k].index = fs[k].proj = false;
-    st_schema tmp = {.fields = fs, .nfields = n};
+    for (uint32_t i = 0; i < k; i++)
+        fs[i].index = fs[i].proj = fs[i].carried = false;
+    st_schema tmp = {.fields = fs, .nfields = k};
     size_t len;
     char *text = st_schema_format(&tmp, &len);
     mem_free(fs, n * sizeof *fs);
@@ -56,18 +58,27 @@ st_schema *st_proj_schema(const st_schema *s, st_err *err)
     return ps;
 }
 
-uint32_t st_proj_col(const st_schema *s, uint32_t c)
+/* Where tag field c lies in a projection row: the projection field first,
+ * the other fields it carries in order (*at; the row's size when c is
+ * nfields); its column, or UINT32_MAX when not carried. */
+static uint32_t place(const st_schema *s, uint32_t c, uint32_t *at)
 {
-    uint32_t f = (uint32_t)st_schema_proj(s);
-    return c == f ? 0 : 1 + (c - s->nrow) - (c > f);
+    uint32_t f = (uint32_t)st_schema_proj(s), col = 1;
+    *at = c == f ? 0 : s->fields[f].width;
+    if (c == f)
+        return 0;
+    for (uint32_t i = s->nrow; i < c; i++)
+        if (i != f && s->fields[i].carried) {
+            *at += s->fields[i].width;
+            col++;
+        }
+    return c < s->nfields && s->fields[c].carried ? col : UINT32_MAX;
 }
 
-/* Where tag field c lies in a projection row: the projection field first,
- * the others in order. */
-static uint32_t row_at(const st_schema *s, uint32_t f, uint32_t c)
+uint32_t st_proj_col(const st_schema *s, uint32_t c)
 {
-    uint32_t off = s->fields[c].offset;
-    return c == f ? 0 : off < s->fields[f].offset ? off + s->fields[f].width : off;
+    uint32_t at;
+    return place(s, c, &at);
 }
 
 int st_proj_path(const char *file, char *buf, size_t size, st_err *err)
@@ -86,12 +97,13 @@ st_proj *st_proj_new(const st_schema *s, st_err *err)
     }
     p->s = s;
     p->f = (uint32_t)st_schema_proj(s);
+    place(s, s->nfields, &p->rs);
     return p;
 }
 
 static unsigned char *room(st_proj *p, size_t n, st_err *err)
 {
-    size_t rs = p->s->tag_size;
+    size_t rs = p->rs;
     if (p->n + n > p->cap) {
         size_t cap = p->cap ? p->cap : 4096;
         while (cap < p->n + n)
@@ -112,27 +124,29 @@ static unsigned char *room(st_proj *p, size_t n, st_err *err)
 int st_proj_add(st_proj *p, const void *tags, uint32_t n, st_err *err)
 {
     const st_schema *s = p->s;
-    const st_field *f = &s->fields[p->f];
-    size_t rs = s->tag_size;
     unsigned char *o = n ? room(p, n, err) : NULL;
     if (n && !o)
         return -1;
-    for (uint32_t i = 0; i < n; i++, o += rs) {
-        const unsigned char *t = (const unsigned char *)tags + (size_t)i * rs;
-        memcpy(o, t + f->offset, f->width);
-        memcpy(o + f->width, t, f->offset);
-        memcpy(o + f->width + f->offset, t + f->offset + f->width, rs - f->offset - f->width);
+    for (uint32_t c = s->nrow; c < s->nfields; c++) {
+        uint32_t w = s->fields[c].width, at;
+        if (place(s, c, &at) == UINT32_MAX)
+            continue;
+        const unsigned char *t = (const unsigned char *)tags + s->fields[c].offset;
+        for (uint32_t i = 0; i < n; i++, t += s->tag_size)
+            memcpy(o + (size_t)i * p->rs + at, t, w);
     }
     return 0;
 }
 
-/* Tags [a, e) of b's columns as projection rows at o, column by column. */
-static void gather(const st_schema *s, uint32_t f, const st_batch *b, uint32_t a, uint32_t e,
-                   unsigned char *o)
+/* Tags [a, e) of b's columns as projection rows (rs bytes) at o, column
+ * by column. */
+static void gather(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, unsigned char *o,
+                   uint32_t rs)
 {
-    size_t rs = s->tag_size;
     for (uint32_t c = s->nrow; c < s->nfields; c++) {
-        uint32_t w = s->fields[c].width, at = row_at(s, f, c);
+        uint32_t w = s->fields[c].width, at;
+        if (place(s, c, &at) == UINT32_MAX)
+            continue;
         const unsigned char *col = (const unsigned char *)b->cols[c] + (size_t)a * w;
         for (uint32_t i = a; i < e; i++, col += w)
             memcpy(o + (size_t)(i - a) * rs + at, col, w);
@@ -145,7 +159,7 @@ int st_proj_add_batch(st_proj *p, const st_batch *b, uint32_t a, uint32_t e, st_
     if (a < e && !o)
         return -1;
     if (o)
-        gather(p->s, p->f, b, a, e, o);
+        gather(p->s, b, a, e, o, p->rs);
     return 0;
 }
 
@@ -153,7 +167,7 @@ void st_proj_free(st_proj *p)
 {
     if (!p)
         return;
-    mem_free(p->rows, p->cap * p->s->tag_size);
+    mem_free(p->rows, p->cap * p->rs);
     mem_free(p, sizeof *p);
 }
 
@@ -174,7 +188,7 @@ static void label_of(uint64_t id, uint64_t ntags, char *buf, size_t size)
  * order added (*order: n rows' numbers, mem_alloc'd). */
 static int sort_rows(const st_proj *p, uint32_t **order, st_err *err)
 {
-    size_t n = p->n, rs = p->s->tag_size;
+    size_t n = p->n, rs = p->rs;
     uint64_t *k = mem_alloc(n * 16 + 1);
     uint32_t *r = mem_alloc(n * 8 + 1);
     if (!k || !r) {
@@ -214,7 +228,7 @@ int st_proj_write(st_proj *p, const char *file, uint64_t id, const st_write_opts
     st_writer *w = st_writer_create(path, ps, &wo, err);
     int rc = w ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < p->n; i++)
-        rc = st_writer_append(w, p->rows + (size_t)order[i] * p->s->tag_size, NULL, 0, err);
+        rc = st_writer_append(w, p->rows + (size_t)order[i] * p->rs, NULL, 0, err);
     if (w)
         rc = rc == 0 ? st_writer_commit(w, err) : (st_writer_abort(w), -1);
     mem_free(order, p->n * 8 + 1);
@@ -228,6 +242,10 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
     char path[PATH_MAX], label[96];
     if (st_proj_path(file, path, sizeof path, err) < 0)
         return NULL;
+    if (!info->projected) {
+        st_err_set(err, ST_EINPUT, "%s was written without its projection", file);
+        return NULL;
+    }
     st_schema *ps = st_proj_schema(s, err);
     st_reader *r = ps ? st_reader_open(path, io, err) : NULL;
     if (r) {
@@ -249,22 +267,29 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
 
 void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum)
 {
-    /* a projection's own batch is rows of every field; a file's, its tags */
-    int f = st_schema_proj(s);
-    uint32_t from = f >= 0 ? s->nrow : 0, rs = f >= 0 ? s->tag_size : s->row_size;
-    unsigned char row[4096], *o = rs <= sizeof row ? row : mem_alloc(rs);
+    /* a projection's own batch is rows of every field; a file's, its tags
+     * (gathered 256 at a time) */
+    bool file = st_schema_proj(s) >= 0;
+    uint32_t rs = s->row_size;
+    if (file)
+        place(s, s->nfields, &rs);
+    unsigned char *o = mem_alloc((size_t)rs * 256);
     if (!o)
         return;   /* verify then reports a digest that differs */
-    for (uint32_t i = a; i < e; i++) {
-        for (uint32_t c = from; c < s->nfields; c++) {
+    for (uint32_t i = a; i < e; i += 256) {
+        uint32_t n = e - i < 256 ? e - i : 256;
+        if (file)
+            gather(s, b, i, i + n, o, rs);
+        for (uint32_t c = 0; !file && c < s->nfields; c++) {
             uint32_t w = s->fields[c].width;
-            memcpy(o + (f >= 0 ? row_at(s, (uint32_t)f, c) : s->fields[c].offset),
-                   (const unsigned char *)b->cols[c] + (size_t)i * w, w);
+            for (uint32_t j = 0; j < n; j++)
+                memcpy(o + (size_t)j * rs + s->fields[c].offset,
+                       (const unsigned char *)b->cols[c] + (size_t)(i + j) * w, w);
         }
-        *sum += XXH3_64bits(o, rs);
+        for (uint32_t j = 0; j < n; j++)
+            *sum += XXH3_64bits(o + (size_t)j * rs, rs);
     }
-    if (o != row)
-        mem_free(o, rs);
+    mem_free(o, (size_t)rs * 256);
 }
 
 int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info *info,

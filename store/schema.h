@@ -64,6 +64,7 @@ typedef struct st_field {
     bool index;      /* declared `index`: its blocks carry a bitmap index (store/bindex.h) */
     bool proj;       /* declared `projection` (a tag field): files carry their tags in its
                       * order beside them (store/proj.h) */
+    bool carried;    /* a tag field the projection carries (it too) */
 } st_field;
 
 typedef struct st_schema {

@@ -47,6 +47,7 @@ void st_write_opts_default(st_write_opts *o)
     o->level = 0;
     o->label = NULL;
     o->checked = false;
+    o->no_projection = false;
     st_nbuf_opts_default(&o->io);
 }
 
@@ -106,11 +107,11 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
     memcpy(h, head_magic, 8);
     /* a file without indexes stays version 2, which older combs read; one
      * without an order index of a tag field 3, without a projection 4 */
-    st_put32(h + 8, w->proj                     ? ST_FORMAT_VERSION
+    st_put32(h + 8, st_schema_proj(w->s) >= 0  ? ST_FORMAT_VERSION
                     : st_schema_tag_index(w->s) ? 4
                     : w->s->nindex              ? 3
                                                 : ST_FORMAT_VERSION_PLAIN);
-    st_put32(h + 12, 0); /* flags: no optional features yet */
+    st_put32(h + 12, w->proj ? ST_FLAG_PROJECTED : 0); /* flags */
     st_put32(h + 16, w->block_size);
     st_put32(h + 20, (uint32_t)slen);
     st_put32(h + 24, (uint32_t)llen);
@@ -165,7 +166,7 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
         st_err_nomem(err, path);
         goto fail;
     }
-    if (st_schema_proj(s) >= 0 && !(w->proj = st_proj_new(s, err)))
+    if (st_schema_proj(s) >= 0 && !o->no_projection && !(w->proj = st_proj_new(s, err)))
         goto fail;
     if (!(w->enc = st_block_enc_new(s, o->codec, o->level, err))) {
         st_err_prefix(err, "%s: ", path);
@@ -522,6 +523,9 @@ static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_
 {
     uint32_t slen = st_get32(h + 20), llen = st_get32(h + 24);
     uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
+    bool projected = flags & ST_FLAG_PROJECTED;
+    if (projected && st_get32(h + 8) >= 5)
+        flags &= ~ST_FLAG_PROJECTED;
     if (flags)
         return st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
                           "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
@@ -540,7 +544,8 @@ static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_
     r->label[llen] = '\0';
     r->label_len = llen;
     r->info = (st_file_info){.version = st_get32(h + 8), .block_size = bsize, .size = size,
-                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
+                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30),
+                             .projected = projected};
     return 0;
 }
 
@@ -1360,7 +1365,7 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         st_reader_close(r);
         return st_err_nomem(err, path);
     }
-    bool proj = st_schema_proj(r->s) >= 0;
+    bool proj = r->info.projected;
     uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
@@ -1381,7 +1386,7 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         }
     }
     mem_free(keys, 2 * ks + 1);
-    int64_t pbad = proj && nbad >= 0 ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad,
+    int64_t pbad = proj && r->info.projected && nbad >= 0 ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad,
                                                       ctx, err)
                                      : 0;
     st_reader_close(r);

@@ -665,9 +665,10 @@ static void plan_proj(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
         return;
     for (uint32_t i = 0; i < n; i++)
         bound |= tr[i].col == (uint32_t)f && (tr[i].lo || tr[i].hi);
-    for (uint32_t c = 0; c < s->nrow && !sc->proj_why; c++)
-        if (sc->want[c])
-            sc->proj_why = "the query reads key or tagset fields";
+    for (uint32_t c = 0; c < s->nfields && !sc->proj_why; c++)
+        if (sc->want[c] && !s->fields[c].carried)
+            sc->proj_why = c < s->nrow ? "the query reads key or tagset fields"
+                                       : "the query reads tag fields the projection does not carry";
     if (!sc->proj_why)
         sc->proj_why = !sc->tags || sc->where || sc->index_where ? "the rows are tagsets, or a where tests them"
                        : sc->vm_calls ? "the scan calls comb"
@@ -761,7 +762,7 @@ st_reader *qprune_proj_open(const QScan *sc, st_reader *r, const st_nbuf_opts *i
         if (sc->want[c] && st_proj_col(s, c) != 0)
             cols[ncols++] = st_proj_col(s, c);
     for (uint32_t i = 0; pr && i < sc->nranges && nranges < 64; i++)
-        if (sc->ranges[i].col >= s->nrow && sc->ranges[i].col < s->nfields) {
+        if (sc->ranges[i].col < s->nfields && st_proj_col(s, sc->ranges[i].col) != UINT32_MAX) {
             ranges[nranges] = sc->ranges[i];
             ranges[nranges++].col = st_proj_col(s, sc->ranges[i].col);
         }
@@ -782,7 +783,7 @@ void qprune_proj_view(const QScan *sc, const st_batch *pb, st_batch *v, uint32_t
     v->first = 0;
     v->block = pb->block;
     for (uint32_t c = 0; c < s->nfields; c++)
-        v->cols[c] = c < s->nrow ? NULL : pb->cols[st_proj_col(s, c)];
+        v->cols[c] = c < s->nrow || !s->fields[c].carried ? NULL : pb->cols[st_proj_col(s, c)];
     v->cols[s->nfields] = &start[1];   /* the one tagset's tag count */
     v->counts = &start[1];
     v->tag_start = start;
