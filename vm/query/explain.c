@@ -183,6 +183,7 @@ Value qexplain_scan(VM *vm, QPlan *p)
     qprune_parts(vm, sc, &pl);
     uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0, bytes = 0, bytes_read = 0, order_skip = 0;
     uint64_t pblocks = 0, pkept = 0;    /* of the projections the scan reads */
+    char pfail[sizeof ((st_err *)0)->msg + 40] = "";  /* one it could not, which it says */
     st_range *tr = vm_alloc(vm, (sc->nranges + 1) * sizeof *tr);
     uint32_t ntr = tag_ranges(sc, tr);
     bool cache = st_reading_caches(vm_reading(vm), 1);    /* the scan, were it run now */
@@ -210,7 +211,14 @@ Value qexplain_scan(VM *vm, QPlan *p)
             tag_skip += info.nblocks - st_reader_blocks_kept(r);
         if (rc == 0 && sc->tag_order >= 0 && !sc->footer_count)
             rc = order_skips(sc, r, &order_skip, &err);
-        st_reader *pr = rc == 0 && sc->proj ? qprune_proj_open(sc, r, &io, &err) : NULL;
+        st_err perr = {0};
+        st_reader *pr = rc == 0 && sc->proj ? qprune_proj_open(sc, r, &io, &perr) : NULL;
+        if (perr.code == ST_ENOMEM) {
+            err = perr;
+            rc = -1;
+        } else if (perr.code && !pfail[0]) {
+            snprintf(pfail, sizeof pfail, "the files: %s", perr.msg);
+        }
         if (pr) {
             st_file_info pi;
             st_reader_info(pr, &pi);
@@ -240,7 +248,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     int pf = st_schema_proj(s);
     if (pf >= 0) {
         map_setc(vm, m, "projection", v_obj(vm_str_cstr(vm, s->fields[pf].name)));
-        map_setc(vm, m, "projection_path", v_obj(vm_str_cstr(vm, sc->proj ? "read" : sc->proj_why)));
+        map_setc(vm, m, "projection_path", v_obj(vm_str_cstr(vm, pfail[0] ? pfail : sc->proj ? "read"
+                                                                                  : sc->proj_why)));
         map_setc(vm, m, "projection_blocks", v_int((int64_t)pblocks));
         map_setc(vm, m, "projection_blocks_read", v_int((int64_t)pkept));
     }
