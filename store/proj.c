@@ -12,14 +12,20 @@
 #include <xxhash.h>
 
 #include "store/mem.h"
-#include "store/oindex.h"
+#include "store/sort.h"
+
+/* The rows wait in an external sort: a writer's memory stays within
+ * PARCEL whatever the file's size. */
+#define PARCEL ((size_t)64 << 20)
+#define CHUNK 256   /* rows gathered from columns at a time */
 
 struct st_proj {
     const st_schema *s;
     uint32_t f;            /* the projection field */
     uint32_t rs;           /* bytes of a projection row */
-    unsigned char *rows;   /* the projection's rows as added */
-    size_t n, cap;
+    st_sorter *sort;       /* the rows, by the projection field */
+    unsigned char *chunk;  /* CHUNK rows being gathered */
+    uint64_t n;
 };
 
 st_schema *st_proj_schema(const st_schema *s, st_err *err)
@@ -88,6 +94,28 @@ int st_proj_path(const char *file, char *buf, size_t size, st_err *err)
     return 0;
 }
 
+/* Rows by the projection field's order image, ties as added. */
+static uint64_t row_order(const void *row, void *ctx)
+{
+    const st_proj *p = ctx;
+    return st_field_order(&p->s->fields[p->f], row);
+}
+
+static int row_cmp(const void *a, const void *b, void *ctx)
+{
+    uint64_t x = row_order(a, ctx), y = row_order(b, ctx);
+    return x < y ? -1 : x > y;
+}
+
+void st_proj_free(st_proj *p)
+{
+    if (!p)
+        return;
+    st_sorter_free(p->sort);
+    mem_free(p->chunk, (size_t)p->rs * CHUNK);
+    mem_free(p, sizeof *p);
+}
+
 st_proj *st_proj_new(const st_schema *s, st_err *err)
 {
     st_proj *p = mem_calloc(1, sizeof *p);
@@ -98,77 +126,59 @@ st_proj *st_proj_new(const st_schema *s, st_err *err)
     p->s = s;
     p->f = (uint32_t)st_schema_proj(s);
     place(s, s->nfields, &p->rs);
+    st_sort_opts o = {.parcel_bytes = PARCEL, .prefix = row_order, .threads = 1};
+    if (!(p->chunk = mem_alloc((size_t)p->rs * CHUNK))) {
+        st_err_nomem(err, "projection");
+        st_proj_free(p);
+        return NULL;
+    }
+    if (!(p->sort = st_sorter_new(p->rs, row_cmp, p, &o, err))) {
+        st_proj_free(p);
+        return NULL;
+    }
     return p;
 }
 
-static unsigned char *room(st_proj *p, size_t n, st_err *err)
-{
-    size_t rs = p->rs;
-    if (p->n + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->n + n)
-            cap *= 2;
-        unsigned char *rows = mem_realloc(p->rows, p->cap * rs, cap * rs);
-        if (!rows) {
-            st_err_nomem(err, "projection");
-            return NULL;
-        }
-        p->rows = rows;
-        p->cap = cap;
-    }
-    unsigned char *at = p->rows + p->n * rs;
-    p->n += n;
-    return at;
-}
-
-int st_proj_add(st_proj *p, const void *tags, uint32_t n, st_err *err)
-{
-    const st_schema *s = p->s;
-    unsigned char *o = n ? room(p, n, err) : NULL;
-    if (n && !o)
-        return -1;
-    for (uint32_t c = s->nrow; c < s->nfields; c++) {
-        uint32_t w = s->fields[c].width, at;
-        if (place(s, c, &at) == UINT32_MAX)
-            continue;
-        const unsigned char *t = (const unsigned char *)tags + s->fields[c].offset;
-        for (uint32_t i = 0; i < n; i++, t += s->tag_size)
-            memcpy(o + (size_t)i * p->rs + at, t, w);
-    }
-    return 0;
-}
-
-/* Tags [a, e) of b's columns as projection rows (rs bytes) at o, column
- * by column. */
-static void gather(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, unsigned char *o,
-                   uint32_t rs)
+/* Tags [a, e) of b's columns, or of n tag rows (b NULL, tags), as
+ * projection rows (rs bytes) at o, column by column. */
+static void gather(const st_schema *s, const st_batch *b, const unsigned char *tags, uint32_t a,
+                   uint32_t e, unsigned char *o, uint32_t rs)
 {
     for (uint32_t c = s->nrow; c < s->nfields; c++) {
         uint32_t w = s->fields[c].width, at;
         if (place(s, c, &at) == UINT32_MAX)
             continue;
-        const unsigned char *col = (const unsigned char *)b->cols[c] + (size_t)a * w;
-        for (uint32_t i = a; i < e; i++, col += w)
+        size_t step = b ? w : s->tag_size;
+        const unsigned char *col = b ? (const unsigned char *)b->cols[c] + (size_t)a * w
+                                     : tags + (size_t)a * s->tag_size + s->fields[c].offset;
+        for (uint32_t i = a; i < e; i++, col += step)
             memcpy(o + (size_t)(i - a) * rs + at, col, w);
     }
 }
 
-int st_proj_add_batch(st_proj *p, const st_batch *b, uint32_t a, uint32_t e, st_err *err)
+/* Tags [a, e) of a batch or of tag rows into the sort, CHUNK at a time. */
+static int add(st_proj *p, const st_batch *b, const unsigned char *tags, uint32_t a, uint32_t e,
+               st_err *err)
 {
-    unsigned char *o = a < e ? room(p, e - a, err) : NULL;
-    if (a < e && !o)
-        return -1;
-    if (o)
-        gather(p->s, b, a, e, o, p->rs);
+    for (uint32_t i = a; i < e; i += CHUNK) {
+        uint32_t n = e - i < CHUNK ? e - i : CHUNK;
+        gather(p->s, b, tags, i, i + n, p->chunk, p->rs);
+        for (uint32_t j = 0; j < n; j++)
+            if (st_sorter_add(p->sort, p->chunk + (size_t)j * p->rs, err) < 0)
+                return -1;
+        p->n += n;
+    }
     return 0;
 }
 
-void st_proj_free(st_proj *p)
+int st_proj_add(st_proj *p, const void *tags, uint32_t n, st_err *err)
 {
-    if (!p)
-        return;
-    mem_free(p->rows, p->cap * p->rs);
-    mem_free(p, sizeof *p);
+    return add(p, NULL, tags, 0, n, err);
+}
+
+int st_proj_add_batch(st_proj *p, const st_batch *b, uint32_t a, uint32_t e, st_err *err)
+{
+    return add(p, b, NULL, a, e, err);
 }
 
 void st_proj_remove(const char *file)
@@ -184,40 +194,13 @@ static void label_of(uint64_t id, uint64_t ntags, char *buf, size_t size)
     snprintf(buf, size, "projection of %016" PRIx64 ": %" PRIu64 " tags", id, ntags);
 }
 
-/* The rows' order: their projection field's images sorted, ties in the
- * order added (*order: n rows' numbers, mem_alloc'd). */
-static int sort_rows(const st_proj *p, uint32_t **order, st_err *err)
-{
-    size_t n = p->n, rs = p->rs;
-    uint64_t *k = mem_alloc(n * 16 + 1);
-    uint32_t *r = mem_alloc(n * 8 + 1);
-    if (!k || !r) {
-        mem_free(k, n * 16 + 1);
-        mem_free(r, n * 8 + 1);
-        return st_err_nomem(err, "projection");
-    }
-    const st_field *f = &p->s->fields[p->f];
-    for (size_t i = 0; i < n; i++) {
-        k[i] = st_field_order(f, p->rows + i * rs);
-        r[i] = (uint32_t)i;
-    }
-    st_oidx_sort(k, r, k + n, r + n, (uint32_t)n);
-    mem_free(k, n * 16 + 1);
-    *order = r;
-    return 0;
-}
-
 int st_proj_write(st_proj *p, const char *file, uint64_t id, const st_write_opts *o, st_err *err)
 {
     char path[PATH_MAX], label[96];
     if (st_proj_path(file, path, sizeof path, err) < 0)
         return -1;
-    if (p->n > UINT32_MAX)
-        return st_err_set(err, ST_EINPUT, "%s: more than %" PRIu32 " tags for a projection", file,
-                          UINT32_MAX);
     st_schema *ps = st_proj_schema(p->s, err);
-    uint32_t *order = NULL;
-    if (!ps || sort_rows(p, &order, err) < 0) {
+    if (!ps || st_sorter_finish(p->sort, err) < 0) {
         st_schema_free(ps);
         return -1;
     }
@@ -226,12 +209,13 @@ int st_proj_write(st_proj *p, const char *file, uint64_t id, const st_write_opts
     wo.label = label;
     wo.checked = true; /* the file's tags, checked as they came */
     st_writer *w = st_writer_create(path, ps, &wo, err);
-    int rc = w ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < p->n; i++)
-        rc = st_writer_append(w, p->rows + (size_t)order[i] * p->rs, NULL, 0, err);
+    int rc = w ? 1 : -1;
+    const void *row;
+    while (rc == 1 && (rc = st_sorter_next(p->sort, &row, err)) == 1)
+        if (st_writer_append(w, row, NULL, 0, err) < 0)
+            rc = -1;
     if (w)
         rc = rc == 0 ? st_writer_commit(w, err) : (st_writer_abort(w), -1);
-    mem_free(order, p->n * 8 + 1);
     st_schema_free(ps);
     return rc;
 }
@@ -268,18 +252,18 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
 void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum)
 {
     /* a projection's own batch is rows of every field; a file's, its tags
-     * (gathered 256 at a time) */
+     * (gathered CHUNK at a time) */
     bool file = st_schema_proj(s) >= 0;
     uint32_t rs = s->row_size;
     if (file)
         place(s, s->nfields, &rs);
-    unsigned char *o = mem_alloc((size_t)rs * 256);
+    unsigned char *o = mem_alloc((size_t)rs * CHUNK);
     if (!o)
         return;   /* verify then reports a digest that differs */
-    for (uint32_t i = a; i < e; i += 256) {
-        uint32_t n = e - i < 256 ? e - i : 256;
+    for (uint32_t i = a; i < e; i += CHUNK) {
+        uint32_t n = e - i < CHUNK ? e - i : CHUNK;
         if (file)
-            gather(s, b, i, i + n, o, rs);
+            gather(s, b, NULL, i, i + n, o, rs);
         for (uint32_t c = 0; !file && c < s->nfields; c++) {
             uint32_t w = s->fields[c].width;
             for (uint32_t j = 0; j < n; j++)
@@ -289,7 +273,7 @@ void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t 
         for (uint32_t j = 0; j < n; j++)
             *sum += XXH3_64bits(o + (size_t)j * rs, rs);
     }
-    mem_free(o, (size_t)rs * 256);
+    mem_free(o, (size_t)rs * CHUNK);
 }
 
 int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info *info,
