@@ -48,17 +48,24 @@ let shapes = [
     fn(ds, a, b, x) { return ds | where k < 4 | tags | where seen >= a && seen <= b | count },
     fn(ds, a, b, x) { return rows(ds | tags | where seen > a && seen < b | sort seen, id, d | take 5) }
 ]
+# a range: from a random time or a tag's, of a random width; some empty,
+# some holding every tag
+fn pick(i) {
+    let r = recs[random(len(recs))]
+    let a = t0 + random(5 * 86400) - 43200
+    if i % 2 == 0 && len(r.tags) > 0 { a = r.tags[0].seen }
+    let w = [0, 1, 60, 3600, 6 * 3600, 86400, 10 * 86400][random(7)]
+    if i % 23 == 0 { return [t0 - 86400, t0 + 10 * 86400] }
+    if i % 17 == 0 { return [a, a - 10] }
+    return [a, a + w]
+}
 let same = 0
 let differ = 0
 let read = 0
 for i in 0..400 {
-    let a = t0 + random(5 * 86400) - 43200
-    let r = recs[random(len(recs))]
-    if i % 2 == 0 && len(r.tags) > 0 { a = r.tags[0].seen }    # a bound a tag holds
-    let w = [0, 1, 60, 3600, 6 * 3600, 86400, 10 * 86400][random(7)]
-    let b = a + w
-    if i % 17 == 0 { b = a - 10 }
-    if i % 23 == 0 { a = t0 - 86400; b = t0 + 10 * 86400 }     # every tag
+    let ab = pick(i)
+    let a = ab[0]
+    let b = ab[1]
     let x = random(1000) - 500
     let sh = shapes[i % len(shapes)]
     let want = str(sh(dp, a, b, x))
