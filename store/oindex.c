@@ -11,8 +11,9 @@
 
 #define OIDX_FENCE 64   /* places of the order between fences */
 
-/* A radix sort, 8 bits a pass, passes over bytes all rows share skipped. */
-void st_oidx_sort(uint64_t *k, uint32_t *r, uint64_t *k2, uint32_t *r2, uint32_t n)
+/* (key, row) pairs sorted by key then row: a radix sort, 8 bits a pass,
+ * passes over bytes all rows share skipped. */
+static void sort_pairs(uint64_t *k, uint32_t *r, uint64_t *k2, uint32_t *r2, uint32_t n)
 {
     uint64_t same = ~UINT64_C(0), first = n ? k[0] : 0;
     for (uint32_t i = 0; i < n; i++)
@@ -52,7 +53,7 @@ int st_oidx_build(const st_field *f, const void *col, uint32_t n, unsigned char 
         k[i] = st_field_order(f, (const unsigned char *)col + (size_t)i * f->width);
         r[i] = i;
     }
-    st_oidx_sort(k, r, k2, r2, n);    /* stable: ties stay in row order */
+    sort_pairs(k, r, k2, r2, n);    /* stable: ties stay in row order */
     st_put32(o, n);
     st_put32(o + 4, w);
     for (uint32_t i = 0; i < n; i++) {

@@ -36,10 +36,6 @@ int st_oidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_si
  * (field f) lie in [lo, hi] (as st_field_order images). */
 void st_oidx_range(const st_field *f, const void *col, const unsigned char *idx, uint64_t lo,
                    uint64_t hi, uint32_t *from, uint32_t *to);
-/* n (key, row) pairs k[i], r[i] sorted by key, ties kept in their order
- * (k2, r2: scratch of n each); what an index's order is, and a
- * projection's (store/proj.h). */
-void st_oidx_sort(uint64_t *k, uint32_t *r, uint64_t *k2, uint32_t *r2, uint32_t n);
 /* Row i of the index's order. */
 static inline uint32_t st_oidx_row(const unsigned char *idx, uint32_t i)
 {

@@ -46,7 +46,8 @@ let shapes = [
     fn(ds, a, b, x) { return rows(ds | tags | where seen >= a && seen < b | group by sys { m: avg(n) }) },
     fn(ds, a, b, x) { return ds | tags | where seen == a | count },
     fn(ds, a, b, x) { return ds | where k < 4 | tags | where seen >= a && seen <= b | count },
-    fn(ds, a, b, x) { return rows(ds | tags | where seen > a && seen < b | sort seen, id, d | take 5) }
+    fn(ds, a, b, x) { return rows(ds | tags | where seen > a && seen < b | sort seen, id, d | take 5) },
+    fn(ds, a, b, x) { return ds | tags | where seen >= a && seen < b && d < x | stat d, sys }
 ]
 # a range: from a random time or a tag's, of a random width; some empty,
 # some holding every tag
