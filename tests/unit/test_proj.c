@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "store/bytes.h"
 #include "store/mem.h"
@@ -267,11 +268,43 @@ static void files_carry_their_projection(void **state)
     gen_rmdir(dir);
 }
 
+/* Version 5 and its flag: a header saying 4 is refused (the flag is not
+ * 4's; without it, a projection's schema is not 4's either). */
+static void older_versions_refused(void **state)
+{
+    (void)state;
+    const char *dir = gen_tmpdir("projv");
+    char path[400];
+    snprintf(path, sizeof path, "%s/v.ts", dir);
+    st_schema *s = parse("key k: u32; tag t: time projection; tag v: u16; tag w: u8");
+    write_file(path, s, 200, 9, false);
+    st_err err;
+    for (int flag = 1; flag >= 0; flag--) {
+        size_t len;
+        unsigned char *f = gen_slurp(path, &len);
+        size_t hsize = 32 + st_get32(f + 20) + st_get32(f + 24) + 8;
+        assert_int_equal(st_get32(f + 8), flag ? 5 : 4);
+        st_put32(f + 8, 4);
+        st_put32(f + 12, (uint32_t)flag);
+        st_put64(f + hsize - 8, XXH3_64bits(f, hsize - 8));
+        FILE *fp = fopen(path, "wb");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(f, 1, len, fp), len);
+        fclose(fp);
+        mem_free(f, len + 1);
+        assert_null(st_reader_open(path, NULL, &err));
+        assert_non_null(strstr(err.msg, flag ? "flags 00000001" : "a projection in a file of format version 4"));
+    }
+    st_schema_free(s);
+    gen_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(schema_declares_projections),
         cmocka_unit_test(files_carry_their_projection),
+        cmocka_unit_test(older_versions_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
