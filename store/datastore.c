@@ -16,6 +16,7 @@
 
 #include "store/lock.h"
 #include "store/mem.h"
+#include "store/proj.h"
 #include "store/sysio.h"
 #include "store/watch.h"
 
@@ -104,7 +105,7 @@ static int parse_name(const char *name, st_kind *kind, uint64_t *gen, int *tmp)
             return 0;
         *kind = (st_kind)k;
         *gen = g;
-        *tmp = *p == '.';
+        *tmp = *p == '.' && strcmp(p, ".proj") != 0; /* a file's projection goes with it */
         return 1;
     }
     return 0;
@@ -786,8 +787,10 @@ int st_store_set_label(st_txn *t, const char *label, st_err *err)
 static void remove_staged(st_txn *t)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (t->st[i].path)
+        if (t->st[i].path) {
             unlink(t->st[i].path);
+            st_proj_remove(t->st[i].path);
+        }
 }
 
 void st_store_abort(st_txn *t)
@@ -845,8 +848,10 @@ static void remove_superseded(st_txn *t, const st_manifest *old, uint64_t gen)
         const st_mfile *f = st_manifest_at(old, st->vol, st->part, st->kind);
         char path[PATH_MAX];
         if (f->gen && f->gen != st->gen && !in_use(t, f->gen, gen) &&
-            file_path(t->s, st->vol, st->part, st->kind, f->gen, path, &ignored) == 0)
+            file_path(t->s, st->vol, st->part, st->kind, f->gen, path, &ignored) == 0) {
             unlink(path);
+            st_proj_remove(path);
+        }
     }
 }
 

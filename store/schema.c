@@ -161,6 +161,9 @@ typedef struct parser {
     lexer lx;
     decl *d;
     uint32_t n, cap;
+    token carry[ST_MAX_FIELDS]; /* the fields a projection's list names */
+    uint32_t ncarry;
+    bool listed;                /* it has a list (else it carries every tag field) */
 } parser;
 
 static char *dup_token(const token *t)
@@ -292,7 +295,57 @@ static decl *new_decl(parser *ps)
     return d;
 }
 
-/* field: ROLE IDENT ':' type */
+/* [ 'projection' [ '(' IDENT { ',' IDENT } ')' ] ] after a tag field's
+ * type (and index): a copy of the tags of a file in this field's order, of
+ * the fields listed (else all), beside the file (store/proj.h); the names
+ * are resolved once every field is declared (lay_out). */
+static int parse_projection(parser *ps, st_field *f)
+{
+    lexer *lx = &ps->lx;
+    if (!tok_is(&lx->tok, "projection"))
+        return 0;
+    if (f->role != ST_TAG || f->type == ST_CHAR || f->type == ST_ENUM || f->type == ST_BOOL ||
+        f->type == ST_F32 || f->type == ST_F64)
+        return fail_at(lx, &lx->tok, "field '%s': a projection needs a tag field of an integer or "
+                       "time type", f->name);
+    f->proj = f->carried = true;
+    next_token(lx);
+    if (!punct(lx, '('))
+        return 0;
+    ps->listed = true;
+    for (next_token(lx); !punct(lx, ')');) {
+        if (name_token(lx, "a tag field's name") < 0)
+            return -1;
+        if (ps->ncarry == ST_MAX_FIELDS)
+            return fail_at(lx, &lx->tok, "a projection lists more than %d fields", ST_MAX_FIELDS);
+        ps->carry[ps->ncarry++] = lx->tok;
+        next_token(lx);
+        if (punct(lx, ','))
+            next_token(lx);
+        else if (!punct(lx, ')'))
+            return expected(lx, "',' or ')' in the projection's fields");
+    }
+    next_token(lx);
+    return 0;
+}
+
+/* Marks the tag fields the projection carries: those listed, else all. */
+static int carry_fields(st_schema *s, parser *ps, st_err *err)
+{
+    for (uint32_t i = s->nrow; i < s->nfields; i++)
+        s->fields[i].carried |= !ps->listed && st_schema_proj(s) >= 0;
+    for (uint32_t i = 0; i < ps->ncarry; i++) {
+        const token *t = &ps->carry[i];
+        int c = st_schema_find(s, t->s, t->n);
+        if (c < (int)s->nrow)
+            return st_err_set(err, ST_EINPUT, "%d:%d: the projection carries tag fields; '%.*s' is %s",
+                              t->line, t->col, (int)t->n, t->s, c < 0 ? "not a field" : "not one");
+        s->fields[c].carried = true;
+    }
+    return 0;
+}
+
+/* field: ROLE IDENT ':' type [ 'index' ] [ 'projection' ] */
 static int parse_field(parser *ps)
 {
     lexer *lx = &ps->lx;
@@ -325,7 +378,7 @@ static int parse_field(parser *ps)
     if (parse_type(lx, &d->f) < 0)
         return -1;
     if (!tok_is(&lx->tok, "index"))
-        return 0;
+        return parse_projection(ps, &d->f);
     /* a bitmap index: a bitmap per value of a block, for few values; of a
      * tag field, an order index (store/oindex.h), for ranges */
     const st_field *f = &d->f;
@@ -341,7 +394,7 @@ static int parse_field(parser *ps)
                        "an integer or time type", f->name);
     d->f.index = true;
     next_token(lx);
-    return 0;
+    return parse_projection(ps, &d->f);
 }
 
 /* schema: { SEP } [ field { SEP { SEP } field } ] { SEP } EOF */
@@ -387,12 +440,16 @@ static int lay_out(st_schema *s, parser *ps, st_err *err)
         }
     }
     s->nfields = k;
+    for (uint32_t i = s->nrow, n = 0; i < k; i++)
+        if (s->fields[i].proj && n++)
+            return st_err_set(err, ST_EINPUT, "field '%s': a schema has one projection at most",
+                              s->fields[i].name);
     s->row_size = row;
     s->tag_size = tag;
     if (s->nkeys == 0)
         return st_err_set(err, ST_EINPUT, "%d:%d: schema has no key field (add e.g. 'key id: u64')",
                           ps->lx.tok.line, ps->lx.tok.col);
-    return 0;
+    return carry_fields(s, ps, err);
 }
 
 st_schema *st_schema_parse(const char *text, size_t len, int line, int col, st_err *err)
@@ -484,7 +541,20 @@ char *st_schema_format(const st_schema *s, size_t *len)
         } else {
             sb_add(&b, st_type_name(f->type));
         }
-        sb_add(&b, f->index ? " index\n" : "\n");
+        sb_add(&b, f->index ? " index" : "");
+        sb_add(&b, f->proj ? " projection" : "");
+        /* the list when it is not every tag field */
+        for (uint32_t c = s->nrow, n = 0; f->proj && c < s->nfields; c++)
+            if (!s->fields[c].carried) {
+                for (uint32_t k = s->nrow; k < s->nfields; k++)
+                    if (s->fields[k].carried && k != i) {
+                        sb_add(&b, n++ ? ", " : "(");
+                        sb_add(&b, s->fields[k].name);
+                    }
+                sb_add(&b, n ? ")" : "()");
+                break;
+            }
+        sb_add(&b, "\n");
     }
     if (b.oom || !b.p) {
         mem_free(b.p, b.cap);
@@ -503,7 +573,8 @@ char *st_schema_format(const st_schema *s, size_t *len)
 static bool field_equal(const st_field *a, const st_field *b)
 {
     if (strcmp(a->name, b->name) != 0 || a->type != b->type || a->role != b->role ||
-        a->width != b->width || a->nsyms != b->nsyms || a->index != b->index)
+        a->width != b->width || a->nsyms != b->nsyms || a->index != b->index ||
+        a->proj != b->proj || a->carried != b->carried)
         return false;
     for (uint32_t j = 0; j < a->nsyms; j++)
         if (strcmp(a->syms[j], b->syms[j]) != 0)
@@ -529,6 +600,14 @@ bool st_schema_tag_index(const st_schema *s)
         if (s->fields[f].index)
             return true;
     return false;
+}
+
+int st_schema_proj(const st_schema *s)
+{
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        if (s->fields[f].proj)
+            return (int)f;
+    return -1;
 }
 
 int st_schema_index_of(const st_schema *s, uint32_t f)

@@ -62,6 +62,9 @@ typedef struct st_field {
     uint32_t nsyms;  /* enum only */
     char **syms;     /* enum only: symbol names, index = stored value */
     bool index;      /* declared `index`: its blocks carry a bitmap index (store/bindex.h) */
+    bool proj;       /* declared `projection` (a tag field): files carry their tags in its
+                      * order beside them (store/proj.h) */
+    bool carried;    /* a tag field the projection carries (it too) */
 } st_field;
 
 typedef struct st_schema {
@@ -88,6 +91,9 @@ bool st_schema_equal(const st_schema *a, const st_schema *b);
 int st_schema_index_of(const st_schema *s, uint32_t f);
 /* Whether a tag field is declared `index` (an order index: format version 4). */
 bool st_schema_tag_index(const st_schema *s);
+
+/* The tag field declared `projection` (format version 5), or -1. */
+int st_schema_proj(const st_schema *s);
 
 /* Field index by name, or -1. */
 int st_schema_find(const st_schema *s, const char *name, size_t len);

@@ -9,6 +9,7 @@
 
 #include "store/bindex.h"
 #include "store/oindex.h"
+#include "store/proj.h"
 #include "store/bytes.h"
 #include "store/cache.h"
 #include "store/mem.h"
@@ -46,6 +47,7 @@ void st_write_opts_default(st_write_opts *o)
     o->level = 0;
     o->label = NULL;
     o->checked = false;
+    o->no_projection = false;
     st_nbuf_opts_default(&o->io);
 }
 
@@ -72,6 +74,9 @@ struct st_writer {
     unsigned char *index;     /* footer entries so far */
     size_t index_n, index_cap;
     uint64_t nblocks, ntagsets, ntags;
+    uint64_t foot_sum;        /* the footer's checksum, which a projection names it by */
+    st_proj *proj;            /* the projection's tags, when the schema declares one */
+    st_write_opts opts;       /* for the projection */
     bool checked; /* values checked by the caller (st_write_opts) */
     bool failed;
 };
@@ -79,6 +84,7 @@ struct st_writer {
 static void writer_free(st_writer *w)
 {
     st_block_enc_free(w->enc);
+    st_proj_free(w->proj);
     mem_free(w->last_key, w->s->key_size);
     mem_free(w->first_key, w->s->key_size);
     mem_free(w->run_key, w->s->key_size);
@@ -100,11 +106,12 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
     }
     memcpy(h, head_magic, 8);
     /* a file without indexes stays version 2, which older combs read; one
-     * without an order index of a tag field 3 */
-    st_put32(h + 8, st_schema_tag_index(w->s) ? ST_FORMAT_VERSION
-                    : w->s->nindex            ? 3
-                                              : ST_FORMAT_VERSION_PLAIN);
-    st_put32(h + 12, 0); /* flags: no optional features yet */
+     * without an order index of a tag field 3, without a projection 4 */
+    st_put32(h + 8, st_schema_proj(w->s) >= 0  ? ST_FORMAT_VERSION
+                    : st_schema_tag_index(w->s) ? 4
+                    : w->s->nindex              ? 3
+                                                : ST_FORMAT_VERSION_PLAIN);
+    st_put32(h + 12, w->proj ? ST_FLAG_PROJECTED : 0); /* flags */
     st_put32(h + 16, w->block_size);
     st_put32(h + 20, (uint32_t)slen);
     st_put32(h + 24, (uint32_t)llen);
@@ -148,6 +155,8 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
         return NULL;
     }
     w->s = s;
+    w->opts = *o;
+    w->opts.label = NULL;
     w->block_size = o->block_size;
     w->checked = o->checked;
     w->last_key = mem_alloc(s->key_size);
@@ -157,6 +166,8 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
         st_err_nomem(err, path);
         goto fail;
     }
+    if (st_schema_proj(s) >= 0 && !o->no_projection && !(w->proj = st_proj_new(s, err)))
+        goto fail;
     if (!(w->enc = st_block_enc_new(s, o->codec, o->level, err))) {
         st_err_prefix(err, "%s: ", path);
         goto fail;
@@ -287,6 +298,10 @@ int st_writer_append(st_writer *w, const void *row, const void *tags, uint32_t n
         st_err_prefix(err, "%s: ", w->path); /* nothing was added: the writer stays usable */
         return -1;
     }
+    if (w->proj && st_proj_add(w->proj, tags, ntags, err) < 0) {
+        w->failed = true;
+        return -1;
+    }
     if (st_block_enc_count(w->enc) == 1)
         memcpy(w->first_key, row, w->s->key_size);
     memcpy(w->last_key, row, w->s->key_size);
@@ -333,6 +348,11 @@ int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_
             st_err_prefix(err, "%s: ", w->path);
             return -1;
         }
+        if (w->proj && tagged &&
+            st_proj_add_batch(w->proj, b, b->tag_start[t0], b->tag_start[t], err) < 0) {
+            w->failed = true;
+            return -1;
+        }
         if (starts)
             st_batch_key(s, b, t0, w->first_key);
         st_batch_key(s, b, t - 1, w->last_key);
@@ -364,7 +384,7 @@ static int write_footer(st_writer *w, st_err *err)
     st_put64(f + 32, w->ntags);
     if (w->index_n)
         memcpy(f + FOOT_FIXED, w->index, w->index_n);
-    st_put64(f + n - 8, XXH3_64bits(f, n - 8));
+    st_put64(f + n - 8, w->foot_sum = XXH3_64bits(f, n - 8));
     unsigned char *t = f + n;
     st_put64(t, off);
     st_put64(t + 8, n);
@@ -389,7 +409,11 @@ int st_writer_commit(st_writer *w, st_err *err)
     }
     if (write_footer(w, err) < 0)
         goto fail;
-    rc = st_nbuf_commit(w->io, err);
+    /* the projection first: the file never shows without it */
+    if (w->proj && st_proj_write(w->proj, w->path, w->foot_sum, &w->opts, err) < 0)
+        goto fail;
+    if ((rc = st_nbuf_commit(w->io, err)) < 0 && w->proj)
+        st_proj_remove(w->path);
     writer_free(w);
     return rc;
 fail:
@@ -499,6 +523,9 @@ static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_
 {
     uint32_t slen = st_get32(h + 20), llen = st_get32(h + 24);
     uint32_t flags = st_get32(h + 12), bsize = st_get32(h + 16);
+    bool projected = flags & ST_FLAG_PROJECTED;
+    if (projected && st_get32(h + 8) >= 5)
+        flags &= ~ST_FLAG_PROJECTED;
     if (flags)
         return st_err_set(err, ST_EVERSION, "%s: the file uses features this comb does not know "
                           "(flags %08" PRIx32 "); upgrade comb", r->path, flags);
@@ -517,7 +544,8 @@ static int parse_header(st_reader *r, const unsigned char *h, uint64_t size, st_
     r->label[llen] = '\0';
     r->label_len = llen;
     r->info = (st_file_info){.version = st_get32(h + 8), .block_size = bsize, .size = size,
-                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30)};
+                             .codec = (st_codec)st_get16(h + 28), .level = st_get16(h + 30),
+                             .projected = projected};
     return 0;
 }
 
@@ -596,6 +624,7 @@ static int parse_footer(st_reader *r, st_err *err)
     r->info.nblocks = nblocks;
     r->info.ntagsets = st_get64(f + 24);
     r->info.ntags = st_get64(f + 32);
+    r->info.id = st_get64(f + n - 8);
     return 0;
 }
 
@@ -653,6 +682,8 @@ static int reader_arrays(st_reader *r, st_err *err)
         return corrupt(r, err, "indexed fields in a file of format version 2 or older");
     if (st_schema_tag_index(r->s) && r->info.version < 4)
         return corrupt(r, err, "an indexed tag field in a file of format version 3 or older");
+    if (st_schema_proj(r->s) >= 0 && r->info.version < 5)
+        return corrupt(r, err, "a projection in a file of format version 4 or older");
     r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
     r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
     r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);
@@ -1334,10 +1365,14 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         st_reader_close(r);
         return st_err_nomem(err, path);
     }
+    bool proj = r->info.projected;
+    uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
         if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
+        else if (proj && !e.code)
+            st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum);
         if (e.code == ST_ENOMEM) {
             *err = e;
             nbad = -1;
@@ -1351,6 +1386,9 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         }
     }
     mem_free(keys, 2 * ks + 1);
+    int64_t pbad = proj && r->info.projected && nbad >= 0 ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad,
+                                                      ctx, err)
+                                     : 0;
     st_reader_close(r);
-    return nbad;
+    return pbad < 0 ? -1 : nbad + pbad;
 }

@@ -41,8 +41,9 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 4       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION 5       /* the newest this comb reads and writes */
 #define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
+#define ST_FLAG_PROJECTED 1u      /* header flag (version 5): a projection beside the file */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
 #define ST_BLOCK_SIZE_MAX (256u << 20)
 #define ST_LABEL_MAX (64u << 10)
@@ -55,6 +56,9 @@ typedef struct st_write_opts {
     /* The caller checked every value already (st_rec_check, or read from a
      * checksummed store file): the writer checks sizes and key order only. */
     bool checked;
+    /* Without the projection the schema may declare (store/proj.h): a
+     * file no query reads, such as a store's delete and adds files. */
+    bool no_projection;
     st_nbuf_opts io;
 } st_write_opts;
 
@@ -84,6 +88,8 @@ typedef struct st_file_info {
     st_codec codec;
     int level;
     uint64_t size, nblocks, ntagsets, ntags;
+    uint64_t id; /* the footer's checksum: what a projection (store/proj.h) names the file by */
+    bool projected; /* written with its projection beside it (header flag ST_FLAG_PROJECTED) */
 } st_file_info;
 
 /* A range predicate for zone-map skipping: values of column col within

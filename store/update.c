@@ -480,10 +480,12 @@ static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_
         return -1;
     /* Every record written is checked once: the adds by adds_next, the old
      * ones when their file was written (its blocks are checksummed). */
-    st_write_opts wo = o->write;
+    st_write_opts wo = o->write, side;
     wo.checked = true;
-    struct out tags = {t, vol, part, target, &wo, {.s = schema}};
-    struct out dels = {t, vol, part, ST_DELS, &wo, {.s = schema}};
+    side = wo;  /* the dels and adds files: queries read no projection of them */
+    side.no_projection = true;
+    struct out tags = {t, vol, part, target, target == ST_TAGS ? &wo : &side, {.s = schema}};
+    struct out dels = {t, vol, part, ST_DELS, &side, {.s = schema}};
     st_rec_reader *old = NULL, *addf = NULL;
     st_source oldsrc = {no_records, NULL, NULL};
     st_file f;

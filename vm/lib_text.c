@@ -679,8 +679,8 @@ typedef struct Guess {
 
 static void guess(Guess *g, const char *v, size_t n)
 {
-    static const st_field i64 = {(char *)"i64", ST_I64, ST_TAG, 8, 0, 0, NULL, false},
-                          f64 = {(char *)"f64", ST_F64, ST_TAG, 8, 0, 0, NULL, false};
+    static const st_field i64 = {(char *)"i64", ST_I64, ST_TAG, 8, 0, 0, NULL, false, false, false},
+                          f64 = {(char *)"f64", ST_F64, ST_TAG, 8, 0, 0, NULL, false, false, false};
     unsigned char out[8];
     st_err err;
     int64_t t;

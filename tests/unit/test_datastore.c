@@ -299,8 +299,8 @@ static void time_windows_place_consecutive_partitions(void **state)
     assert_int_equal(st_partition_of_time(INT64_MIN, 1, 3), 1);   /* -2^63 mod 3 = 1 */
     assert_int_equal(st_partition_of_time(1796083200, 21600, 28), (1796083200 / 21600) % 28);
 
-    st_field t = {(char *)"ts", ST_TIME, ST_KEY, 8, 0, 0, NULL, false};
-    st_field u = {(char *)"dnum", ST_CHAR, ST_KEY, 8, 0, 0, NULL, false};
+    st_field t = {(char *)"ts", ST_TIME, ST_KEY, 8, 0, 0, NULL, false, false, false};
+    st_field u = {(char *)"dnum", ST_CHAR, ST_KEY, 8, 0, 0, NULL, false, false, false};
     st_err err;
     assert_int_equal(st_partition_check_bucket(&t, 86400, &err), 0);
     assert_null(st_partition_keytype(&t));

@@ -182,6 +182,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     PartList pl;
     qprune_parts(vm, sc, &pl);
     uint64_t blocks = 0, kept = 0, cached = 0, tag_skip = 0, bytes = 0, bytes_read = 0, order_skip = 0;
+    uint64_t pblocks = 0, pkept = 0;    /* of the projections the scan reads */
+    char pfail[sizeof ((st_err *)0)->msg + 40] = "";  /* one it could not, which it says */
     st_range *tr = vm_alloc(vm, (sc->nranges + 1) * sizeof *tr);
     uint32_t ntr = tag_ranges(sc, tr);
     bool cache = st_reading_caches(vm_reading(vm), 1);    /* the scan, were it run now */
@@ -209,6 +211,21 @@ Value qexplain_scan(VM *vm, QPlan *p)
             tag_skip += info.nblocks - st_reader_blocks_kept(r);
         if (rc == 0 && sc->tag_order >= 0 && !sc->footer_count)
             rc = order_skips(sc, r, &order_skip, &err);
+        st_err perr = {0};
+        st_reader *pr = rc == 0 && sc->proj ? qprune_proj_open(sc, r, &io, &perr) : NULL;
+        if (perr.code == ST_ENOMEM) {
+            err = perr;
+            rc = -1;
+        } else if (perr.code && !pfail[0]) {
+            snprintf(pfail, sizeof pfail, "the files: %s", perr.msg);
+        }
+        if (pr) {
+            st_file_info pi;
+            st_reader_info(pr, &pi);
+            pblocks += pi.nblocks;
+            pkept += st_reader_blocks_kept(pr);
+            st_reader_close(pr);
+        }
         vm_files_release(pl.files, pl.p[i].fi, r);
     }
     uint32_t nread = pl.n, total = pl.total;
@@ -226,6 +243,16 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "tag_index", sc->tag_order >= 0 ? v_obj(vm_str_cstr(vm, s->fields[sc->tag_order].name))
                                                     : v_nil());
     map_setc(vm, m, "tags_skipped_by_index", v_int((int64_t)order_skip));
+    /* of a schema declaring a projection: whether the scan reads it
+     * instead of the files (why not), and its blocks */
+    int pf = st_schema_proj(s);
+    if (pf >= 0) {
+        map_setc(vm, m, "projection", v_obj(vm_str_cstr(vm, s->fields[pf].name)));
+        map_setc(vm, m, "projection_path", v_obj(vm_str_cstr(vm, pfail[0] ? pfail : sc->proj ? "read"
+                                                                                  : sc->proj_why)));
+        map_setc(vm, m, "projection_blocks", v_int((int64_t)pblocks));
+        map_setc(vm, m, "projection_blocks_read", v_int((int64_t)pkept));
+    }
     map_setc(vm, m, "bytes", v_int((int64_t)bytes));
     map_setc(vm, m, "bytes_read", v_int((int64_t)bytes_read));
     VArray *cols = vm_array_new(vm, 8);

@@ -13,6 +13,7 @@
 
 #include "store/bindex.h"
 #include "store/oindex.h"
+#include "store/proj.h"
 
 /* ---- the files to read ------------------------------------------------- */
 
@@ -648,6 +649,48 @@ int qprune_tag_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t a
     return rc < 0 ? -1 : 1;
 }
 
+/* Whether the scan reads the files' projections (store/proj.h): rows per
+ * tag, of tag fields only (no tagset where, no tagset field read, no comb
+ * called), into a consumer that does not keep the rows' order, with a bound
+ * on the projection field among the tag where's ranges (tr, n). */
+static void plan_proj(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    int f = st_schema_proj(s);
+    bool bound = false;
+    sc->proj = false;
+    sc->proj_why = NULL;
+    if (f < 0)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        bound |= tr[i].col == (uint32_t)f && (tr[i].lo || tr[i].hi);
+    for (uint32_t c = 0; c < s->nfields && !sc->proj_why; c++)
+        if (sc->want[c] && !s->fields[c].carried)
+            sc->proj_why = c < s->nrow ? "the query reads key or tagset fields"
+                                       : "the query reads tag fields the projection does not carry";
+    if (!sc->proj_why)
+        sc->proj_why = !sc->tags || sc->where || sc->index_where ? "the rows are tagsets, or a where tests them"
+                       : sc->vm_calls ? "the scan calls comb"
+                       : sc->consumer != QC_COUNT && sc->consumer != QC_GROUP && sc->consumer != QC_STAT
+                           ? "the rows are kept in key order"
+                       : !bound ? "the tag where bounds not the projection field"
+                                : NULL;
+    sc->proj = !sc->proj_why;
+    /* the bound, which each block of the projection (in its order) holds
+     * as one run of rows, none of them to test again by its conjuncts */
+    sc->proj_lo = 0;
+    sc->proj_hi = UINT64_MAX;
+    for (uint32_t i = 0; sc->proj && i < n; i++)
+        if (tr[i].col == (uint32_t)f) {
+            uint64_t lo = tr[i].lo ? st_field_order(&s->fields[f], tr[i].lo) : 0;
+            uint64_t hi = tr[i].hi ? st_field_order(&s->fields[f], tr[i].hi) : UINT64_MAX;
+            sc->proj_lo = lo > sc->proj_lo ? lo : sc->proj_lo;
+            sc->proj_hi = hi < sc->proj_hi ? hi : sc->proj_hi;
+        }
+    sc->proj_rest = sc->proj ? order_rest(vm, p, sc->tag_where, f) : sc->tag_where;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -667,6 +710,7 @@ void qprune_plan(VM *vm, QPlan *p)
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
     if (!sc->footer_count)
         plan_index(vm, p);
+    plan_proj(vm, p, rs.r + ntagset_ranges, rs.n - ntagset_ranges);
 }
 
 /* ---- a block's rows by the key, a reader's columns ---------------------- */
@@ -703,6 +747,54 @@ void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
         if (q->hi)
             *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
     }
+}
+
+st_reader *qprune_proj_open(const QScan *sc, st_reader *r, const st_nbuf_opts *io, st_err *err)
+{
+    const st_schema *s = sc->vs->s;
+    st_file_info info;
+    st_reader_info(r, &info);
+    st_reader *pr = st_proj_open(st_reader_path(r), s, &info, io, err);
+    uint32_t cols[ST_MAX_FIELDS], ncols = 1, nranges = 0;
+    st_range ranges[64];
+    cols[0] = 0;    /* the projection field, whose runs qprune_proj_rows finds */
+    for (uint32_t c = s->nrow; pr && c < s->nfields; c++)
+        if (sc->want[c] && st_proj_col(s, c) != 0)
+            cols[ncols++] = st_proj_col(s, c);
+    for (uint32_t i = 0; pr && i < sc->nranges && nranges < 64; i++)
+        if (sc->ranges[i].col < s->nfields && st_proj_col(s, sc->ranges[i].col) != UINT32_MAX) {
+            ranges[nranges] = sc->ranges[i];
+            ranges[nranges++].col = st_proj_col(s, sc->ranges[i].col);
+        }
+    if (pr && (st_reader_select(pr, cols, ncols, err) < 0 || st_reader_where(pr, ranges, nranges, err) < 0)) {
+        st_reader_close(pr);
+        return NULL;
+    }
+    return pr;
+}
+
+void qprune_proj_view(const QScan *sc, const st_batch *pb, st_batch *v, uint32_t *start)
+{
+    const st_schema *s = sc->vs->s;
+    start[0] = 0;
+    start[1] = pb->ntagsets;
+    v->ntagsets = 1;
+    v->ntags = pb->ntagsets;
+    v->first = 0;
+    v->block = pb->block;
+    for (uint32_t c = 0; c < s->nfields; c++)
+        v->cols[c] = c < s->nrow || !s->fields[c].carried ? NULL : pb->cols[st_proj_col(s, c)];
+    v->cols[s->nfields] = &start[1];   /* the one tagset's tag count */
+    v->counts = &start[1];
+    v->tag_start = start;
+}
+
+void qprune_proj_rows(const QScan *sc, const st_batch *b, uint32_t *a, uint32_t *e)
+{
+    uint32_t f = (uint32_t)st_schema_proj(sc->vs->s);
+    const st_field *fd = &sc->vs->s->fields[f];
+    *a = key_search(fd, b->cols[f], 0, b->ntags, sc->proj_lo, false);
+    *e = sc->proj_lo > sc->proj_hi ? *a : key_search(fd, b->cols[f], *a, b->ntags, sc->proj_hi, true);
 }
 
 /* The scan's columns and zone-map ranges, to a reader of one of its files. */

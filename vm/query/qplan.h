@@ -167,6 +167,11 @@ typedef struct QScan {
                          * [tag_order_lo, tag_order_hi] (st_field_order images); -1: none */
     uint64_t tag_order_lo, tag_order_hi;
     QExpr *tag_rest;    /* the tag where left to test of the tags the order index keeps */
+    bool proj;          /* the scan reads the files' projections (store/proj.h): it reads
+                         * tag fields only and bounds the projection field (prune.c) */
+    const char *proj_why; /* explain: why not, when the schema declares one */
+    uint64_t proj_lo, proj_hi; /* the projection field's bound (st_field_order images) */
+    QExpr *proj_rest;   /* the tag where left to test of the rows in that bound */
     int nslots;         /* kernel scratch vectors per thread */
     bool vm_calls;      /* the workers would call comb (where, keys, aggregates'
                          * arguments): one thread, the VM's */

@@ -83,6 +83,10 @@ typedef struct Worker {
     ColStat *stats;
     unsigned char *row, *tag;
     st_reader *r;           /* the open file, closed here too if a comb call raises */
+    st_reader *pr;          /* its projection, when the scan reads that (likewise) */
+    st_batch pv;            /* a block of the projection as a block of one tagset of the
+                             * source's schema: pv.cols [ncols], its start and end */
+    uint32_t pstart[2];
     pthread_t th;
     bool started;
 } Worker;
@@ -110,6 +114,7 @@ struct Shared {
     st_sorter *gspill;      /* GROUP: groups' states once past the budget (under mu) */
     st_nbuf_opts ropts;     /* the partitions' readers' */
     st_known_schema known;  /* the source's schema: files with it need not parse theirs */
+    atomic_bool proj_warned; /* a file's projection could not be read (said once) */
 };
 
 /* The collected rows in order: every partition's records in one buffer
@@ -162,6 +167,16 @@ int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t
  * out leaves); -1 with err set (a damaged index names its file and block). */
 int qprune_tag_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t a, uint32_t e,
                     KSel *out, uint64_t *skipped, st_err *err);
+/* The projection of r's file for a scan that reads it (sc->proj): its
+ * reader, its columns and zone ranges set, or NULL with err set (none, or
+ * not the file's: the scan reads the file instead, and says so). */
+st_reader *qprune_proj_open(const QScan *sc, st_reader *r, const st_nbuf_opts *io, st_err *err);
+/* A block of a projection, pb, as v: a block of the source's schema of one
+ * tagset holding pb's rows as its tags (v->cols [ncols], start: [2]). */
+void qprune_proj_view(const QScan *sc, const st_batch *pb, st_batch *v, uint32_t *start);
+/* The run [*a, *e) of a projection's block (as qprune_proj_view shows it)
+ * in the scan's bound of its field: the rows left to sc->proj_rest. */
+void qprune_proj_rows(const QScan *sc, const st_batch *b, uint32_t *a, uint32_t *e);
 /* How many of those rows there are, without listing them (a count the
  * indexes cover). */
 int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,

@@ -109,7 +109,30 @@ static bool part_open(Worker *w, uint32_t pi)
         w->r = NULL;
         return false;
     }
+    /* a projection missing or not the file's: the file answers, and the
+     * scan says so once */
+    if (sc->proj && !(w->pr = qprune_proj_open(sc, r, &sh->ropts, &err)) && err.code == ST_ENOMEM) {
+        scan_fail(sh, err.msg);
+        return false;
+    }
+    if (sc->proj && !w->pr && !atomic_exchange(&sh->proj_warned, true))
+        fprintf(stderr, "comb: warning: %s; reading the file instead\n", err.msg);
     return true;
+}
+
+/* The next block of w's partition: of its projection, seen as a block of
+ * the source's schema (qprune_proj_view), when it reads that. */
+static int part_next(Worker *w, const st_batch **b, st_err *err)
+{
+    if (!w->pr)
+        return st_reader_next(w->r, b, err);
+    const st_batch *pb;
+    int rc = st_reader_next(w->pr, &pb, err);
+    if (rc == 1) {
+        qprune_proj_view(w->sh->sc, pb, &w->pv, w->pstart);
+        *b = &w->pv;
+    }
+    return rc;
 }
 
 /* One block of w's open partition pi through the where and the consumer:
@@ -123,7 +146,7 @@ static bool part_step(Worker *w, uint32_t pi)
     st_err err;
     if (atomic_load(&sh->stop))
         return false;
-    int rc = st_reader_next(w->r, &b, &err);
+    int rc = part_next(w, &b, &err);
     if (rc < 0)
         scan_fail(sh, err.msg);
     if (rc != 1)
@@ -173,10 +196,12 @@ static bool part_step(Worker *w, uint32_t pi)
         int by_order = 0;
         if (whole || (sel.n && sel.idx[sel.n - 1] - sel.idx[0] == sel.n - 1)) { /* a run of tagsets */
             uint32_t a = st[whole ? lo : sel.idx[0]], e = st[whole ? hi : sel.idx[sel.n - 1] + 1];
+            if (w->pr)  /* a projection's block: the run in the bound */
+                qprune_proj_rows(sc, b, &a, &e);
             /* its tags in the tag where's range of an indexed tag field
              * (how many it spares, explain counts) */
             uint64_t spared = 0;
-            if (sc->tag_order >= 0 &&
+            if (sc->tag_order >= 0 && !w->pr &&
                 (by_order = qprune_tag_rows(sc, w->r, b, a, e, &t, &spared, &err)) < 0) {
                 scan_fail(sh, err.msg);
                 return false;
@@ -188,7 +213,7 @@ static bool part_step(Worker *w, uint32_t pi)
                 for (uint32_t i = st[sel.idx[j]]; i < st[sel.idx[j] + 1]; i++)
                     t.idx[t.n++] = i;
         sel = t;
-        const QExpr *tw = by_order ? sc->tag_rest : sc->tag_where;
+        const QExpr *tw = w->pr ? sc->proj_rest : by_order ? sc->tag_rest : sc->tag_where;
         if (tw) {
             KSel out = {sel.idx == w->k.selbuf[1] ? w->k.selbuf[2] : w->k.selbuf[1], 0};
             k_filter(&w->k, tw, true, &sel, &out);
@@ -212,7 +237,9 @@ static void part_close(Worker *w, uint32_t pi)
     Shared *sh = w->sh;
     const QScan *sc = sh->sc;
     st_read_stats rs;
-    st_reader_stats(w->r, &rs);
+    st_reader_stats(w->pr ? w->pr : w->r, &rs);
+    st_reader_close(w->pr);
+    w->pr = NULL;
     vm_files_release(sh->parts.files, sh->parts.p[pi].fi, w->r);
     w->r = NULL;
     vm_progress_add(1, 0, rs.bytes_read);
@@ -291,6 +318,9 @@ static bool worker_init(Worker *w, Shared *sh)
         return false;
     w->row = mem_alloc(s->row_size + 1);
     w->tag = mem_alloc(s->tag_size + 1);
+    w->pv.ncols = st_schema_ncols(s);
+    if (sc->proj && !(w->pv.cols = mem_calloc(w->pv.ncols, sizeof *w->pv.cols)))
+        return false;
     return w->row && w->tag;
 }
 
@@ -300,6 +330,9 @@ static void worker_free(Worker *w)
     if (consumer(sc)->end)
         consumer(sc)->end(w);
     st_reader_close(w->r);
+    st_reader_close(w->pr);
+    if (w->pv.cols)
+        mem_free(w->pv.cols, w->pv.ncols * sizeof *w->pv.cols);
     mem_free(w->row, sc->vs->s->row_size + 1);
     mem_free(w->tag, sc->vs->s->tag_size + 1);
     k_ctx_keep(&w->sh->p->scan, &w->k);
