@@ -763,6 +763,22 @@ static int check_col(st_reader *r, uint32_t c, st_err *err)
     return 0;
 }
 
+int st_reader_zone(st_reader *r, uint32_t c, st_zone *out, st_err *err)
+{
+    if (check_col(r, c, err) < 0)
+        return -1;
+    *out = (st_zone){UINT64_MAX, 0};
+    for (uint64_t i = 0; i < r->info.nblocks; i++) {
+        st_zone z;
+        entry_zone(r, i, c, &z);
+        if (z.min > z.max)
+            continue;
+        out->min = z.min < out->min ? z.min : out->min;
+        out->max = z.max > out->max ? z.max : out->max;
+    }
+    return 0;
+}
+
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err)
 {
     for (uint32_t i = 0; i < n; i++)
