@@ -715,6 +715,27 @@ int qprune_tag_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t a
     return rc < 0 ? -1 : 1;
 }
 
+/* Whether every file the scan reads holds only keys within the where's
+ * bounds on the partition key, by the ranges the manifest records: its
+ * exact tests of the key then hold for every row read, and need no test
+ * (a run's partitions of `between(run, A, B)`: a count then comes from the
+ * indexes or footers, no column of run decoded). */
+static bool keys_inside(const QScan *sc)
+{
+    const VFiles *f = sc->src->files;
+    if (!sc->pk_bounded || !f->keys)
+        return false;
+    for (uint32_t i = 0; i < f->n; i++) {
+        const st_mkeys *k = &f->keys[i];
+        if (!part_wanted(sc, f->parts[i]) || !keys_may_hold(sc, f, i))
+            continue;
+        if (k->state == ST_KEYS_UNKNOWN ||
+            (k->state == ST_KEYS_RANGE && (k->lo < sc->pk_lo || k->hi > sc->pk_hi)))
+            return false;
+    }
+    return true;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -735,6 +756,8 @@ void qprune_plan(VM *vm, QPlan *p)
         key_bounds(sc, &rs);
     if (sc->pk_bounded && sc->pk_lo > sc->pk_hi)
         sc->nparts = 0;     /* no key can be in an empty range: no partition */
+    else if (sc->where && sc->src->st && keys_inside(sc))
+        sc->where = order_rest(vm, p, sc->where, (int)sc->src->partkey);
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
     if (!sc->footer_count)
         plan_index(vm, p);

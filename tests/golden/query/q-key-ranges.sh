@@ -91,6 +91,11 @@ print("run >= 7:", e.partitions_read, "of", e.partitions, "partitions,", e.parti
 print("run > 100:", (ds | where run > 100 | explain count).partitions_read, ds | where run > 100 | count)
 print("run < 1:", (ds | where run < 1 | explain count).partitions_read, ds | where run < 1 | count)
 print("run <= 8:", (ds | where run <= 8 | explain count).partitions_read, "run >= 0:", (ds | where run >= 0 | explain count).partitions_read)
+# every partition read holds only runs in range: the tests of run need no
+# testing, the rest of the where stays; else all of it stays
+print((ds | where between(run, 1, 8) && x > 3 | explain count).where, "|",
+      (ds | where between(run, 2, 8) && x > 3 | explain count).where, "|",
+      (ds | where run >= 3 | explain count).does)
 round(9)
 add(13, 18)
 show("and 13..18")
