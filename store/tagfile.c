@@ -626,13 +626,18 @@ static int check_index(st_reader *r, uint64_t hsize, st_err *err)
 /* The lists of the columns want and want_key need. */
 static void list_needs(st_reader *r)
 {
+    uint32_t nf = r->s->nfields;
     r->nneed = r->nneed_key = 0;
-    for (uint32_t c = 0; c < r->ncols; c++) {
-        if (st_block_needs(r->s, r->want, c))
+    for (uint32_t c = 0; c < nf; c++) {     /* a field's column: as chosen */
+        if (r->want[c])
             r->need[r->nneed++] = c;
-        if (st_block_needs(r->s, r->want_key, c))
+        if (r->want_key[c])
             r->need_key[r->nneed_key++] = c;
     }
+    if (st_block_needs(r->s, r->want, nf))  /* the tag counts, if any */
+        r->need[r->nneed++] = nf;
+    if (st_block_needs(r->s, r->want_key, nf))
+        r->need_key[r->nneed_key++] = nf;
 }
 
 static int reader_arrays(st_reader *r, st_err *err)

@@ -802,8 +802,8 @@ void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
 /* The scan's columns and zone-map ranges, to a reader of one of its files. */
 int qprune_select(const QScan *sc, st_reader *r, st_err *err)
 {
-    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
-    for (uint32_t c = 0; c < st_schema_ncols(sc->vs->s); c++)
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0, n = st_schema_ncols(sc->vs->s);
+    for (uint32_t c = 0; c < n; c++)
         if (sc->want[c])
             cols[ncols++] = c;
     if (st_reader_select(r, cols, ncols, err) < 0)
