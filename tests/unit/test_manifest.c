@@ -197,6 +197,20 @@ static void key_ranges_round_trip(void **state)
     assert_int_equal(mem_in_use(), base);
 }
 
+/* Writes good with find replaced by replace and the checksum made good. */
+static void put_edited(const char *good, const char *find, const char *replace)
+{
+    char text[4096];
+    const char *at = strstr(good, find);
+    assert_non_null(at);
+    int len = snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good), good, replace,
+                       at + strlen(find));
+    len -= 22;
+    len += snprintf(text + len, sizeof text - (size_t)len, "xxh3 %016llx\n",
+                    (unsigned long long)XXH3_64bits(text, (size_t)len));
+    put_file(text, (size_t)len);
+}
+
 /* A key range the checksum covers but the parser refuses: with the
  * checksum made good, each is an error naming the file and line. */
 static void bad_key_ranges_are_refused(void **state)
@@ -223,21 +237,30 @@ static void bad_key_ranges_are_refused(void **state)
         {"p 6 4 40:77 0:0 1:9 keys none", "p 6 4 0:0 0:0 1:9 keys none", "without a tags file"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char text[4096];
-        const char *at = strstr(good, cases[i].find);
-        assert_non_null(at);
-        size_t pre = (size_t)(at - good), fl = strlen(cases[i].find);
-        int len = snprintf(text, sizeof text, "%.*s%s%s", (int)pre, good, cases[i].replace, at + fl);
-        len -= 22;
-        len += snprintf(text + len, sizeof text - (size_t)len, "xxh3 %016llx\n",
-                        (unsigned long long)XXH3_64bits(text, (size_t)len));
-        put_file(text, (size_t)len);
+        put_edited(good, cases[i].find, cases[i].replace);
         st_manifest back;
         assert_int_equal(st_manifest_load(&back, -1, path, &err), -1);
         assert_int_equal(err.code, ST_ECORRUPT);
         assert_non_null(strstr(err.msg, path));
         if (!strstr(err.msg, cases[i].msg) || !strstr(err.msg, "line "))
             fail_msg("case %zu: %s", i, err.msg);
+    }
+    st_manifest_free(&m);
+    mem_free(good, n + 1);
+    /* a signed key: no -0, nothing beyond the i64s */
+    sample_keys(&m, 'i');
+    assert_int_equal(st_manifest_format(&m, &good, &n, &err), 0);
+    static const char *const bad_signed[][2] = {
+        {"keys -0 -0", "expected a number"},
+        {"keys -9223372036854775809 0", "out of range"},
+        {"keys 0 9223372036854775808", "out of range"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        put_edited(good, "keys -3 -3", bad_signed[i][0]);
+        st_manifest back;
+        assert_int_equal(st_manifest_load(&back, -1, path, &err), -1);
+        if (err.code != ST_ECORRUPT || !strstr(err.msg, bad_signed[i][1]))
+            fail_msg("signed case %zu: %s", i, err.msg);
     }
     st_manifest_free(&m);
     mem_free(good, n + 1);
