@@ -320,6 +320,7 @@ static int do_info(const args *a)
 
 typedef struct check {
     const st_schema *schema;
+    int partkey;    /* the partition key's field */
     uint64_t files, blocks, bad;
 } check;
 
@@ -342,7 +343,24 @@ static int check_size(const st_file *f, st_err *err)
     return 0;
 }
 
-/* The file's schema against the store's; counts its blocks. */
+/* The range of the partition key the manifest records for a tags file
+ * against the file's zone maps (which st_reader_verify checks against its
+ * values): a query skips the file by it. */
+static int check_keys(const check *c, st_reader *r, const st_file *f, st_err *err)
+{
+    st_zone z;
+    if (f->keys.state == ST_KEYS_UNKNOWN || c->partkey < 0 ||
+        st_reader_zone(r, (uint32_t)c->partkey, &z, err) < 0)
+        return f->keys.state == ST_KEYS_UNKNOWN || c->partkey < 0 ? 0 : -1;
+    if (z.min > z.max ? f->keys.state == ST_KEYS_NONE
+                      : f->keys.state == ST_KEYS_RANGE && f->keys.lo == z.min && f->keys.hi == z.max)
+        return 0;
+    return st_err_set(err, ST_ECORRUPT, "%s: the manifest's range of the partition key is not "
+                      "the file's (a query would skip rows it holds, or read it for none)", f->path);
+}
+
+/* The file's schema against the store's, and its keys against the
+ * manifest's; counts its blocks. */
 static int check_schema(check *c, const st_file *f, st_err *err)
 {
     st_reader *r = st_reader_open(f->path, NULL, err);
@@ -351,6 +369,8 @@ static int check_schema(check *c, const st_file *f, st_err *err)
     int rc = 0;
     if (!st_schema_equal(st_reader_schema(r), c->schema))
         rc = st_err_set(err, ST_ECORRUPT, "%s: its schema differs from the store's", f->path);
+    else
+        rc = check_keys(c, r, f, err);
     st_file_info fi;
     st_reader_info(r, &fi);
     c->blocks += fi.nblocks;
@@ -386,7 +406,10 @@ static int do_verify(const args *a)
     if (!s)
         return fail(&err);
     st_schema *schema = st_update_store_schema(s, &err);
-    check c = {.schema = schema};
+    st_storeinfo info;
+    st_store_info(s, &info);
+    check c = {.schema = schema, .partkey = schema ? st_schema_find(schema, info.partkey,
+                                                                   strlen(info.partkey)) : -1};
     int rc = schema ? st_store_files(s, verify_file, &c) : fail(&err);
     st_schema_free(schema);
     st_store_close(s);

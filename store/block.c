@@ -539,12 +539,13 @@ static int check_head(const st_schema *s, uint32_t version, const unsigned char 
 
 bool st_block_needs(const st_schema *s, const bool *want, uint32_t c)
 {
-    if (c >= st_schema_ncols(s))
-        return false;
+    /* (called per column each time a reader's selection changes: kept cheap) */
+    if (c < s->nfields)
+        return !want || want[c];
+    if (c != s->nfields || s->nfields == s->nrow)
+        return false;   /* past the columns, or no tag count column */
     if (!want || want[c])
         return true;
-    if (c != s->nfields || s->nfields == s->nrow)
-        return false;
     for (uint32_t k = s->nrow; k < s->nfields; k++)
         if (want[k])
             return true;

@@ -18,6 +18,7 @@
 #include "store/mem.h"
 #include "store/proj.h"
 #include "store/sysio.h"
+#include "store/tagfile.h"
 #include "store/watch.h"
 
 /* The bytes of DIR/LOCK: byte 0 is the store (a whole-store writer holds it
@@ -46,6 +47,7 @@ struct stage {
     uint32_t vol, part;
     st_kind kind;
     uint64_t gen, size; /* gen 0: drop */
+    st_mkeys keys;      /* a tags file's partition keys (a store placed by windows) */
     char *path;
 };
 
@@ -352,18 +354,50 @@ static int same_file(int fd, const char *path)
            a.st_ino == b.st_ino;
 }
 
+/* The sign of the key ranges a store's manifest records: a store placed
+ * by windows of an unsigned key 'u', of a signed one (time included) 'i';
+ * one placed by hash records none (0). */
+static char key_sign(const st_store *s)
+{
+    return !s->meta.bucket ? 0 : s->meta.keytype[0] == 'u' ? 'u' : 'i';
+}
+
 /* Loads the manifest (through fd if >= 0) and checks it fits the store. */
 static int load_manifest(const st_store *s, int fd, st_manifest *m, st_err *err)
 {
     if (st_manifest_load(m, fd, s->manifest_path, err) < 0)
         return -1;
-    if (m->volumes == s->meta.volumes && m->partitions == s->meta.partitions)
+    if (m->volumes != s->meta.volumes || m->partitions != s->meta.partitions)
+        st_err_set(err, ST_ECORRUPT, "%s: %u x %u partitions, but STORE says %u x %u",
+                   s->manifest_path, m->volumes, m->partitions, s->meta.volumes,
+                   s->meta.partitions);
+    else if (m->keysign && m->keysign != key_sign(s))
+        st_err_set(err, ST_ECORRUPT, "%s: key ranges of %s keys, but STORE says %s",
+                   s->manifest_path, m->keysign == 'u' ? "unsigned" : "signed",
+                   !s->meta.bucket ? "it is placed by hash"
+                   : key_sign(s) == 'u' ? "its key is unsigned" : "its key is signed");
+    else
         return 0;
-    st_err_set(err, ST_ECORRUPT, "%s: %u x %u partitions, but STORE says %u x %u",
-               s->manifest_path, m->volumes, m->partitions, s->meta.volumes,
-               s->meta.partitions);
     st_manifest_free(m);
     return -1;
+}
+
+/* The range of the partition key in the tags file at path, from its
+ * footer's zone maps. */
+static int file_keys(const st_store *s, const char *path, st_mkeys *k, st_err *err)
+{
+    st_reader *r = st_reader_open(path, NULL, err);
+    if (!r)
+        return -1;
+    int f = st_schema_find(st_reader_schema(r), s->meta.partkey, strlen(s->meta.partkey));
+    st_zone z = {1, 0};
+    int rc = f < 0 ? st_err_set(err, ST_EINPUT, "%s has no partition-key field '%s'", path,
+                                s->meta.partkey)
+                   : st_reader_zone(r, (uint32_t)f, &z, err);
+    st_reader_close(r);
+    if (rc == 0)
+        *k = (st_mkeys){z.min, z.max, z.min > z.max ? ST_KEYS_NONE : ST_KEYS_RANGE};
+    return rc;
 }
 
 /* Reads the current manifest into m and pins its generation through lf. A
@@ -485,6 +519,8 @@ static int describe(const st_store *s, uint32_t vol, uint32_t part, st_kind kind
     out->kind = kind;
     out->gen = f->gen;
     out->size = f->size;
+    const st_mkeys *k = kind == ST_TAGS ? st_manifest_keys_at(&s->m, vol, part) : NULL;
+    out->keys = k ? *k : (st_mkeys){0, 0, ST_KEYS_UNKNOWN};
     out->path[0] = '\0';
     if (!f->gen)
         return 0;
@@ -674,6 +710,7 @@ static void advance(st_store *s, st_manifest *m)
     st_manifest_free(&s->m);
     s->m = *m;
     m->files = NULL;
+    m->keys = NULL;
 }
 
 st_txn *st_store_begin(st_store *s, uint32_t vol, st_err *err)
@@ -822,6 +859,8 @@ static int sync_staged(st_txn *t, st_err *err)
         if (rc < 0)
             return -1;
         st->size = (uint64_t)sb.st_size;
+        if (key_sign(s) && st->kind == ST_TAGS && file_keys(s, st->path, &st->keys, err) < 0)
+            return -1;
     }
     char dir[PATH_MAX];
     for (uint32_t v = 0; v < s->meta.volumes; v++)
@@ -855,6 +894,34 @@ static void remove_superseded(st_txn *t, const st_manifest *old, uint64_t gen)
     }
 }
 
+/* The key ranges of the new manifest m: the staged tags files', and in
+ * t's scope those of files whose manifest had none (written before key
+ * ranges), if they read; a store placed by hash records none. */
+static int record_keys(st_txn *t, st_manifest *m, st_err *err)
+{
+    const st_store *s = t->s;
+    if (!key_sign(s))
+        return 0;
+    if (st_manifest_keys(m, key_sign(s), err) < 0)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct stage *st = &t->st[i];
+        if (st->kind == ST_TAGS)
+            *st_manifest_keys_at(m, st->vol, st->part) = st->keys;
+    }
+    for (uint32_t v = 0; v < s->meta.volumes; v++)
+        for (uint32_t p = 0; p < s->meta.partitions; p++) {
+            st_mkeys *k = st_manifest_keys_at(m, v, p);
+            st_file f;
+            st_err ignored; /* unread, it stays unknown: queries read the file */
+            if ((t->scope == ST_ALL_VOLUMES || v == t->scope) && k->state == ST_KEYS_UNKNOWN &&
+                describe(s, v, p, ST_TAGS, &f, &ignored) == 1 &&
+                f.gen == st_manifest_at(m, v, p, ST_TAGS)->gen)
+                file_keys(s, f.path, k, &ignored);
+        }
+    return 0;
+}
+
 int st_store_commit(st_txn *t, st_err *err)
 {
     st_store *s = t->s;
@@ -875,6 +942,8 @@ int st_store_commit(st_txn *t, st_err *err)
         const struct stage *st = &t->st[i];
         *st_manifest_at(&cur, st->vol, st->part, st->kind) = (st_mfile){st->gen, st->size};
     }
+    if (record_keys(t, &cur, err) < 0)
+        goto unlock;
     /* The counter before and after (store/watch.h): a reader that read the
      * first add and then the old MANIFEST sees the second. */
     if (st_manifest_format(&cur, &text, &len, err) == 0 && st_watch_bump(s->dir, err) == 0) {

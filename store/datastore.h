@@ -124,6 +124,10 @@ typedef struct st_file {
     uint32_t vol, part;
     st_kind kind;
     uint64_t gen, size; /* size as recorded at commit */
+    /* a tags file of a store placed by windows: the range of the partition
+     * key it holds, as the commit that made it read it from its zone maps
+     * (ST_KEYS_UNKNOWN: a manifest from before key ranges; read the file) */
+    st_mkeys keys;
     char path[PATH_MAX];
 } st_file;
 

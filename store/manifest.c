@@ -18,6 +18,7 @@ const char *const st_kind_names[ST_NKINDS] = {ST_KINDS(ST_KIND_NAME)};
 #define MANIFEST_MAGIC "comb-manifest"
 #define META_MAGIC "comb-store"
 #define FORMAT_VERSION 1
+#define MANIFEST_VERSION_KEYS 2 /* a keys line and partitions' key ranges */
 #define STORE_VERSION_BUCKET 2 /* STORE with a partbucket line (time placement) */
 #define STORE_VERSION_RANGE 3  /* and a partkeytype line (another integer key) */
 #define SUM_LINE 22 /* "xxh3 " + 16 hex + "\n" */
@@ -227,6 +228,26 @@ static size_t nfiles(const st_manifest *m)
     return (size_t)m->volumes * m->partitions * ST_NKINDS;
 }
 
+static size_t nparts(const st_manifest *m)
+{
+    return (size_t)m->volumes * m->partitions;
+}
+
+int st_manifest_keys(st_manifest *m, char sign, st_err *err)
+{
+    if (m->keys)
+        return 0;
+    if (!(m->keys = mem_calloc(nparts(m), sizeof *m->keys)))
+        return st_err_nomem(err, "manifest");
+    m->keysign = sign;
+    return 0;
+}
+
+st_mkeys *st_manifest_keys_at(const st_manifest *m, uint32_t vol, uint32_t part)
+{
+    return m->keys ? &m->keys[(size_t)vol * m->partitions + part] : NULL;
+}
+
 int st_manifest_copy(st_manifest *dst, const st_manifest *src, st_err *err)
 {
     if (st_manifest_init(dst, src->volumes, src->partitions, err) < 0)
@@ -234,7 +255,15 @@ int st_manifest_copy(st_manifest *dst, const st_manifest *src, st_err *err)
     st_mfile *files = dst->files;
     *dst = *src;
     dst->files = files;
+    dst->keys = NULL;
     memcpy(files, src->files, nfiles(src) * sizeof *files);
+    if (src->keys) {
+        if (st_manifest_keys(dst, src->keysign, err) < 0) {
+            st_manifest_free(dst);
+            return -1;
+        }
+        memcpy(dst->keys, src->keys, nparts(src) * sizeof *src->keys);
+    }
     return 0;
 }
 
@@ -242,7 +271,10 @@ void st_manifest_free(st_manifest *m)
 {
     if (m->files)
         mem_free(m->files, nfiles(m) * sizeof *m->files);
+    if (m->keys)
+        mem_free(m->keys, nparts(m) * sizeof *m->keys);
     m->files = NULL;
+    m->keys = NULL;
 }
 
 st_mfile *st_manifest_at(const st_manifest *m, uint32_t vol, uint32_t part, st_kind kind)
@@ -250,14 +282,42 @@ st_mfile *st_manifest_at(const st_manifest *m, uint32_t vol, uint32_t part, st_k
     return &m->files[((size_t)vol * m->partitions + part) * ST_NKINDS + kind];
 }
 
+/* A key's order image as its value: unsigned, or signed (the image is the
+ * value with its sign bit flipped). */
+static void put_key(struct text *t, char sign, uint64_t order)
+{
+    if (sign == 'i')
+        putf(t, " %lld", (long long)(int64_t)(order ^ (UINT64_C(1) << 63)));
+    else
+        putf(t, " %llu", (unsigned long long)order);
+}
+
+static void put_keys(struct text *t, const st_manifest *m, uint32_t v, uint32_t p)
+{
+    const st_mkeys *k = st_manifest_keys_at(m, v, p);
+    if (!k || !st_manifest_at(m, v, p, ST_TAGS)->gen || k->state == ST_KEYS_UNKNOWN)
+        return;
+    if (k->state == ST_KEYS_NONE) {
+        put(t, " keys none", 10);
+        return;
+    }
+    put(t, " keys", 5);
+    put_key(t, m->keysign, k->lo);
+    put_key(t, m->keysign, k->hi);
+}
+
 int st_manifest_format(const st_manifest *m, char **buf, size_t *n, st_err *err)
 {
     struct text t = {0};
+    /* a manifest without key ranges stays version 1, which every comb reads */
     putf(&t, "%s %d\ngeneration %llu\nvolumes %u\npartitions %u\nkinds", MANIFEST_MAGIC,
-         FORMAT_VERSION, (unsigned long long)m->generation, m->volumes, m->partitions);
+         m->keys ? MANIFEST_VERSION_KEYS : FORMAT_VERSION, (unsigned long long)m->generation,
+         m->volumes, m->partitions);
     for (int k = 0; k < ST_NKINDS; k++)
         putf(&t, " %s", st_kind_names[k]);
     putf(&t, "\nlabel%s%s\n", m->label[0] ? " " : "", m->label);
+    if (m->keys)
+        putf(&t, "keys %c\n", m->keysign);
     for (uint32_t v = 0; v < m->volumes; v++) {
         for (uint32_t p = 0; p < m->partitions; p++) {
             const st_mfile *f = st_manifest_at(m, v, p, 0);
@@ -270,6 +330,7 @@ int st_manifest_format(const st_manifest *m, char **buf, size_t *n, st_err *err)
             for (int k = 0; k < ST_NKINDS; k++)
                 putf(&t, " %llu:%llu", (unsigned long long)f[k].gen,
                      (unsigned long long)f[k].size);
+            put_keys(&t, m, v, p);
             put(&t, "\n", 1);
         }
     }
@@ -281,6 +342,46 @@ static int sep(struct cur *c, const char **s, const char *end, char ch)
     if (*s == end || **s != ch)
         return bad(c, "expected '%c'", ch);
     ++*s;
+    return 0;
+}
+
+/* A key value of the manifest's sign, as its order image. */
+static int parse_key(struct cur *c, const char **s, const char *end, char sign, uint64_t *order)
+{
+    bool neg = sign == 'i' && *s < end && **s == '-';
+    uint64_t x;
+    *s += neg;
+    if (number(c, s, end, sign == 'i' ? (UINT64_C(1) << 63) - !neg : UINT64_MAX, &x) < 0)
+        return -1;
+    if (neg && x == 0)
+        return bad(c, "expected a number");
+    *order = sign == 'i' ? (neg ? (UINT64_C(1) << 63) - x : x | (UINT64_C(1) << 63)) : x;
+    return 0;
+}
+
+/* " keys LO HI" or " keys none" after a partition's files, if any. */
+static int parse_keys(struct cur *c, st_manifest *m, uint32_t v, uint32_t p, const char **s,
+                      const char *end)
+{
+    st_mkeys *k = st_manifest_keys_at(m, v, p);
+    if (*s == end)
+        return 0;
+    if (!k || (size_t)(end - *s) < 6 || memcmp(*s, " keys ", 6) != 0)
+        return bad(c, "junk after the last file");
+    if (!st_manifest_at(m, v, p, ST_TAGS)->gen)
+        return bad(c, "a key range for a partition without a tags file");
+    *s += 6;
+    if ((size_t)(end - *s) == 4 && memcmp(*s, "none", 4) == 0) {
+        *s = end;
+        k->state = ST_KEYS_NONE;
+        return 0;
+    }
+    if (parse_key(c, s, end, m->keysign, &k->lo) < 0 || sep(c, s, end, ' ') < 0 ||
+        parse_key(c, s, end, m->keysign, &k->hi) < 0)
+        return -1;
+    if (k->lo > k->hi)
+        return bad(c, "the key range's low end is above its high end");
+    k->state = ST_KEYS_RANGE;
     return 0;
 }
 
@@ -309,8 +410,10 @@ static int parse_partition(struct cur *c, st_manifest *m, int64_t *last)
         if (f[k].gen == 0 && f[k].size != 0)
             return bad(c, "a missing %s file has a size", st_kind_names[k]);
     }
+    if (parse_keys(c, m, (uint32_t)v, (uint32_t)p, &s, end) < 0)
+        return -1;
     if (s != end)
-        return bad(c, "junk after the last file");
+        return bad(c, "junk after the key range");
     return 0;
 }
 
@@ -319,7 +422,8 @@ static int parse_manifest(st_manifest *m, const char *buf, size_t n, const char 
 {
     struct cur c;
     uint64_t gen, vols, parts, version;
-    if (open_text(&c, buf, n, path, MANIFEST_MAGIC, "MANIFEST", FORMAT_VERSION, &version, err) < 0 ||
+    if (open_text(&c, buf, n, path, MANIFEST_MAGIC, "MANIFEST", MANIFEST_VERSION_KEYS, &version,
+                  err) < 0 ||
         field_number(&c, "generation", 0, UINT64_MAX - 1, &gen) < 0 ||
         field_number(&c, "volumes", 1, ST_MAX_VOLUMES, &vols) < 0 ||
         field_number(&c, "partitions", 1, ST_MAX_PARTITIONS, &parts) < 0)
@@ -341,6 +445,16 @@ static int parse_manifest(st_manifest *m, const char *buf, size_t n, const char 
     int64_t last = -1;
     if (field_text(&c, "label", m->label, 1, 1) < 0)
         goto fail;
+    if (version >= MANIFEST_VERSION_KEYS) {
+        if (field(&c, "keys", &val, &vlen) < 0)
+            goto fail;
+        if (vlen != 1 || (val[0] != 'u' && val[0] != 'i')) {
+            bad(&c, "keys must be u or i");
+            goto fail;
+        }
+        if (st_manifest_keys(m, val[0], err) < 0)
+            goto fail;
+    }
     while (c.p < c.end) {
         if (parse_partition(&c, m, &last) < 0)
             goto fail;

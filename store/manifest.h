@@ -35,11 +35,30 @@ typedef struct st_mfile {
     uint64_t gen, size;
 } st_mfile;
 
+/* What a partition's tags file holds of the partition key (a store placed
+ * by windows of it): the range of its values, as st_field_order images,
+ * read from the file's zone maps at commit, so that a query on a range of
+ * the key skips the partitions outside it without opening their files. */
+typedef enum st_keys_state {
+    ST_KEYS_UNKNOWN, /* not recorded (a manifest older than key ranges): read it */
+    ST_KEYS_RANGE,   /* every row's key is in [lo, hi] */
+    ST_KEYS_NONE,    /* the file holds no rows */
+} st_keys_state;
+
+typedef struct st_mkeys {
+    uint64_t lo, hi;
+    st_keys_state state;
+} st_mkeys;
+
 typedef struct st_manifest {
     uint64_t generation; /* commits so far; 0 for a new store */
     uint32_t volumes, partitions;
     char label[ST_TEXT_MAX + 1]; /* the last commit's label, e.g. the cycle's */
     st_mfile *files;             /* [volumes][partitions][ST_NKINDS] */
+    /* 'u' or 'i' when the manifest records key ranges (version 2) of an
+     * unsigned or signed key, else 0 and keys is NULL */
+    char keysign;
+    st_mkeys *keys;              /* [volumes][partitions] */
 } st_manifest;
 
 /* The key types STORE version 3 may name (partkeytype), by st_type: u8,
@@ -63,6 +82,11 @@ int st_manifest_init(st_manifest *m, uint32_t volumes, uint32_t partitions, st_e
 int st_manifest_copy(st_manifest *dst, const st_manifest *src, st_err *err);
 void st_manifest_free(st_manifest *m);
 st_mfile *st_manifest_at(const st_manifest *m, uint32_t vol, uint32_t part, st_kind kind);
+/* Makes m record key ranges of a key of that sign ('u' or 'i'), every
+ * partition's unknown until set; a no-op if it records them already. */
+int st_manifest_keys(st_manifest *m, char sign, st_err *err);
+/* A partition's key range: NULL when m records none. */
+st_mkeys *st_manifest_keys_at(const st_manifest *m, uint32_t vol, uint32_t part);
 
 /* Loads and verifies path (from an open fd when fd >= 0, else by name). */
 int st_manifest_load(st_manifest *m, int fd, const char *path, st_err *err);

@@ -655,13 +655,18 @@ static int check_index(st_reader *r, uint64_t hsize, st_err *err)
 /* The lists of the columns want and want_key need. */
 static void list_needs(st_reader *r)
 {
+    uint32_t nf = r->s->nfields;
     r->nneed = r->nneed_key = 0;
-    for (uint32_t c = 0; c < r->ncols; c++) {
-        if (st_block_needs(r->s, r->want, c))
+    for (uint32_t c = 0; c < nf; c++) {     /* a field's column: as chosen */
+        if (r->want[c])
             r->need[r->nneed++] = c;
-        if (st_block_needs(r->s, r->want_key, c))
+        if (r->want_key[c])
             r->need_key[r->nneed_key++] = c;
     }
+    if (st_block_needs(r->s, r->want, nf))  /* the tag counts, if any */
+        r->need[r->nneed++] = nf;
+    if (st_block_needs(r->s, r->want_key, nf))
+        r->need_key[r->nneed_key++] = nf;
 }
 
 static int reader_arrays(st_reader *r, st_err *err)
@@ -791,6 +796,22 @@ static int check_col(st_reader *r, uint32_t c, st_err *err)
     if (c >= r->ncols)
         return st_err_set(err, ST_EINPUT, "%s: no column %" PRIu32 " (the schema has %" PRIu32 ")",
                           r->path, c, r->ncols);
+    return 0;
+}
+
+int st_reader_zone(st_reader *r, uint32_t c, st_zone *out, st_err *err)
+{
+    if (check_col(r, c, err) < 0)
+        return -1;
+    *out = (st_zone){UINT64_MAX, 0};
+    for (uint64_t i = 0; i < r->info.nblocks; i++) {
+        st_zone z;
+        entry_zone(r, i, c, &z);
+        if (z.min > z.max)
+            continue;
+        out->min = z.min < out->min ? z.min : out->min;
+        out->max = z.max > out->max ? z.max : out->max;
+    }
     return 0;
 }
 

@@ -129,6 +129,10 @@ st_reader *st_reader_open_known(const char *path, const st_nbuf_opts *io,
 const st_schema *st_reader_schema(const st_reader *r);
 const char *st_reader_label(const st_reader *r);
 void st_reader_info(const st_reader *r, st_file_info *out);
+/* Column c's range over the whole file, from the footer's zone maps (min >
+ * max when it holds no values): what a store's manifest records of its
+ * partition key. */
+int st_reader_zone(st_reader *r, uint32_t c, st_zone *out, st_err *err);
 /* Decode only these columns (default: all); n = 0 decodes none, which
  * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);

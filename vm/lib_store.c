@@ -347,19 +347,39 @@ Value nat_commit(VM *vm, int argc, Value *argv)
 
 /* ---- reading: tagset files and stores ------------------------------------ */
 
+/* Whether the range of the partition key the manifest records for file i
+ * (by which queries skip it) is the one its zone maps hold. */
+static bool keys_hold(const VFiles *f, uint32_t i, st_reader *r)
+{
+    const st_mkeys *k = &f->keys[i];
+    st_zone z;
+    st_err ignored;
+    if (k->state == ST_KEYS_UNKNOWN)
+        return true;
+    if (st_reader_zone(r, f->partkey, &z, &ignored) < 0)
+        return false;
+    return z.min > z.max ? k->state == ST_KEYS_NONE
+                         : k->state == ST_KEYS_RANGE && k->lo == z.min && k->hi == z.max;
+}
+
 /* r (a new reader of file i, or NULL), unless its size is not the one its
- * commit recorded: a valid file, but not that one (copied over it). */
+ * commit recorded (a valid file, but not that one: copied over it), or the
+ * range of its partition key is not. */
 static st_reader *checked(const VFiles *f, uint32_t i, st_reader *r, st_err *err)
 {
     st_file_info info;
     if (!r || !f->sizes)
         return r;
     st_reader_info(r, &info);
-    if (info.size == f->sizes[i])
+    if (info.size == f->sizes[i] && keys_hold(f, i, r))
         return r;
     st_reader_close(r);
-    st_err_set(err, ST_ECORRUPT, "%s: %llu bytes, but the manifest says %llu", f->paths[i],
-               (unsigned long long)info.size, (unsigned long long)f->sizes[i]);
+    if (info.size != f->sizes[i])
+        st_err_set(err, ST_ECORRUPT, "%s: %llu bytes, but the manifest says %llu", f->paths[i],
+                   (unsigned long long)info.size, (unsigned long long)f->sizes[i]);
+    else
+        st_err_set(err, ST_ECORRUPT, "%s: the manifest's range of the partition key is not the "
+                   "file's: the manifest is damaged (comb store verify)", f->paths[i]);
     return NULL;
 }
 
@@ -412,6 +432,7 @@ void vm_files_unref(VFiles *f)
     mem_free(f->paths, f->paths ? (f->n + 1) * sizeof *f->paths : 0);
     mem_free(f->parts, f->parts ? (f->n + 1) * sizeof *f->parts : 0);
     mem_free(f->sizes, f->sizes ? (f->n + 1) * sizeof *f->sizes : 0);
+    mem_free(f->keys, f->keys ? (f->n + 1) * sizeof *f->keys : 0);
     mem_free(f->idle, f->idle ? (f->n + 1) * sizeof *f->idle : 0);
     st_reading_unref(f->sess);
     st_store_close(f->st);
@@ -433,6 +454,7 @@ static VFiles *files_new(st_store *st, st_reading *sess, uint32_t n)
     if (!(f->paths = mem_calloc(n + 1, sizeof *f->paths)) ||
         (st && (!(f->parts = mem_calloc(n + 1, sizeof *f->parts)) ||
                 !(f->sizes = mem_calloc(n + 1, sizeof *f->sizes)) ||
+                !(f->keys = mem_calloc(n + 1, sizeof *f->keys)) ||
                 !(f->idle = mem_calloc(n + 1, sizeof *f->idle))))) {
         vm_files_unref(f);
         return NULL;
@@ -643,6 +665,7 @@ static int list_file(const st_file *f, void *ctx)
     if (l->f) {
         l->f->parts[l->n] = f->vol * l->partitions + f->part;
         l->f->sizes[l->n] = f->size;
+        l->f->keys[l->n] = f->keys;
         if (!(l->f->paths[l->n] = mem_strdup(f->path)))
             return -1;
     }
@@ -659,6 +682,8 @@ static VFiles *list_files(VM *vm, VSource *src)
     st_store_files(src->st, list_file, &l);
     l.f = files_new(src->st, vm_reading(vm), l.n);
     l.n = 0;
+    if (l.f)
+        l.f->partkey = src->partkey;
     if (!l.f || st_store_files(src->st, list_file, &l) < 0) {
         vm_files_unref(l.f);
         vm_throw(vm, v_obj(vm->oom));
@@ -1175,18 +1200,47 @@ Value nat_update(VM *vm, int argc, Value *argv)
 typedef struct FileList {
     VM *vm;
     VArray *a;
+    VSource *src;
 } FileList;
+
+/* A partition key's order image as its comb value (st_field_order images
+ * of the integer types: the value, its sign bit flipped when signed). */
+static Value key_value(VM *vm, const VSource *src, uint64_t order)
+{
+    const st_field *f = &vschema(src->schema)->s->fields[src->partkey];
+    if ((f->type >= ST_I8 && f->type <= ST_I64) || f->type == ST_TIME)
+        order ^= UINT64_C(1) << 63;  /* the low bytes are the value, little-endian */
+    return vm_field_value(vm, vschema(src->schema), src->partkey, &order);
+}
+
+/* A tags file's range of the partition key: [lo, hi], [] for no rows, nil
+ * when the manifest records none. */
+static Value keys_value(VM *vm, const VSource *src, const st_mkeys *k)
+{
+    if (k->state == ST_KEYS_UNKNOWN)
+        return v_nil();
+    VArray *a = vm_array_new(vm, 2);
+    vm_push_root(vm, v_obj(a));
+    if (k->state == ST_KEYS_RANGE) {
+        vm_array_push(vm, a, key_value(vm, src, k->lo));
+        vm_array_push(vm, a, key_value(vm, src, k->hi));
+    }
+    vm_pop_root(vm, 1);
+    return v_obj(a);
+}
 
 static int file_entry(const st_file *f, void *ctx)
 {
     FileList *l = ctx;
-    VMap *m = vm_map_new(l->vm, 5);
+    VMap *m = vm_map_new(l->vm, 6);
     vm_array_push(l->vm, l->a, v_obj(m));
     set(l->vm, m, "volume", v_int(f->vol));
     set(l->vm, m, "partition", v_int(f->part));
     set(l->vm, m, "kind", v_obj(vm_str_cstr(l->vm, st_kind_names[f->kind])));
     set(l->vm, m, "path", v_obj(vm_str_cstr(l->vm, f->path)));
     set(l->vm, m, "size", v_int((int64_t)f->size));
+    if (f->kind == ST_TAGS)
+        set(l->vm, m, "keys", keys_value(l->vm, l->src, &f->keys));
     return 0;
 }
 
@@ -1195,9 +1249,9 @@ Value nat_files(VM *vm, int argc, Value *argv)
     (void)argc;
     if (!IS_HANDLE(argv[0]) || AS_HANDLE(argv[0])->type != &vm_store_type)
         vm_arg_error(vm, 0, "a store", argv[0]);
-    FileList l = {vm, vm_array_new(vm, 0)};
+    FileList l = {vm, vm_array_new(vm, 0), vm_source_of(argv[0])};
     vm_push_root(vm, v_obj(l.a));
-    st_store_files(vm_source_of(argv[0])->st, file_entry, &l);
+    st_store_files(l.src->st, file_entry, &l);
     vm_pop_root(vm, 1);
     return v_obj(l.a);
 }

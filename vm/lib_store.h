@@ -47,6 +47,8 @@ typedef struct VFiles {
     char **paths;
     uint32_t *parts;    /* a store's: each path's partition (volume x partitions + p) */
     uint64_t *sizes;    /* a store's: each file's size as its commit recorded it */
+    st_mkeys *keys;     /* a store's: each file's partition keys, as its manifest records */
+    uint32_t partkey;   /* a store's: the partition key's field */
     _Atomic(st_reader *) *idle; /* a store's: each path's reader kept between scans */
     st_reading *sess;   /* a store's: whose budget its idle readers count in (a reference) */
     st_store *st;       /* a store's snapshot (a reference of its own) */

@@ -21,6 +21,7 @@
 #include "store/datastore.h"
 #include "store/mem.h"
 #include "store/sysio.h"
+#include "store/tagfile.h"
 #include "tests/unit/tmpdir.h"
 
 #define VOLS 4
@@ -842,7 +843,7 @@ static void damaged_manifests_are_detected(void **state)
     } cases[] = {
         {"generation 1", "generation 7", 0, ST_ECORRUPT, "checksum mismatch"},
         {"p 1 1", "p 1 2", 0, ST_ECORRUPT, "checksum mismatch"},
-        {"comb-manifest 1", "comb-manifest 2", 0, ST_EVERSION, "format version 2"},
+        {"comb-manifest 1", "comb-manifest 3", 0, ST_EVERSION, "format version 3"},
         {"comb-manifest", "something-else", 0, ST_ECORRUPT, "not a comb MANIFEST"},
         {"xxh3 ", "xxh4 ", 0, ST_ECORRUPT, "checksum line is missing"},
         {"p 1 1 1:", "p 1 1 9:", 1, ST_ECORRUPT, "line 7: 9 is out of range"},
@@ -958,6 +959,144 @@ static void allocation_failures_are_clean(void **state)
     st_store_close(s);
 }
 
+/* ---- key ranges ---------------------------------------------------------- */
+
+static const char run_schema[] = "key run: i32\nkey event: u32\n";
+
+/* Stages and writes partition p's tags file holding the runs given. */
+static void stage_runs(st_txn *t, uint32_t p, const int32_t *runs, size_t n)
+{
+    st_err err;
+    const char *path;
+    st_schema *s = st_schema_parse(run_schema, sizeof run_schema - 1, 1, 1, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    assert_int_equal(st_store_stage(t, 0, p, ST_TAGS, &path, &err), 0);
+    st_write_opts o;
+    st_write_opts_default(&o);
+    st_writer *w = st_writer_create(path, s, &o, &err);
+    assert_non_null(w);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char row[8];
+        uint32_t e = (uint32_t)i;
+        memcpy(row, &runs[i], 4);
+        memcpy(row + 4, &e, 4);
+        if (st_writer_append(w, row, NULL, 0, &err) < 0)
+            fail_msg("%s", err.msg);
+    }
+    assert_int_equal(st_writer_commit(w, &err), 0);
+    st_schema_free(s);
+}
+
+static void assert_keys(st_store *s, uint32_t p, st_keys_state state, int32_t lo, int32_t hi)
+{
+    st_file f;
+    st_err err;
+    assert_int_equal(st_store_file(s, 0, p, ST_TAGS, &f, &err), 1);
+    assert_int_equal(f.keys.state, state);
+    if (state == ST_KEYS_RANGE) {   /* order images of an i32: the value, sign bit flipped */
+        assert_true(f.keys.lo == ((uint64_t)(int64_t)lo ^ (UINT64_C(1) << 63)));
+        assert_true(f.keys.hi == ((uint64_t)(int64_t)hi ^ (UINT64_C(1) << 63)));
+    }
+}
+
+/* Rewrites the store's MANIFEST as comb wrote it before key ranges:
+ * version 1, none recorded. */
+static void write_old_manifest(void)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    st_manifest m;
+    st_err err;
+    char *text;
+    size_t n;
+    assert_int_equal(st_manifest_load(&m, -1, path, &err), 0);
+    assert_non_null(m.keys);
+    mem_free(m.keys, (size_t)m.volumes * m.partitions * sizeof *m.keys);
+    m.keys = NULL;
+    m.keysign = 0;
+    assert_int_equal(st_manifest_format(&m, &text, &n, &err), 0);
+    assert_true(!strncmp(text, "comb-manifest 1\n", 16));
+    assert_null(strstr(text, "keys"));
+    assert_int_equal(st_sys_replace(path, text, n, &err), 0);
+    mem_free(text, n + 1);
+    st_manifest_free(&m);
+}
+
+/* A store placed by windows records at each commit the range of the
+ * partition key its staged tags files hold (none for an empty one); a
+ * manifest from before key ranges reads (every range unknown, so queries
+ * read every file) and the next commit of the scope records them. A store
+ * placed by hash records none and stays version 1. */
+static void commits_record_key_ranges(void **state)
+{
+    (void)state;
+    char other[PATH_MAX + 16];
+    snprintf(other, sizeof other, "%s/runs", tmp);
+    st_store_meta m = {.name = "runs", .partkey = "run", .bucket = 10, .keytype = "i32",
+                       .volumes = 1, .partitions = 3, .schema = run_schema,
+                       .schema_len = sizeof run_schema - 1};
+    st_err err;
+    assert_int_equal(st_store_create(other, &m, &err), 0);
+    snprintf(dir, sizeof dir, "%s", other);
+    st_store *s = st_store_open(dir, &err);
+    assert_non_null(s);
+    st_txn *t = st_store_begin(s, ST_ALL_VOLUMES, &err);
+    static const int32_t p0[] = {-30, -29, 0, 9, 30}, p1[] = {-20, 11};
+    stage_runs(t, 0, p0, 5);
+    stage_runs(t, 1, p1, 2);
+    stage_runs(t, 2, NULL, 0);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    assert_keys(s, 0, ST_KEYS_RANGE, -30, 30);
+    assert_keys(s, 1, ST_KEYS_RANGE, -20, 11);
+    assert_keys(s, 2, ST_KEYS_NONE, 0, 0);
+    /* a replacement narrows its partition's range; the others stay */
+    t = st_store_begin(s, 0, &err);
+    stage_runs(t, 0, p0 + 2, 2);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    assert_keys(s, 0, ST_KEYS_RANGE, 0, 9);
+    assert_keys(s, 1, ST_KEYS_RANGE, -20, 11);
+    st_store_close(s);
+
+    write_old_manifest();
+    s = st_store_open(dir, &err);
+    assert_non_null(s);
+    assert_keys(s, 0, ST_KEYS_UNKNOWN, 0, 0);
+    assert_keys(s, 2, ST_KEYS_UNKNOWN, 0, 0);
+    t = st_store_begin(s, 0, &err);    /* a commit of the volume, of nothing */
+    assert_int_equal(st_store_commit(t, &err), 0);
+    st_store_close(s);
+    s = st_store_open(dir, &err);
+    assert_keys(s, 0, ST_KEYS_RANGE, 0, 9);
+    assert_keys(s, 1, ST_KEYS_RANGE, -20, 11);
+    assert_keys(s, 2, ST_KEYS_NONE, 0, 0);
+    st_store_close(s);
+
+    /* a staged file that is no tagset file: the commit fails, nothing changes */
+    s = st_store_open(dir, &err);
+    t = st_store_begin(s, 0, &err);
+    stage_write(t, 0, 1, ST_TAGS);
+    assert_int_equal(st_store_commit(t, &err), -1);
+    assert_keys(s, 1, ST_KEYS_RANGE, -20, 11);
+    st_store_close(s);
+
+    /* a manifest with key ranges on a store placed by hash is refused */
+    char mpath[PATH_MAX + 32], hpath[PATH_MAX + 32];
+    snprintf(mpath, sizeof mpath, "%s/MANIFEST", dir);
+    snprintf(hpath, sizeof hpath, "%s/store/MANIFEST", tmp);
+    char *text;
+    size_t n;
+    assert_int_equal(st_sys_slurp(mpath, 1 << 16, &text, &n, &err), 0);
+    snprintf(dir, sizeof dir, "%s/store", tmp);
+    s = st_store_open(dir, &err);
+    assert_non_null(s);     /* as it was */
+    st_store_close(s);
+    assert_int_equal(st_sys_replace(hpath, text, n, &err), 0);
+    mem_free(text, n + 1);
+    assert_null(st_store_open(dir, &err));
+    assert_int_equal(err.code, ST_ECORRUPT);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -968,6 +1107,7 @@ int main(void)
         T(placement_is_fixed_and_uniform),
         T(time_windows_place_consecutive_partitions),
         T(integer_windows_place_ranges),
+        T(commits_record_key_ranges),
         T(commits_show_new_files_while_snapshots_keep_old),
         T(a_pin_keeps_only_its_own_files),
         T(shared_snapshots_pin_until_the_last_close),

@@ -228,7 +228,7 @@ Value qexplain_scan(VM *vm, QPlan *p)
         }
         vm_files_release(pl.files, pl.p[i].fi, r);
     }
-    uint32_t nread = pl.n, total = pl.total;
+    uint32_t nread = pl.n, total = pl.total, by_keys = pl.by_keys;
     qprune_parts_free(vm, &pl);
     vm_free_mem(vm, tr, (sc->nranges + 1) * sizeof *tr);
     if (rc < 0)
@@ -280,6 +280,7 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
+    map_setc(vm, m, "partitions_skipped_by_keys", v_int(by_keys));
     map_setc(vm, m, "threads", v_int(scan_threads(sc, nread)));
     then_steps(vm, m, p);
     vm_pop_root(vm, 1);

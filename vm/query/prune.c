@@ -27,6 +27,18 @@ static bool part_wanted(const QScan *sc, uint32_t g)
     return false;
 }
 
+/* Whether file i of a store can hold rows the where keeps, by the range of
+ * the partition key its manifest records (none: it may). */
+static bool keys_may_hold(const QScan *sc, const VFiles *f, uint32_t i)
+{
+    const st_mkeys *k = f->keys ? &f->keys[i] : NULL;
+    if (!k || k->state == ST_KEYS_UNKNOWN)
+        return true;
+    if (k->state == ST_KEYS_NONE)
+        return false;
+    return !sc->pk_bounded || (k->lo <= sc->pk_hi && k->hi >= sc->pk_lo);
+}
+
 void qprune_parts(VM *vm, const QScan *sc, PartList *pl)
 {
     VFiles *f = sc->src->files;
@@ -34,10 +46,15 @@ void qprune_parts(VM *vm, const QScan *sc, PartList *pl)
     pl->files = vm_files_ref(f);
     pl->n = 0;
     pl->total = f->n;
+    pl->by_keys = 0;
     for (uint32_t i = 0; i < f->n; i++) {
         uint32_t g = f->parts ? f->parts[i] : 0;
-        if (part_wanted(sc, g))
+        if (!part_wanted(sc, g))
+            continue;
+        if (keys_may_hold(sc, f, i))
             pl->p[pl->n++] = (Part){f->paths[i], i, g};
+        else
+            pl->by_keys++;
     }
 }
 
@@ -283,6 +300,56 @@ static bool parts_of_ranges(VM *vm, QPlan *p, const Ranges *rs, uint32_t **out, 
     st_store_info(sc->src->st, &info);
     *out = qp_alloc(vm, p, (size_t)info.volumes * info.partitions * sizeof **out);
     return st_store_place_range(sc->src->st, lo, hi, f->width, *out, n);
+}
+
+/* The where's bounds on the partition key: its ranges on the key (==, <,
+ * between ...) and an `in` set of it (its least and greatest values). */
+static void set_bounds(QScan *sc, const st_field *f, const QExpr *e)
+{
+    unsigned char v[ST_MAX_CHAR];
+    bool exact;
+    if (e && e->op == QOP_AND) {
+        set_bounds(sc, f, e->a);
+        set_bounds(sc, f, e->b);
+        return;
+    }
+    if (!e || e->op != QX_SET || !e->set || e->set->match || e->a->op != QX_FIELD ||
+        e->a->field != (int)sc->src->partkey || e->set->type != QT_INT ||
+        (e->set->big && e->set->big->n))
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < e->set->n; i++) {
+        QExpr k = {.type = QT_INT, .ki = e->set->ints[i]};
+        if (!encode_const(f, &k, v, &exact) || !exact)
+            continue;
+        uint64_t o = st_field_order(f, v);
+        lo = o < lo ? o : lo;
+        hi = o > hi ? o : hi;
+    }
+    sc->pk_lo = lo > sc->pk_lo ? lo : sc->pk_lo;    /* none: lo above hi, nothing */
+    sc->pk_hi = hi < sc->pk_hi ? hi : sc->pk_hi;
+    sc->pk_bounded = true;
+}
+
+static void key_bounds(QScan *sc, const Ranges *rs)
+{
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    sc->pk_lo = 0;
+    sc->pk_hi = UINT64_MAX;
+    sc->pk_bounded = false;
+    if (f->type > ST_I64 && f->type != ST_TIME)
+        return;     /* key ranges are of integer keys */
+    for (uint32_t i = 0; i < rs->n; i++) {
+        const st_range *r = &rs->r[i];
+        if (r->col != sc->src->partkey)
+            continue;
+        uint64_t lo = r->lo ? st_field_order(f, r->lo) : 0;
+        uint64_t hi = r->hi ? st_field_order(f, r->hi) : UINT64_MAX;
+        sc->pk_lo = lo > sc->pk_lo ? lo : sc->pk_lo;
+        sc->pk_hi = hi < sc->pk_hi ? hi : sc->pk_hi;
+        sc->pk_bounded = true;
+    }
+    set_bounds(sc, f, sc->where);
 }
 
 /* ---- bitmap indexes ------------------------------------------------------ */
@@ -691,6 +758,27 @@ static void plan_proj(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
     sc->proj_rest = sc->proj ? order_rest(vm, p, sc->tag_where, f) : sc->tag_where;
 }
 
+/* Whether every file the scan reads holds only keys within the where's
+ * bounds on the partition key, by the ranges the manifest records: its
+ * exact tests of the key then hold for every row read, and need no test
+ * (a run's partitions of `between(run, A, B)`: a count then comes from the
+ * indexes or footers, no column of run decoded). */
+static bool keys_inside(const QScan *sc)
+{
+    const VFiles *f = sc->src->files;
+    if (!sc->pk_bounded || !f->keys)
+        return false;
+    for (uint32_t i = 0; i < f->n; i++) {
+        const st_mkeys *k = &f->keys[i];
+        if (!part_wanted(sc, f->parts[i]) || !keys_may_hold(sc, f, i))
+            continue;
+        if (k->state == ST_KEYS_UNKNOWN ||
+            (k->state == ST_KEYS_RANGE && (k->lo < sc->pk_lo || k->hi > sc->pk_hi)))
+            return false;
+    }
+    return true;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -707,6 +795,12 @@ void qprune_plan(VM *vm, QPlan *p)
     if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
         !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))
         sc->nparts = UINT32_MAX;
+    if (sc->src->st)
+        key_bounds(sc, &rs);
+    if (sc->pk_bounded && sc->pk_lo > sc->pk_hi)
+        sc->nparts = 0;     /* no key can be in an empty range: no partition */
+    else if (sc->where && sc->src->st && keys_inside(sc))
+        sc->where = order_rest(vm, p, sc->where, (int)sc->src->partkey);
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
     if (!sc->footer_count)
         plan_index(vm, p);
@@ -800,8 +894,8 @@ void qprune_proj_rows(const QScan *sc, const st_batch *b, uint32_t *a, uint32_t 
 /* The scan's columns and zone-map ranges, to a reader of one of its files. */
 int qprune_select(const QScan *sc, st_reader *r, st_err *err)
 {
-    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0;
-    for (uint32_t c = 0; c < st_schema_ncols(sc->vs->s); c++)
+    uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0, n = st_schema_ncols(sc->vs->s);
+    for (uint32_t c = 0; c < n; c++)
         if (sc->want[c])
             cols[ncols++] = c;
     if (st_reader_select(r, cols, ncols, err) < 0)

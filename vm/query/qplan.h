@@ -159,6 +159,9 @@ typedef struct QScan {
     uint32_t nranges;
     uint32_t *parts;    /* partitions to read (global numbers), after elimination */
     uint32_t nparts;    /* UINT32_MAX: all */
+    bool pk_bounded;    /* the where bounds the partition key to [pk_lo, pk_hi] (st_field_order
+                         * images): the manifest's key ranges skip the partitions outside */
+    uint64_t pk_lo, pk_hi;
     bool footer_count;  /* COUNT with no filter: the footers know */
     QExpr *index_where; /* the where's conjuncts the bitmap indexes answer (prune.c) */
     const char *index_why; /* explain: why the scan uses them or not */

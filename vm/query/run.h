@@ -57,6 +57,7 @@ typedef struct PartList {
     VFiles *files;
     Part *p;
     uint32_t n, total;  /* after elimination, before */
+    uint32_t by_keys;   /* of those eliminated, by the manifest's key ranges */
 } PartList;
 
 /* ---- what the workers share and hold ----------------------------------- */
