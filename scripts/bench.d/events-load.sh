@@ -109,10 +109,9 @@ load_peers() {
     if [ ! -f "$db/pg.done" ]; then
         t1=$(date +%s)
         pg_sql -c "SET maintenance_work_mem = '1GB'" -c 'CREATE INDEX IF NOT EXISTS ev_run ON ev (run)' \
-            -c 'VACUUM (ANALYZE, DISABLE_PAGE_SKIPPING) ev' -c 'CHECKPOINT'
-        # VACUUM read every page (none skipped as all-visible by an earlier
-        # one): the rows it counted are the table's
-        got=$(pg_sql -At -c "SELECT reltuples::bigint FROM pg_class WHERE relname = 'ev'")
+            -c 'VACUUM ANALYZE ev' -c 'CHECKPOINT'
+        # counted, not VACUUM's reltuples (0.1% off on 5 M fresh rows)
+        got=$(pg_sql -At -c 'SELECT count(*) FROM ev')
         [ "$got" = "$nevents" ] || { say "PostgreSQL holds $got rows, not $nevents"; return 1; }
         say "PostgreSQL's run index, VACUUM ANALYZE and checkpoint: $(($(date +%s) - t1)) s"
         pg_stop
