@@ -4,14 +4,26 @@
 // opening included (cold); else once to warm, then REPS times. Prints the rows,
 // the CPU ms of one asking (process.cpuUsage, DuckDB's threads included), the
 // wall ms (the fastest), and CHECKSQL's answer (untimed).
-// With LOAD instead of KIND: DB is made from the CSV file REPS by the DDL in SQL.
+// With LOAD instead of KIND: DB ev.duckdb FILE LOAD DDL N [A B]: copies the CSV
+// rows of FILE (a FIFO: bench.d/events-load.sh) into table ev (made by DDL if
+// missing), in one transaction that commits only if N rows came, after
+// deleting the rows of runs A..B (a chunk begun before and not marked).
 import { DuckDBInstance } from '@duckdb/node-api';
-const [db, reps0, kind, sql, check] = process.argv.slice(2);
+const [db, reps0, kind, sql, check, ...more] = process.argv.slice(2);
 if (kind === 'LOAD') {
-    const inst = await DuckDBInstance.create(db);
+    const inst = await DuckDBInstance.create(db, { memory_limit: '2GB' });
     const con = await inst.connect();
-    await con.run(sql);
-    await con.run(`COPY ev FROM '${reps0}' (HEADER true)`);
+    await con.run(sql.replace(/^CREATE TABLE /, 'CREATE TABLE IF NOT EXISTS '));
+    await con.run('BEGIN TRANSACTION');
+    if (more.length === 2) await con.run(`DELETE FROM ev WHERE run BETWEEN ${Number(more[0])} AND ${Number(more[1])}`);
+    const r = await con.runAndReadAll(`COPY ev FROM '${reps0}' (FORMAT csv, HEADER true)`);
+    const n = Number(r.getRows()[0][0]);
+    if (n !== Number(check)) {
+        await con.run('ROLLBACK');
+        console.error(`events-duck: ${n} rows copied from ${reps0}, not ${check}`);
+        process.exit(1);
+    }
+    await con.run('COMMIT');
     process.exit(0);
 }
 const reps = Number(reps0);
