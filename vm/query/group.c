@@ -669,6 +669,50 @@ static VArray *rows_begin(VM *vm, const QScan *sc, size_t n, VArray **held)
     return a;
 }
 
+/* The groups' rows held as columns (vm_array_columns: maps only when the
+ * array is read), when the query ends at the group by and its items are
+ * bare aggregates (no comb code to run, so nothing but these values
+ * differs from group_row's maps; a sum's overflow still raises here). */
+static bool as_columns(const QPlan *p, const QScan *sc)
+{
+    if (p->nsteps || sc->nkeys + sc->naggs > 64)
+        return false;
+    for (int j = 0; j < sc->naggs; j++)
+        if (sc->aggs[j].e->op != QX_AGG)
+            return false;
+    return true;
+}
+
+static Value group_columns(VM *vm, const QScan *sc, GroupState *gs, const uint32_t *order,
+                           uint32_t n)
+{
+    Value names[64];
+    uint32_t nf = (uint32_t)(sc->nkeys + sc->naggs), kw[64];
+    for (int j = 0; j < sc->nkeys; j++) {
+        names[j] = v_obj(sc->key_names[j]);
+        kw[j] = qx_keywidth(sc->keys[j]);
+    }
+    for (int j = 0; j < sc->naggs; j++)
+        names[sc->nkeys + j] = v_obj(sc->aggs[j].name);
+    VArray *a = vm_array_columns(vm, n, nf, names);
+    vm_push_root(vm, v_obj(a));
+    Value *cell = a->cols->cells;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t g = order[i];
+        if (i + PREFETCH < n) {
+            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
+            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
+        }
+        const unsigned char *k = gt_key(&gs->t, g);
+        for (int j = 0; j < sc->nkeys; k += kw[j++])
+            *cell++ = qx_key_value(vm, sc->keys[j], k);
+        for (int j = 0; j < sc->naggs; j++)
+            *cell++ = qa_value(vm, &gs->aggs, sc->aggs[j].e->agg, g);
+    }
+    vm_pop_root(vm, 1);
+    return v_obj(a);
+}
+
 static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
 {
     uint32_t n = gs->t.n;
@@ -679,6 +723,8 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     uint64_t top;
     if (topn_plan(p, sc, src, &top))
         n = topn_select(vm, p, sc, gs, src, (uint32_t)top, order, n);
+    else if (as_columns(p, sc) && !getenv("COMB_GROUP_MAPS"))
+        return group_columns(vm, sc, gs, order, n);
     VArray *held, *a = rows_begin(vm, sc, n, &held);
     for (uint32_t i = 0; i < n; i++) {
         if (i + PREFETCH < n) {
