@@ -352,30 +352,40 @@ static int cmp_groups(const void *a, const void *b, void *t)
 
 #define BYTE(x, b) ((x).k[1 - (b) / 8] >> (8 * ((b) % 8)) & 0xff)
 
-/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix): a
- * pass whose byte all share (the valid byte, an int's high bytes) is
- * skipped. tmp: room for n. */
-static void radix_sort(Pre *p, Pre *tmp, uint32_t n, uint32_t keyw)
+/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix),
+ * only the bytes that differ between keys (found by or-ing and and-ing
+ * them all: an int's high bytes, the valid byte are passed over), each
+ * pass from one buffer into the other. tmp: room for n. */
+static void radix_sort(Pre *p, Pre *tmp, uint32_t n)
 {
-    uint32_t c[16][256];
-    int b0 = keyw < 16 ? 16 - (int)keyw : 0;   /* bytes past the key are 0 */
-    memset(c, 0, sizeof c);
+    uint64_t or[2] = {0, 0}, and[2] = {~UINT64_C(0), ~UINT64_C(0)};
     for (uint32_t i = 0; i < n; i++)
-        for (int b = b0; b < 16; b++)
-            c[b][BYTE(p[i], b)]++;
-    for (int b = b0; n && b < 16; b++) {
-        if (c[b][BYTE(p[0], b)] == n)
-            continue;
-        uint32_t at = 0;
-        for (int v = 0; v < 256; v++) {
-            uint32_t k = c[b][v];
-            c[b][v] = at;
+        for (int h = 0; h < 2; h++)
+            or[h] |= p[i].k[h], and[h] &= p[i].k[h];
+    int bytes[16], nb = 0;
+    for (int b = 0; b < 16; b++)
+        if ((or[1 - b / 8] ^ and[1 - b / 8]) >> (8 * (b % 8)) & 0xff)
+            bytes[nb++] = b;
+    uint32_t c[256];
+    Pre *from = p, *to = tmp;
+    for (int i = 0; i < nb; i++) {
+        int b = bytes[i];
+        memset(c, 0, sizeof c);
+        for (uint32_t j = 0; j < n; j++)
+            c[BYTE(from[j], b)]++;
+        for (uint32_t v = 0, at = 0; v < 256; v++) {
+            uint32_t k = c[v];
+            c[v] = at;
             at += k;
         }
-        for (uint32_t i = 0; i < n; i++)
-            tmp[c[b][BYTE(p[i], b)]++] = p[i];
-        memcpy(p, tmp, (size_t)n * sizeof *p);
+        for (uint32_t j = 0; j < n; j++)
+            to[c[BYTE(from[j], b)]++] = from[j];
+        Pre *t = from;
+        from = to;
+        to = t;
     }
+    if (from != p)
+        memcpy(p, from, (size_t)n * sizeof *p);
 }
 
 /* order[0 .. n) := the groups in key order: sorted by their first 16
@@ -398,7 +408,7 @@ static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
             p[g].k[h] = k;
         }
     }
-    radix_sort(p, p + n + 1, n, t->keyw);
+    radix_sort(p, p + n + 1, n);
     for (uint32_t i = 0; i < n; i++)
         order[i] = p[i].g;
     for (uint32_t i = 0, j; t->keyw > 16 && i < n; i = j) {
@@ -454,7 +464,7 @@ static bool group_merge(Worker *into, Worker *from)
     bool ok = map && out;
     for (uint32_t i = 0, j = 0; ok && (i < na || j < nb);) {
         uint32_t ga = i < na ? a->order[i] : 0, gb = j < nb ? b->order[j] : 0;
-        int c = i == na ? 1 : j == nb ? -1 : w ? memcmp(gt_key(&a->t, ga), gt_key(&b->t, gb), w) : 0;
+        int c = i == na ? 1 : j == nb ? -1 : gt_cmp(gt_key(&a->t, ga), gt_key(&b->t, gb), w);
         if (c > 0) {
             long g = gt_append(&a->t, gt_key(&b->t, gb));
             ok = g >= 0;
