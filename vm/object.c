@@ -36,6 +36,63 @@ void vm_array_push(VM *vm, VArray *a, Value v)
     a->items[a->len++] = v;
 }
 
+VArray *vm_array_columns(VM *vm, size_t n, uint32_t nf, const Value *names)
+{
+    if (n > ARRAY_MAX || (nf && n > ARRAY_MAX / nf))
+        vm_error(vm, "array too large");
+    size_t cells = n * nf;
+    VColumns *c = vm_alloc(vm, sizeof *c + (nf + cells) * sizeof(Value));
+    c->vm = vm;
+    c->n = n;
+    c->nf = nf;
+    c->names = (Value *)(c + 1);
+    c->cells = c->names + nf;
+    c->built = NULL;
+    memcpy(c->names, names, nf * sizeof(Value));
+    memset(c->cells, 0, cells * sizeof(Value));     /* nil until filled */
+    VArray *a = vm_new_obj(vm, sizeof(VArray), VT_ARRAY);
+    a->hdr.flags = ARRAY_COLUMNS;
+    a->cols = c;
+    a->len = a->cap = 0;
+    a->times = NULL;
+    return a;
+}
+
+static void columns_free(VM *vm, VColumns *c)
+{
+    vm_free_mem(vm, c->built, c->built ? c->n * sizeof(Value) : 0);
+    vm_free_mem(vm, c, sizeof *c + (c->nf + c->n * c->nf) * sizeof(Value));
+}
+
+/* The rows made as a group by makes them: a map of the fields in order.
+ * No collection runs inside an allocation, so the new maps need no root. */
+void vm_array_force(Obj *o)
+{
+    VArray *a = (VArray *)o;
+    VColumns *c = a->cols;
+    VM *vm = c->vm;
+    if (!c->built)
+        c->built = vm_alloc(vm, (c->n ? c->n : 1) * sizeof(Value));
+    for (size_t i = 0; i < c->n; i++) {
+        VMap *m = vm_map_new_keyed(vm, c->nf);
+        const Value *row = c->cells + i * c->nf;
+        for (uint32_t j = 0; j < c->nf; j++)
+            vm_map_set(vm, m, c->names[j], row[j]);
+        c->built[i] = v_obj(m);
+    }
+    Value *items = c->built;
+    size_t n = c->n;
+    c->built = NULL;
+    if (!n) {
+        vm_free_mem(vm, items, sizeof(Value));
+        items = NULL;
+    }
+    columns_free(vm, c);
+    a->hdr.flags &= (uint16_t)~ARRAY_COLUMNS;
+    a->items = items;
+    a->len = a->cap = n;
+}
+
 VProto *vm_proto_new(VM *vm, VModule *mod)
 {
     VProto *p = vm_new_obj(vm, sizeof(VProto), VT_PROTO);
@@ -135,6 +192,9 @@ void vm_obj_traverse(VM *vm, Obj *o)
         break;
     case VT_ARRAY: {
         VArray *a = (VArray *)o;
+        if (o->flags & ARRAY_COLUMNS)
+            for (size_t i = 0; i < a->cols->nf * (a->cols->n + 1); i++)
+                vm_mark(vm, a->cols->names[i]);     /* the names, then the cells */
         for (size_t i = 0; i < a->len; i++)
             vm_mark(vm, a->items[i]);
         if (a->times)
@@ -195,7 +255,10 @@ void vm_obj_release(VM *vm, Obj *o)
     }
     case VT_ARRAY: {
         VArray *a = (VArray *)o;
-        vm_free_mem(vm, a->items, a->cap * sizeof(Value));
+        if (o->flags & ARRAY_COLUMNS)
+            columns_free(vm, a->cols);
+        else
+            vm_free_mem(vm, a->items, a->cap * sizeof(Value));
         vm_free_obj(vm, a, sizeof *a);
         break;
     }

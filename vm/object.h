@@ -89,9 +89,27 @@ VStr *vm_sb_done(VM *vm, VStrBuf *sb);
 
 /* ---- arrays ----------------------------------------------------------- */
 
+/* An array whose rows are still columns (a group by's result, until
+ * read): ARRAY_COLUMNS in its flags, cols in place of items, len 0.
+ * AS_ARRAY makes its rows (maps) on the first access of any kind, so
+ * every reader sees a plain array; until then a row costs its cells. */
+#define ARRAY_COLUMNS 1u
+
+typedef struct VColumns {
+    VM *vm;
+    size_t n;           /* rows */
+    uint32_t nf;        /* fields */
+    Value *names;       /* [nf] the fields' names (strings) */
+    Value *cells;       /* [n * nf] row by row */
+    Value *built;       /* the rows as they are made (kept here: freed if that raises) */
+} VColumns;
+
 typedef struct VArray {
     Obj hdr;
-    Value *items;
+    union {
+        Value *items;
+        VColumns *cols; /* ARRAY_COLUMNS */
+    };
     size_t len, cap;
     struct VArray *times;   /* the names of its rows' time fields (read_text's rows), which
                              * tables show as times; NULL */
@@ -100,6 +118,10 @@ typedef struct VArray {
 VArray *vm_array_new(VM *vm, size_t cap);
 void vm_array_push(VM *vm, VArray *a, Value v);
 void vm_array_reserve(VM *vm, VArray *a, size_t cap);
+/* An array of n rows of nf fields named names[0 .. nf), held as columns:
+ * the caller fills its cols->cells (row by row) before anything else
+ * allocates. */
+VArray *vm_array_columns(VM *vm, size_t n, uint32_t nf, const Value *names);
 
 /* ---- maps ------------------------------------------------------------- */
 

@@ -70,7 +70,7 @@ typedef struct Value {
 #define AS_FLOAT(v)  ((v).as.f)
 #define AS_OBJ(v)    ((v).as.o)
 #define AS_STR(v)    ((struct VStr *)(v).as.o)
-#define AS_ARRAY(v)  ((struct VArray *)(v).as.o)
+#define AS_ARRAY(v)  v_as_array(v)
 #define AS_MAP(v)    ((struct VMap *)(v).as.o)
 #define AS_FUNC(v)   ((struct VFunc *)(v).as.o)
 #define AS_NATIVE(v) ((struct VNative *)(v).as.o)
@@ -88,6 +88,16 @@ static inline Value v_obj(void *o)
     v.type = ((Obj *)o)->type;
     v.as.o = o;
     return v;
+}
+
+/* An array held as columns (ARRAY_COLUMNS, object.h) made into its rows:
+ * AS_ARRAY does it first, so that no reader sees the columns. */
+void vm_array_force(Obj *o);
+static inline struct VArray *v_as_array(Value v)
+{
+    if (v.type == VT_ARRAY && (v.as.o->flags & 1u))     /* ARRAY_COLUMNS */
+        vm_array_force(v.as.o);
+    return (struct VArray *)v.as.o;
 }
 
 /* nil and false are false; everything else, 0 and "" included, is true. */

@@ -78,6 +78,25 @@ static void appended_keys_are_found(void **state)
     assert_int_equal(mem_in_use(), 0);
 }
 
+/* gt_cmp orders keys of every width as memcmp does (the merge of the
+ * workers' groups relies on it): keys that differ in one byte anywhere,
+ * of few values so that many are equal. */
+static void compares_as_memcmp(void **state)
+{
+    (void)state;
+    srand(7);
+    for (uint32_t w = 0; w <= 20; w++)
+        for (int i = 0; i < 2000; i++) {
+            unsigned char a[24], b[24];
+            for (uint32_t j = 0; j < w; j++)
+                a[j] = b[j] = (unsigned char)(rand() % 3 * 127);
+            if (w && i % 2)
+                b[rand() % w] = (unsigned char)(rand() % 3 * 127);
+            int m = memcmp(a, b, w), c = gt_cmp(a, b, w);
+            assert_int_equal((m > 0) - (m < 0), (c > 0) - (c < 0));
+        }
+}
+
 static void out_of_memory_leaves_the_table(void **state)
 {
     (void)state;
@@ -192,6 +211,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(finds_every_key),
         cmocka_unit_test(appended_keys_are_found),
+        cmocka_unit_test(compares_as_memcmp),
         cmocka_unit_test(out_of_memory_leaves_the_table),
         cmocka_unit_test(quantiles_interpolate),
         cmocka_unit_test(quantiles_select_as_sorting_would),

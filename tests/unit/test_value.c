@@ -310,6 +310,52 @@ static void collects_the_unreachable(void **state)
     assert_int_equal(vm->bytes, base);
 }
 
+/* An array held as columns: its cells' strings live through collections
+ * while held, AS_ARRAY makes its rows (maps of the named fields in
+ * order), and every byte is given back once it is garbage, made or not. */
+static void columns_become_rows_when_read(void **state)
+{
+    VM *vm = *state;
+    vm_gc(vm);
+    size_t base = vm->bytes;
+    Value names[2] = {str(vm, "k"), str(vm, "n")};
+    VArray *a = vm_array_columns(vm, 3, 2, names);
+    Value av = v_obj(a);
+    vm_push_root(vm, av);
+    for (int i = 0; i < 3; i++) {
+        char k[8];
+        snprintf(k, sizeof k, "key%d", i);
+        a->cols->cells[2 * i] = str(vm, k);
+        a->cols->cells[2 * i + 1] = v_int(10 * i);
+    }
+    assert_int_equal(a->len, 0);    /* not read yet */
+    vm_gc(vm);
+    assert_true(a->hdr.flags & ARRAY_COLUMNS);
+    VArray *r = AS_ARRAY(av);
+    assert_false(r->hdr.flags & ARRAY_COLUMNS);
+    assert_int_equal(r->len, 3);
+    for (int i = 0; i < 3; i++) {
+        Value k, n;
+        assert_true(IS_MAP(r->items[i]));
+        assert_int_equal(AS_MAP(r->items[i])->live, 2);
+        assert_true(vm_map_get(vm, AS_MAP(r->items[i]), names[0], &k));
+        assert_true(vm_map_get(vm, AS_MAP(r->items[i]), names[1], &n));
+        char want[8];
+        snprintf(want, sizeof want, "key%d", i);
+        assert_true(str_eq_cstr(AS_STR(k), want));
+        assert_int_equal(AS_INT(n), 10 * i);
+    }
+    assert_int_equal(AS_ARRAY(av)->len, 3);     /* made once */
+    /* one never read, and no rows at all */
+    vm_push_root(vm, v_obj(vm_array_columns(vm, 1000, 2, names)));
+    Value none = v_obj(vm_array_columns(vm, 0, 2, names));
+    vm_push_root(vm, none);
+    assert_int_equal(AS_ARRAY(none)->len, 0);
+    vm_pop_root(vm, 3);
+    vm_gc(vm);
+    assert_int_equal(vm->bytes, base);
+}
+
 /* A file of the n bytes at p, unlinked, open for reading and writing. */
 static int temp_file(const char *p, size_t n)
 {
@@ -532,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(errors_from_c_are_protected, setup, teardown),
         cmocka_unit_test_setup_teardown(text_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(collects_the_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(columns_become_rows_when_read, setup, teardown),
         cmocka_unit_test_setup_teardown(views_keep_their_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(mapped_strings_are_counted_and_let_go, setup, teardown),
         cmocka_unit_test_setup_teardown(truncated_mappings_read_zeros_and_raise, setup, teardown),

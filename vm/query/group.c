@@ -352,30 +352,40 @@ static int cmp_groups(const void *a, const void *b, void *t)
 
 #define BYTE(x, b) ((x).k[1 - (b) / 8] >> (8 * ((b) % 8)) & 0xff)
 
-/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix): a
- * pass whose byte all share (the valid byte, an int's high bytes) is
- * skipped. tmp: room for n. */
-static void radix_sort(Pre *p, Pre *tmp, uint32_t n, uint32_t keyw)
+/* Sorts p[0 .. n) by k, a byte at a time from the last (LSD radix),
+ * only the bytes that differ between keys (found by or-ing and and-ing
+ * them all: an int's high bytes, the valid byte are passed over), each
+ * pass from one buffer into the other. tmp: room for n. */
+static void radix_sort(Pre *p, Pre *tmp, uint32_t n)
 {
-    uint32_t c[16][256];
-    int b0 = keyw < 16 ? 16 - (int)keyw : 0;   /* bytes past the key are 0 */
-    memset(c, 0, sizeof c);
+    uint64_t or[2] = {0, 0}, and[2] = {~UINT64_C(0), ~UINT64_C(0)};
     for (uint32_t i = 0; i < n; i++)
-        for (int b = b0; b < 16; b++)
-            c[b][BYTE(p[i], b)]++;
-    for (int b = b0; n && b < 16; b++) {
-        if (c[b][BYTE(p[0], b)] == n)
-            continue;
-        uint32_t at = 0;
-        for (int v = 0; v < 256; v++) {
-            uint32_t k = c[b][v];
-            c[b][v] = at;
+        for (int h = 0; h < 2; h++)
+            or[h] |= p[i].k[h], and[h] &= p[i].k[h];
+    int bytes[16], nb = 0;
+    for (int b = 0; b < 16; b++)
+        if ((or[1 - b / 8] ^ and[1 - b / 8]) >> (8 * (b % 8)) & 0xff)
+            bytes[nb++] = b;
+    uint32_t c[256];
+    Pre *from = p, *to = tmp;
+    for (int i = 0; i < nb; i++) {
+        int b = bytes[i];
+        memset(c, 0, sizeof c);
+        for (uint32_t j = 0; j < n; j++)
+            c[BYTE(from[j], b)]++;
+        for (uint32_t v = 0, at = 0; v < 256; v++) {
+            uint32_t k = c[v];
+            c[v] = at;
             at += k;
         }
-        for (uint32_t i = 0; i < n; i++)
-            tmp[c[b][BYTE(p[i], b)]++] = p[i];
-        memcpy(p, tmp, (size_t)n * sizeof *p);
+        for (uint32_t j = 0; j < n; j++)
+            to[c[BYTE(from[j], b)]++] = from[j];
+        Pre *t = from;
+        from = to;
+        to = t;
     }
+    if (from != p)
+        memcpy(p, from, (size_t)n * sizeof *p);
 }
 
 /* order[0 .. n) := the groups in key order: sorted by their first 16
@@ -398,7 +408,7 @@ static bool sort_groups(const GTable *t, uint32_t *order, uint32_t n)
             p[g].k[h] = k;
         }
     }
-    radix_sort(p, p + n + 1, n, t->keyw);
+    radix_sort(p, p + n + 1, n);
     for (uint32_t i = 0; i < n; i++)
         order[i] = p[i].g;
     for (uint32_t i = 0, j; t->keyw > 16 && i < n; i = j) {
@@ -454,7 +464,7 @@ static bool group_merge(Worker *into, Worker *from)
     bool ok = map && out;
     for (uint32_t i = 0, j = 0; ok && (i < na || j < nb);) {
         uint32_t ga = i < na ? a->order[i] : 0, gb = j < nb ? b->order[j] : 0;
-        int c = i == na ? 1 : j == nb ? -1 : w ? memcmp(gt_key(&a->t, ga), gt_key(&b->t, gb), w) : 0;
+        int c = i == na ? 1 : j == nb ? -1 : gt_cmp(gt_key(&a->t, ga), gt_key(&b->t, gb), w);
         if (c > 0) {
             long g = gt_append(&a->t, gt_key(&b->t, gb));
             ok = g >= 0;
@@ -669,6 +679,50 @@ static VArray *rows_begin(VM *vm, const QScan *sc, size_t n, VArray **held)
     return a;
 }
 
+/* The groups' rows held as columns (vm_array_columns: maps only when the
+ * array is read), when the query ends at the group by and its items are
+ * bare aggregates (no comb code to run, so nothing but these values
+ * differs from group_row's maps; a sum's overflow still raises here). */
+static bool as_columns(const QPlan *p, const QScan *sc)
+{
+    if (p->nsteps || sc->nkeys + sc->naggs > 64)
+        return false;
+    for (int j = 0; j < sc->naggs; j++)
+        if (sc->aggs[j].e->op != QX_AGG)
+            return false;
+    return true;
+}
+
+static Value group_columns(VM *vm, const QScan *sc, GroupState *gs, const uint32_t *order,
+                           uint32_t n)
+{
+    Value names[64];
+    uint32_t nf = (uint32_t)(sc->nkeys + sc->naggs), kw[64];
+    for (int j = 0; j < sc->nkeys; j++) {
+        names[j] = v_obj(sc->key_names[j]);
+        kw[j] = qx_keywidth(sc->keys[j]);
+    }
+    for (int j = 0; j < sc->naggs; j++)
+        names[sc->nkeys + j] = v_obj(sc->aggs[j].name);
+    VArray *a = vm_array_columns(vm, n, nf, names);
+    vm_push_root(vm, v_obj(a));
+    Value *cell = a->cols->cells;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t g = order[i];
+        if (i + PREFETCH < n) {
+            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
+            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
+        }
+        const unsigned char *k = gt_key(&gs->t, g);
+        for (int j = 0; j < sc->nkeys; k += kw[j++])
+            *cell++ = qx_key_value(vm, sc->keys[j], k);
+        for (int j = 0; j < sc->naggs; j++)
+            *cell++ = qa_value(vm, &gs->aggs, sc->aggs[j].e->agg, g);
+    }
+    vm_pop_root(vm, 1);
+    return v_obj(a);
+}
+
 static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
 {
     uint32_t n = gs->t.n;
@@ -679,6 +733,8 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
     uint64_t top;
     if (topn_plan(p, sc, src, &top))
         n = topn_select(vm, p, sc, gs, src, (uint32_t)top, order, n);
+    else if (as_columns(p, sc) && !getenv("COMB_GROUP_MAPS"))
+        return group_columns(vm, sc, gs, order, n);
     VArray *held, *a = rows_begin(vm, sc, n, &held);
     for (uint32_t i = 0; i < n; i++) {
         if (i + PREFETCH < n) {

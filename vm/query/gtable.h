@@ -66,6 +66,21 @@ static inline bool gt_eq(const unsigned char *a, const unsigned char *b, size_t 
            (n <= 8 || gt_load_small(a + 8, n - 8) == gt_load_small(b + 8, n - 8));
 }
 
+/* The order of the n-byte keys a and b as memcmp's (short ones as words). */
+static inline int gt_cmp(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    if (n > 16)
+        return memcmp(a, b, n);
+    for (size_t at = 0; at < n; at += 8) {
+        size_t w = n - at < 8 ? n - at : 8;
+        uint64_t x = __builtin_bswap64(gt_load_small(a + at, w)),
+                 y = __builtin_bswap64(gt_load_small(b + at, w));
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
 /* The index of key (h: its gt_hash, which a rehash computes again),
  * inserted after the others if new; -1: out
  * of memory, or more keys than an index holds. */
