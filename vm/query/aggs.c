@@ -23,18 +23,13 @@ typedef enum {
     K_KMAX,
     K_DISTINCT, /* distinct: the count; the (group, value hash) pairs in a table */
     K_VAR,      /* variance, stddev: Welford's mean and m2 */
-    K_QUANT,    /* median, quantile: the values, as (group, value) records */
+    K_QUANT,    /* median, quantile: the values (ints kept ints) and their groups */
 } Kind;
 
 /* A distinct count's pairs met lately, by hash: a value repeated in a
  * group (the usual) is known without a probe of the table. */
 #define SEEN 4096
 #define BITS (65536 / 64)
-
-typedef struct Quant {
-    uint32_t g;
-    double x;
-} Quant;
 
 struct QAgg {
     const QExpr *e;     /* the QX_AGG */
@@ -49,10 +44,19 @@ struct QAgg {
     bool narrow;        /* the argument is a field of 32 bits or less: a batch's sum fits an int64 */
     uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
                          * [BITS] a bit per value (low 16 bits) seen, not pairs */
-    Quant *q;           /* K_QUANT: [nq] */
-    size_t nq, qcap;
-    double *sorted;     /* K_QUANT once asked: each group's values in a row, */
+    /* K_QUANT: value i is qi[i] while every value is an int, else qf[i]
+     * (the ints made floats when the first float came), of group qg[i]
+     * (no qg while there is one group); [qcap] each */
+    int64_t *qi;
+    double *qf;
+    uint32_t *qg;
+    size_t nq, qcap, gcap;
+    int64_t *si;        /* K_QUANT once asked, with groups: each group's values */
+    double *sf;         /* in a row (ints or floats as above), */
     size_t *at;         /* group g's from at[g] to at[g + 1] */
+    uint64_t *hist;     /* the ints' radix select's counts, [QA_HIST] */
+    bool floats;        /* K_QUANT: the values are qf's */
+    bool grouped;       /* K_QUANT: groups kept (qg): there are keys */
     unsigned char *kb;  /* a key's bytes */
 };
 
@@ -123,16 +127,22 @@ bool qa_init(QAggs *s, const QScan *sc)
         }
         if (a->w && !(a->kb = mem_alloc(a->w)))
             return false;
+        a->floats = x && x->type == QT_FLOAT;
+        a->grouped = !s->one;
     }
     return true;
 }
 
 static void quant_sorted_free(QAgg *a, uint32_t ngroups)
 {
-    mem_free(a->sorted, a->sorted ? a->nq * sizeof *a->sorted : 0);
+    mem_free(a->si, a->si ? a->nq * 8 + 1 : 0);
+    mem_free(a->sf, a->sf ? a->nq * 8 + 1 : 0);
     mem_free(a->at, a->at ? ((size_t)ngroups + 1) * sizeof *a->at : 0);
-    a->sorted = NULL;
+    mem_free(a->hist, a->hist ? QA_HIST * sizeof *a->hist : 0);
+    a->si = NULL;
+    a->sf = NULL;
     a->at = NULL;
+    a->hist = NULL;
 }
 
 void qa_free(QAggs *s)
@@ -146,7 +156,9 @@ void qa_free(QAggs *s)
         }
         mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
         mem_free(a->bits, a->bits ? BITS * 8 : 0);
-        mem_free(a->q, a->qcap * sizeof *a->q);
+        mem_free(a->qi, a->qi ? a->qcap * 8 : 0);
+        mem_free(a->qf, a->qf ? a->qcap * 8 : 0);
+        mem_free(a->qg, a->qg ? a->gcap * 4 : 0);
         quant_sorted_free(a, s->cap);
         mem_free(a->kb, a->w);
     }
@@ -298,6 +310,20 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
     QVar *st = (QVar *)(void *)a->st;
     bool floats = a->e->a->type == QT_FLOAT;
+    if (a->narrow && !v->floats) {
+        /* a field of 32 bits or less: a square fits a u64, and the sum of
+         * squares fits the 128 bits without a test (2^64 of them would not) */
+        for (uint32_t j = 0; j < n; j++) {
+            bool ok = VALID(v, j);
+            int64_t x = ok ? v->i[j] : 0;
+            QVar *q = &st[gid[j]];
+            q->ni += ok;
+            q->s1 += x;
+            q->s2 += (uint64_t)x * (uint64_t)x;
+            a->n[gid[j]] += ok;
+        }
+        return;
+    }
     for (uint32_t j = 0; j < n; j++) {
         if (!VALID(v, j))
             continue;
@@ -310,30 +336,80 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
-static bool quant_room(QAgg *a, size_t more)
+/* Grows *p, an array of cap items of the given size, to room for want
+ * (doubling): false out of memory (it left as it was). */
+static bool room(void **p, size_t *cap, size_t want, size_t size)
 {
-    if (a->nq + more <= a->qcap)
+    if (want <= *cap)
         return true;
-    size_t cap = a->qcap ? a->qcap : 1024;
-    while (cap < a->nq + more)
-        cap *= 2;
-    Quant *q = mem_realloc(a->q, a->qcap * sizeof *q, cap * sizeof *q);
+    size_t c = *cap ? *cap : 1024;
+    while (c < want)
+        c *= 2;
+    void *q = mem_realloc(*p, *p ? *cap * size : 0, c * size);
     if (!q)
         return false;
-    a->q = q;
-    a->qcap = cap;
+    *p = q;
+    *cap = c;
     return true;
 }
 
+/* Room for more values in a K_QUANT: false out of memory. */
+static bool quant_room(QAgg *a, size_t more)
+{
+    return room(a->floats ? (void **)&a->qf : (void **)&a->qi, &a->qcap, a->nq + more, 8) &&
+           (!a->grouped || room((void **)&a->qg, &a->gcap, a->nq + more, 4));
+}
+
+/* A K_QUANT's ints made floats, when a float comes (a u64 above the ints,
+ * or a big expression's arithmetic): false out of memory. */
+static bool quant_floats(QAgg *a)
+{
+    if (a->floats)
+        return true;
+    double *f = a->qcap ? mem_alloc(a->qcap * 8) : NULL;
+    if (a->qcap && !f)
+        return false;
+    for (size_t i = 0; i < a->nq; i++)
+        f[i] = (double)a->qi[i];
+    mem_free(a->qi, a->qi ? a->qcap * 8 : 0);
+    a->qi = NULL;
+    a->qf = f;
+    a->floats = true;
+    return true;
+}
+
+/* Folds v's valid values into a K_QUANT, of groups gid (unless one group). */
 static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
-    if (!quant_room(a, n))
+    const QExpr *x = a->e->a;
+    if ((v->floats && !quant_floats(a)) || !quant_room(a, n))
         return false;
-    for (uint32_t j = 0; j < n; j++)
-        if (VALID(v, j)) {
-            a->q[a->nq++] = (Quant){gid[j], num_at(a->e->a, v, j)};
-            a->n[gid[j]]++;
+    size_t m = a->nq;
+    if (!a->floats) {   /* ints, as they are: no branch */
+        int64_t *qi = a->qi;
+        for (uint32_t j = 0; j < n; j++) {
+            qi[m] = v->i[j];
+            m += VALID(v, j);
         }
+    } else {
+        double *qf = a->qf;
+        for (uint32_t j = 0; j < n; j++) {
+            qf[m] = num_at(x, v, j);
+            m += VALID(v, j);
+        }
+    }
+    if (!a->grouped) {
+        a->n[0] += m - a->nq;
+    } else {
+        uint32_t *qg = a->qg;
+        for (uint32_t j = 0, k = (uint32_t)a->nq; j < n; j++) {
+            bool ok = VALID(v, j);
+            qg[k] = gid[j];
+            k += ok;
+            a->n[gid[j]] += ok;
+        }
+    }
+    a->nq = m;
     return true;
 }
 
@@ -542,10 +618,21 @@ static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_
         return true;
     }
     if (into->kind == K_QUANT) {
-        if (!quant_room(into, from->nq))
+        if ((from->floats && !quant_floats(into)) || !quant_room(into, from->nq))
             return false;
-        for (size_t i = 0; i < from->nq; i++)
-            into->q[into->nq++] = (Quant){map[from->q[i].g], from->q[i].x};
+        size_t m = into->nq, k = from->nq;
+        if (!k)
+            ;
+        else if (!into->floats)
+            memcpy(into->qi + m, from->qi, k * 8);
+        else if (from->floats)
+            memcpy(into->qf + m, from->qf, k * 8);
+        else
+            for (size_t i = 0; i < k; i++)
+                into->qf[m + i] = (double)from->qi[i];
+        for (size_t i = 0; into->grouped && i < k; i++)
+            into->qg[m + i] = map[from->qg[i]];
+        into->nq += k;
     }
     for (uint32_t g = 0; g < ngroups; g++)
         merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
@@ -717,24 +804,111 @@ double qa_quantile(double *v, size_t n, double q)
     return v[lo] + (pos - (double)lo) * (next - v[lo]);
 }
 
-/* The values of a K_QUANT in a row per group (once): a counting sort. */
+/* Sorts v[0 .. n) (a few values) by insertion. */
+static void sort_few(int64_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+#define SIGN (UINT64_C(1) << 63)    /* an int ^ SIGN: a u64 in the ints' order */
+
+/* The k-th least (from 0) of v[0 .. n), k < n, by radix select: the
+ * values counted by their top bits above the least (as many counts as
+ * about the values, QA_HIST at most: a small group clears few), then the
+ * values of the count that holds the k-th moved to the front and counted
+ * by their next bits, and so on: passes that read the values, where a
+ * sort or Hoare's select moves them many times (values of a range of 2^16
+ * are done in one). Reorders v, keeping its values. */
+static int64_t select_int(int64_t *v, size_t n, size_t k, uint64_t *hist)
+{
+    while (n > 16) {
+        uint64_t lo = (uint64_t)v[0] ^ SIGN, hi = lo;
+        for (size_t i = 1; i < n; i++) {
+            uint64_t u = (uint64_t)v[i] ^ SIGN;
+            lo = u < lo ? u : lo;
+            hi = u > hi ? u : hi;
+        }
+        if (lo == hi)
+            return v[0];
+        int span = 64 - __builtin_clzll(hi - lo), bits = 64 - __builtin_clzll(n);
+        bits = bits > QA_BITS ? QA_BITS : bits;
+        bits = bits > span ? span : bits;
+        int shift = span - bits;
+        memset(hist, 0, ((size_t)1 << bits) * sizeof *hist);
+        for (size_t i = 0; i < n; i++)
+            hist[(((uint64_t)v[i] ^ SIGN) - lo) >> shift]++;
+        uint64_t b = 0;
+        while (hist[b] <= k)
+            k -= hist[b++];
+        if (!shift)
+            return (int64_t)((lo + b) ^ SIGN);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((((uint64_t)v[i] ^ SIGN) - lo) >> shift == b) {
+                int64_t t = v[m];
+                v[m++] = v[i];
+                v[i] = t;
+            }
+        n = m;
+    }
+    sort_few(v, n);
+    return v[k];
+}
+
+double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    int64_t x = select_int(v, n, lo, hist);
+    if (lo + 1 >= n || pos == (double)lo)
+        return (double)x;
+    /* the next value: x again if more than lo + 1 are at most x, else
+     * the least above it (one pass, no branch) */
+    size_t le = 0;
+    int64_t next = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        le += v[i] <= x;
+        next = v[i] > x && v[i] < next ? v[i] : next;
+    }
+    double a = (double)x, b = (double)(le > lo + 1 ? x : next);
+    return a + (pos - (double)lo) * (b - a);
+}
+
+/* A K_QUANT's values in a row per group (once; with one group they are
+ * already): a counting sort. False out of memory. */
 static bool quant_sort(QAgg *a, uint32_t ngroups)
 {
-    if (a->at)
+    if (!a->hist && !(a->hist = mem_alloc(QA_HIST * sizeof *a->hist)))
+        return false;
+    if (!a->grouped || a->at)
         return true;
     a->at = mem_calloc((size_t)ngroups + 1, sizeof *a->at);
-    a->sorted = mem_alloc(a->nq * sizeof *a->sorted + 1);
-    if (!a->at || !a->sorted) {
+    if (a->floats)
+        a->sf = mem_alloc(a->nq * 8 + 1);
+    else
+        a->si = mem_alloc(a->nq * 8 + 1);
+    if (!a->at || (!a->si && !a->sf)) {
         quant_sorted_free(a, ngroups);
         return false;
     }
+    size_t *at = a->at;
     for (uint32_t g = 0; g < ngroups; g++)
-        a->at[g + 1] = a->at[g] + a->n[g];
-    for (size_t i = 0; i < a->nq; i++)
-        a->sorted[a->at[a->q[i].g]++] = a->q[i].x;
+        at[g + 1] = at[g] + a->n[g];
+    if (a->floats)
+        for (size_t i = 0; i < a->nq; i++)
+            a->sf[at[a->qg[i]]++] = a->qf[i];
+    else
+        for (size_t i = 0; i < a->nq; i++)
+            a->si[at[a->qg[i]]++] = a->qi[i];
     for (uint32_t g = ngroups; g > 0; g--)  /* at[g] ran to the next's start */
-        a->at[g] = a->at[g - 1];
-    a->at[0] = 0;
+        at[g] = at[g - 1];
+    at[0] = 0;
     return true;
 }
 
@@ -777,6 +951,10 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
             return v_nil();
         if (!quant_sort(a, s->cap))
             vm_throw(vm, v_obj(vm->oom));
-        return v_float(qa_quantile(a->sorted + a->at[g], n, e->fn == QF_median ? 0.5 : e->kf));
+        double q = e->fn == QF_median ? 0.5 : e->kf;
+        size_t at = a->grouped ? a->at[g] : 0;
+        if (a->floats)
+            return v_float(qa_quantile((a->grouped ? a->sf : a->qf) + at, n, q));
+        return v_float(qa_quantile_int((a->grouped ? a->si : a->qi) + at, n, q, a->hist));
     }
 }

@@ -78,5 +78,10 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v);
 /* The q-quantile of v[0 .. n) (n > 0), interpolated between the two values
  * around position q * (n - 1); reorders v. */
 double qa_quantile(double *v, size_t n, double q);
+/* The same of ints, by radix select (the same answer as qa_quantile of
+ * them made floats), with hist [QA_HIST] for counts; reorders v. */
+#define QA_BITS 16
+#define QA_HIST (1u << QA_BITS)
+double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist);
 
 #endif
