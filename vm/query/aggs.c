@@ -23,8 +23,37 @@ typedef enum {
     K_KMAX,
     K_DISTINCT, /* distinct: the count; the (group, value hash) pairs in a table */
     K_VAR,      /* variance, stddev: Welford's mean and m2 */
-    K_QUANT,    /* median, quantile: the values (ints kept ints) and their groups */
+    K_QUANT,    /* median, quantile: a QList of the values (ints kept ints) */
 } Kind;
+
+/* A quantile's values: each group's in a list of chunks (each twice the
+ * last, up to QCHUNK values) carved from slabs the aggregate owns, so
+ * that a value is stored once, where its group's are: no (group, value)
+ * records, no sort of them by group, no copy when workers merge (their
+ * lists are joined, their slabs handed over). Words: ints while every
+ * value is one, else floats (the ints made floats when a float came). */
+typedef union QWord {
+    int64_t i;
+    double f;
+} QWord;
+
+typedef struct QChunk {
+    struct QChunk *next;    /* the group's older chunk */
+    uint32_t n, cap;
+    QWord v[];
+} QChunk;
+
+typedef struct QList {
+    QChunk *head, *tail;    /* the newest (the one with room), the oldest */
+} QList;
+
+typedef struct QSlab {
+    struct QSlab *next;
+    size_t size, used;      /* bytes, after the header */
+} QSlab;
+
+#define QCHUNK 8192
+#define QSLAB (64u << 10)
 
 /* A distinct count's pairs met lately, by hash: a value repeated in a
  * group (the usual) is known without a probe of the table. */
@@ -44,19 +73,12 @@ struct QAgg {
     bool narrow;        /* the argument is a field of 32 bits or less: a batch's sum fits an int64 */
     uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
                          * [BITS] a bit per value (low 16 bits) seen, not pairs */
-    /* K_QUANT: value i is qi[i] while every value is an int, else qf[i]
-     * (the ints made floats when the first float came), of group qg[i]
-     * (no qg while there is one group); [qcap] each */
-    int64_t *qi;
-    double *qf;
-    uint32_t *qg;
-    size_t nq, qcap, gcap;
-    int64_t *si;        /* K_QUANT once asked, with groups: each group's values */
-    double *sf;         /* in a row (ints or floats as above), */
-    size_t *at;         /* group g's from at[g] to at[g + 1] */
+    QSlab *slabs;       /* K_QUANT: where its chunks are, the one in use first */
+    size_t nslabs;
+    bool floats;        /* K_QUANT: the words are floats */
+    QWord *row;         /* K_QUANT asked: a group's values in a row, [nrow] */
+    size_t nrow;
     uint64_t *hist;     /* the ints' radix select's counts, [QA_HIST] */
-    bool floats;        /* K_QUANT: the values are qf's */
-    bool grouped;       /* K_QUANT: groups kept (qg): there are keys */
     unsigned char *kb;  /* a key's bytes */
 };
 
@@ -111,6 +133,7 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_MIN: case K_MAX: a->size = 8; break;
         case K_KMIN: case K_KMAX: a->size = a->w; break;
         case K_VAR: a->size = sizeof(QVar); break;
+        case K_QUANT: a->size = sizeof(QList); break;
         default: a->size = 0; break;
         }
         const QExpr *x = a->e->a;
@@ -128,21 +151,8 @@ bool qa_init(QAggs *s, const QScan *sc)
         if (a->w && !(a->kb = mem_alloc(a->w)))
             return false;
         a->floats = x && x->type == QT_FLOAT;
-        a->grouped = !s->one;
     }
     return true;
-}
-
-static void quant_sorted_free(QAgg *a, uint32_t ngroups)
-{
-    mem_free(a->si, a->si ? a->nq * 8 + 1 : 0);
-    mem_free(a->sf, a->sf ? a->nq * 8 + 1 : 0);
-    mem_free(a->at, a->at ? ((size_t)ngroups + 1) * sizeof *a->at : 0);
-    mem_free(a->hist, a->hist ? QA_HIST * sizeof *a->hist : 0);
-    a->si = NULL;
-    a->sf = NULL;
-    a->at = NULL;
-    a->hist = NULL;
 }
 
 void qa_free(QAggs *s)
@@ -156,10 +166,13 @@ void qa_free(QAggs *s)
         }
         mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
         mem_free(a->bits, a->bits ? BITS * 8 : 0);
-        mem_free(a->qi, a->qi ? a->qcap * 8 : 0);
-        mem_free(a->qf, a->qf ? a->qcap * 8 : 0);
-        mem_free(a->qg, a->qg ? a->gcap * 4 : 0);
-        quant_sorted_free(a, s->cap);
+        while (a->slabs) {
+            QSlab *next = a->slabs->next;
+            mem_free(a->slabs, sizeof *a->slabs + a->slabs->size);
+            a->slabs = next;
+        }
+        mem_free(a->row, a->nrow * 8);
+        mem_free(a->hist, a->hist ? QA_HIST * sizeof *a->hist : 0);
         mem_free(a->kb, a->w);
     }
     mem_free(s->a, (size_t)s->n * sizeof *s->a);
@@ -336,80 +349,68 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
-/* Grows *p, an array of cap items of the given size, to room for want
- * (doubling): false out of memory (it left as it was). */
-static bool room(void **p, size_t *cap, size_t want, size_t size)
+/* A new chunk at the head of list l, twice its last (8 values for the
+ * first, QCHUNK at most): NULL out of memory. */
+static QChunk *quant_chunk(QAgg *a, QList *l)
 {
-    if (want <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 1024;
-    while (c < want)
-        c *= 2;
-    void *q = mem_realloc(*p, *p ? *cap * size : 0, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-/* Room for more values in a K_QUANT: false out of memory. */
-static bool quant_room(QAgg *a, size_t more)
-{
-    return room(a->floats ? (void **)&a->qf : (void **)&a->qi, &a->qcap, a->nq + more, 8) &&
-           (!a->grouped || room((void **)&a->qg, &a->gcap, a->nq + more, 4));
+    uint32_t cap = l->head ? l->head->cap * 2 : 8;
+    cap = cap > QCHUNK ? QCHUNK : cap;
+    size_t bytes = sizeof(QChunk) + (size_t)cap * sizeof(QWord);
+    QSlab *sl = a->slabs;
+    if (!sl || sl->size - sl->used < bytes) {
+        /* slabs of 64 KiB, doubling to 4 MiB: few for a few values */
+        size_t size = (size_t)QSLAB << (a->nslabs < 6 ? a->nslabs : 6);
+        if (!(sl = mem_alloc(sizeof *sl + size)))
+            return NULL;
+        sl->next = a->slabs;
+        sl->size = size;
+        sl->used = 0;
+        a->slabs = sl;
+        a->nslabs++;
+    }
+    QChunk *c = (QChunk *)(void *)((unsigned char *)(sl + 1) + sl->used);
+    sl->used += bytes;
+    c->next = l->head;
+    c->n = 0;
+    c->cap = cap;
+    if (!l->head)
+        l->tail = c;
+    l->head = c;
+    return c;
 }
 
 /* A K_QUANT's ints made floats, when a float comes (a u64 above the ints,
- * or a big expression's arithmetic): false out of memory. */
-static bool quant_floats(QAgg *a)
+ * or a big expression's arithmetic). */
+static void quant_floats(QAgg *a)
 {
-    if (a->floats)
-        return true;
-    double *f = a->qcap ? mem_alloc(a->qcap * 8) : NULL;
-    if (a->qcap && !f)
-        return false;
-    for (size_t i = 0; i < a->nq; i++)
-        f[i] = (double)a->qi[i];
-    mem_free(a->qi, a->qi ? a->qcap * 8 : 0);
-    a->qi = NULL;
-    a->qf = f;
+    QList *l = (QList *)(void *)a->st;
+    for (uint32_t g = 0; !a->floats && g < a->cap; g++)
+        for (QChunk *c = l[g].head; c; c = c->next)
+            for (uint32_t i = 0; i < c->n; i++)
+                c->v[i].f = (double)c->v[i].i;
     a->floats = true;
-    return true;
 }
 
-/* Folds v's valid values into a K_QUANT, of groups gid (unless one group). */
+/* Folds v's valid values into their groups' lists. */
 static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
     const QExpr *x = a->e->a;
-    if ((v->floats && !quant_floats(a)) || !quant_room(a, n))
-        return false;
-    size_t m = a->nq;
-    if (!a->floats) {   /* ints, as they are: no branch */
-        int64_t *qi = a->qi;
-        for (uint32_t j = 0; j < n; j++) {
-            qi[m] = v->i[j];
-            m += VALID(v, j);
-        }
-    } else {
-        double *qf = a->qf;
-        for (uint32_t j = 0; j < n; j++) {
-            qf[m] = num_at(x, v, j);
-            m += VALID(v, j);
-        }
+    QList *l = (QList *)(void *)a->st;
+    if (v->floats && !a->floats)
+        quant_floats(a);
+    for (uint32_t j = 0; j < n; j++) {
+        if (!VALID(v, j))
+            continue;
+        uint32_t g = gid[j];
+        QChunk *c = l[g].head;
+        if ((!c || c->n == c->cap) && !(c = quant_chunk(a, &l[g])))
+            return false;
+        if (a->floats)
+            c->v[c->n++].f = num_at(x, v, j);
+        else
+            c->v[c->n++].i = v->i[j];
+        a->n[g]++;
     }
-    if (!a->grouped) {
-        a->n[0] += m - a->nq;
-    } else {
-        uint32_t *qg = a->qg;
-        for (uint32_t j = 0, k = (uint32_t)a->nq; j < n; j++) {
-            bool ok = VALID(v, j);
-            qg[k] = gid[j];
-            k += ok;
-            a->n[gid[j]] += ok;
-        }
-    }
-    a->nq = m;
     return true;
 }
 
@@ -594,7 +595,7 @@ static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char
     }
 }
 
-static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_t ngroups)
+static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngroups)
 {
     if (into->bits) {   /* one group, from's if it has it */
         uint64_t count = 0;
@@ -618,28 +619,42 @@ static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_
         return true;
     }
     if (into->kind == K_QUANT) {
-        if ((from->floats && !quant_floats(into)) || !quant_room(into, from->nq))
-            return false;
-        size_t m = into->nq, k = from->nq;
-        if (!k)
-            ;
-        else if (!into->floats)
-            memcpy(into->qi + m, from->qi, k * 8);
-        else if (from->floats)
-            memcpy(into->qf + m, from->qf, k * 8);
-        else
-            for (size_t i = 0; i < k; i++)
-                into->qf[m + i] = (double)from->qi[i];
-        for (size_t i = 0; into->grouped && i < k; i++)
-            into->qg[m + i] = map[from->qg[i]];
-        into->nq += k;
+        /* from's lists joined to into's (after their chunk with room),
+         * and its slabs handed over (after the one in use) */
+        if (from->floats && !into->floats)
+            quant_floats(into);
+        if (into->floats && !from->floats)
+            quant_floats(from);
+        QList *il = (QList *)(void *)into->st, *fl = (QList *)(void *)from->st;
+        for (uint32_t g = 0; g < ngroups; g++) {
+            QList *t = &il[map[g]], *f = &fl[g];
+            if (!f->head)
+                continue;
+            if (t->head)
+                t->tail->next = f->head;
+            else
+                t->head = f->head;
+            t->tail = f->tail;
+            f->head = f->tail = NULL;
+        }
+        if (from->slabs) {
+            QSlab *last = from->slabs;
+            while (last->next)
+                last = last->next;
+            QSlab **at = into->slabs ? &into->slabs->next : &into->slabs;
+            last->next = *at;
+            *at = from->slabs;
+            into->nslabs += from->nslabs;
+            from->slabs = NULL;
+            from->nslabs = 0;
+        }
     }
     for (uint32_t g = 0; g < ngroups; g++)
         merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
     return true;
 }
 
-bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups)
+bool qa_merge(QAggs *into, QAggs *from, const uint32_t *map, uint32_t ngroups)
 {
     for (int i = 0; i < into->n; i++)
         if (!merge_one(&into->a[i], &from->a[i], map, ngroups))
@@ -880,36 +895,24 @@ double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist)
     return a + (pos - (double)lo) * (b - a);
 }
 
-/* A K_QUANT's values in a row per group (once; with one group they are
- * already): a counting sort. False out of memory. */
-static bool quant_sort(QAgg *a, uint32_t ngroups)
+/* Group g's values in a row: its one chunk, or a->row with them all (the
+ * chunks are then left as they were). NULL out of memory. */
+static QWord *quant_row(QAgg *a, uint32_t g, uint64_t n)
 {
-    if (!a->hist && !(a->hist = mem_alloc(QA_HIST * sizeof *a->hist)))
-        return false;
-    if (!a->grouped || a->at)
-        return true;
-    a->at = mem_calloc((size_t)ngroups + 1, sizeof *a->at);
-    if (a->floats)
-        a->sf = mem_alloc(a->nq * 8 + 1);
-    else
-        a->si = mem_alloc(a->nq * 8 + 1);
-    if (!a->at || (!a->si && !a->sf)) {
-        quant_sorted_free(a, ngroups);
-        return false;
+    QChunk *c = ((QList *)(void *)a->st)[g].head;
+    if (!c->next)
+        return c->v;
+    if (n > a->nrow) {
+        mem_free(a->row, a->nrow * 8);
+        a->nrow = 0;
+        if (!(a->row = mem_alloc(n * 8)))
+            return NULL;
+        a->nrow = n;
     }
-    size_t *at = a->at;
-    for (uint32_t g = 0; g < ngroups; g++)
-        at[g + 1] = at[g] + a->n[g];
-    if (a->floats)
-        for (size_t i = 0; i < a->nq; i++)
-            a->sf[at[a->qg[i]]++] = a->qf[i];
-    else
-        for (size_t i = 0; i < a->nq; i++)
-            a->si[at[a->qg[i]]++] = a->qi[i];
-    for (uint32_t g = ngroups; g > 0; g--)  /* at[g] ran to the next's start */
-        at[g] = at[g - 1];
-    at[0] = 0;
-    return true;
+    QWord *w = a->row;
+    for (size_t at = 0; c; at += c->n, c = c->next)
+        memcpy(w + at, c->v, c->n * sizeof *c->v);
+    return w;
 }
 
 Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
@@ -949,12 +952,12 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
     default:
         if (!n)
             return v_nil();
-        if (!quant_sort(a, s->cap))
+        QWord *w = quant_row(a, g, n);
+        if (!w || (!a->hist && !(a->hist = mem_alloc(QA_HIST * sizeof *a->hist))))
             vm_throw(vm, v_obj(vm->oom));
         double q = e->fn == QF_median ? 0.5 : e->kf;
-        size_t at = a->grouped ? a->at[g] : 0;
         if (a->floats)
-            return v_float(qa_quantile((a->grouped ? a->sf : a->qf) + at, n, q));
-        return v_float(qa_quantile_int((a->grouped ? a->si : a->qi) + at, n, q, a->hist));
+            return v_float(qa_quantile(&w->f, n, q));
+        return v_float(qa_quantile_int(&w->i, n, q, a->hist));
     }
 }
