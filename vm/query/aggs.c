@@ -27,7 +27,7 @@ typedef enum {
 } Kind;
 
 /* A quantile's values: each group's in a list of chunks (each twice the
- * last, up to QCHUNK values) carved from slabs the aggregate owns, so
+ * last from 4, up to QCHUNK values) carved from slabs the aggregate owns, so
  * that a value is stored once, where its group's are: no (group, value)
  * records, no sort of them by group, no copy when workers merge (their
  * lists are joined, their slabs handed over). Words: ints while every
@@ -349,11 +349,11 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
-/* A new chunk at the head of list l, twice its last (8 values for the
+/* A new chunk at the head of list l, twice its last (4 values for the
  * first, QCHUNK at most): NULL out of memory. */
 static QChunk *quant_chunk(QAgg *a, QList *l)
 {
-    uint32_t cap = l->head ? l->head->cap * 2 : 8;
+    uint32_t cap = l->head ? l->head->cap * 2 : 4;
     cap = cap > QCHUNK ? QCHUNK : cap;
     size_t bytes = sizeof(QChunk) + (size_t)cap * sizeof(QWord);
     QSlab *sl = a->slabs;
@@ -544,6 +544,12 @@ void qa_prefetch(const QAggs *s, uint32_t g)
         __builtin_prefetch(&s->a[i].n[g]);
         if (s->a[i].size)
             __builtin_prefetch(s->a[i].st + (size_t)g * s->a[i].size);
+        if (s->a[i].kind == K_QUANT) {  /* its newest chunk too (a load that
+                                         * waits, but nothing waits on it) */
+            const QChunk *c = ((const QList *)(const void *)s->a[i].st)[g].head;
+            if (c)
+                __builtin_prefetch(c);
+        }
     }
 }
 
