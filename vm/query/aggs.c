@@ -80,6 +80,11 @@ struct QAgg {
     size_t nrow;
     uint64_t *hist;     /* the ints' radix select's counts, [QA_HIST] */
     unsigned char *kb;  /* a key's bytes */
+    /* K_MIN, K_MAX of an enum field: each code's rank among the keys of
+     * the symbols (and "?" past them) in sort's order, [256], and the key
+     * of each rank, [256 * w]: the words are ranks */
+    uint8_t *rank;
+    unsigned char *keyof;
 };
 
 /* Ints, a u64 field's values, bools and floats: one word in their order. */
@@ -100,6 +105,50 @@ static Kind kind_of(const QExpr *e)
     case QF_variance: case QF_stddev: return K_VAR;
     default: return K_QUANT;    /* median, quantile */
     }
+}
+
+/* An enum field's min or max as a K_MIN or K_MAX of its codes' ranks
+ * (a compare of words a row, not of keys): the ranks and their keys.
+ * false: out of memory. */
+static bool enum_ranks(QAgg *a, const st_schema *sch)
+{
+    const QExpr *x = a->e->a;
+    if (x->op != QX_FIELD || x->field < 0 || !x->is_enum || sch->fields[x->field].type != ST_ENUM)
+        return true;
+    uint32_t ns = sch->fields[x->field].nsyms, w = a->w;
+    if (!(a->rank = mem_alloc(256)) || !(a->keyof = mem_calloc(256, w)))
+        return false;
+    /* each code's key as k_key makes it (codes past the symbols read "?") */
+    unsigned char *keys = mem_alloc((size_t)256 * w);
+    if (!keys)
+        return false;
+    for (uint32_t c = 0; c < 256; c++) {
+        const char *sym = c < ns ? sch->fields[x->field].syms[c] : "?";
+        size_t len = strlen(sym);
+        unsigned char *k = keys + (size_t)c * w;
+        memset(k, 0, w);
+        k[0] = 1;
+        memcpy(k + 1, sym, len < w - 1 ? len : w - 1);
+    }
+    /* the codes in the keys' order (insertion: 256 of them), then each
+     * its rank, equal keys one */
+    uint8_t ord[256];
+    for (uint32_t c = 0; c < 256; c++) {
+        uint32_t i = c;
+        for (; i > 0 && memcmp(keys + (size_t)ord[i - 1] * w, keys + (size_t)c * w, w) > 0; i--)
+            ord[i] = ord[i - 1];
+        ord[i] = (uint8_t)c;
+    }
+    for (uint32_t i = 0, r = 0; i < 256; i++) {
+        const unsigned char *k = keys + (size_t)ord[i] * w;
+        r += i && memcmp(k, keys + (size_t)ord[i - 1] * w, w) != 0;
+        a->rank[ord[i]] = (uint8_t)r;
+        memcpy(a->keyof + (size_t)r * w, k, w);
+    }
+    mem_free(keys, (size_t)256 * w);
+    a->kind = a->kind == K_KMIN ? K_MIN : K_MAX;
+    a->size = 8;
+    return true;
 }
 
 /* A distinct count of a field whose values fit 16 bits (its low 16 bits
@@ -136,6 +185,8 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_QUANT: a->size = sizeof(QList); break;
         default: a->size = 0; break;
         }
+        if ((a->kind == K_KMIN || a->kind == K_KMAX) && !enum_ranks(a, sc->vs->s))
+            return false;
         const QExpr *x = a->e->a;
         a->narrow = x && x->op == QX_FIELD && x->field >= 0 && x->type == QT_INT &&
                     sc->vs->s->fields[x->field].width <= 4;
@@ -174,6 +225,8 @@ void qa_free(QAggs *s)
         mem_free(a->row, a->nrow * 8);
         mem_free(a->hist, a->hist ? QA_HIST * sizeof *a->hist : 0);
         mem_free(a->kb, a->w);
+        mem_free(a->rank, a->rank ? 256 : 0);
+        mem_free(a->keyof, a->keyof ? (size_t)256 * a->w : 0);
     }
     mem_free(s->a, (size_t)s->n * sizeof *s->a);
     memset(s, 0, sizeof *s);
@@ -259,7 +312,7 @@ static void update_minmax(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t 
         if (!VALID(v, j))
             continue;
         uint32_t g = gid[j];
-        uint64_t x = word_at(a->e->a, v, j);
+        uint64_t x = a->rank ? a->rank[(uint8_t)v->i[j]] : word_at(a->e->a, v, j);
         if (!a->n[g]++ || (min ? x < best[g] : x > best[g]))
             best[g] = x;
     }
@@ -448,7 +501,7 @@ static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
 static bool one_minmax(QAgg *a, const KVec *v, uint32_t n)
 {
     const QExpr *x = a->e->a;
-    if (x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
+    if (a->rank || x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
         return false;
     uint64_t best = ((uint64_t *)(void *)a->st)[0], w;
     bool min = a->kind == K_MIN;
@@ -944,6 +997,8 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
         uint64_t x = ((const uint64_t *)(const void *)a->st)[g];
         if (!n)
             return v_nil();
+        if (a->rank)
+            return qx_key_value(vm, e->a, a->keyof + x * a->w);
         if (e->a->type == QT_FLOAT)
             return v_float(qx_bits_float(x));
         if (e->a->big)  /* a u64 above the ints is the float comb reads */

@@ -111,6 +111,24 @@ let allt = []
 let allu = []
 for x in t { push(alli, x.i); push(alls, x.s); push(allt, x.t); push(allu, x.u) }
 print("one group, by hand:", same(one, [{m: quant(alli, 0.5), ms: quant(alls, 0.5), q: quant(allt, 0.1), mu: quant(allu, 0.5)}]))
+# min and max of an enum (its codes' ranks in the scan): by the symbols'
+# bytes, not their codes, over tags and tagsets, one group and by b
+let e1 = rows(ds | tags | group by { lo: min(grp), hi: max(grp) })
+let e2 = rows(ds | tags | group by b { lo: min(grp), hi: max(grp), n: count() })
+let e3 = rows(ds | where k > 2 | group by { lo: min(grp), hi: max(grp) })
+print(e1, e2, e3)
+let byb = {}
+for x in t {
+    if byb[x.b] == nil { byb[x.b] = [] }
+    push(byb[x.b], x.grp)
+}
+let hand = []
+for r in e2 { let v = sort(byb[r.b]); push(hand, {b: r.b, lo: v[0], hi: v[len(v) - 1], n: len(v)}) }
+let gs = []
+for x in t { push(gs, x.grp) }
+gs = sort(gs)
+print("enum, by hand:", same(e2, hand), same(e1, [{lo: gs[0], hi: gs[len(gs) - 1]}]),
+      same(e3, rows(ds) | where k > 2 | group by { lo: min(grp), hi: max(grp) }))
 END
 "$COMB" q.comb >out || exit 1
 COMB_THREADS=1 "$COMB" q.comb >one || exit 1
