@@ -15,6 +15,14 @@
 
 #include "store/mem.h"
 
+/* Loops over a column made vector code (-O2 alone leaves most of them a
+ * row at a time: a copy that widens u16s to int64s, a test of each value). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_LOOPS __attribute__((optimize("tree-vectorize")))
+#else
+#define VECTOR_LOOPS
+#endif
+
 /* Scratch per expression node: its value vector and selections. */
 #define NSEL 4
 
@@ -216,7 +224,7 @@ static inline uint32_t at(const KCtx *k, const st_field *f, bool tag, uint32_t r
                 out[j] = (CT)c[idx[j]];                                            \
     } while (0)
 
-static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
+VECTOR_LOOPS static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
                        const uint32_t *own, const uint32_t *idx, uint32_t n, int64_t *out)
 {
     switch (f->type) {
@@ -235,7 +243,7 @@ static void gather_int(const st_field *f, const char *col, bool run, uint32_t fi
     }
 }
 
-static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
+VECTOR_LOOPS static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
                          const uint32_t *own, const uint32_t *idx, uint32_t n, double *out)
 {
     if (f->type == ST_F32)
@@ -245,11 +253,8 @@ static void gather_float(const st_field *f, const char *col, bool run, uint32_t 
 }
 
 /* Whether idx[0 .. n) is idx[0], idx[0] + 1, ...: a loop without an
- * exit, made vector code (-O2 alone leaves it a row at a time). */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("tree-vectorize")))
-#endif
-static bool is_run(const uint32_t *idx, uint32_t n)
+ * exit, made vector code. */
+VECTOR_LOOPS static bool is_run(const uint32_t *idx, uint32_t n)
 {
     uint32_t off = 0, first = idx[0];
     for (uint32_t j = 0; j < n; j++)
@@ -781,7 +786,7 @@ static void all_valid(KVec *v, uint32_t n)
 
 /* A u64 column's values above the ints (negative as int64) are their
  * nearest floats, as comb has them. */
-static void big_floats(KVec *v, uint32_t n)
+VECTOR_LOOPS static void big_floats(KVec *v, uint32_t n)
 {
     bool any = false;
     for (uint32_t j = 0; j < n; j++)
