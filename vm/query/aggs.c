@@ -451,6 +451,7 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
     QList *l = (QList *)(void *)a->st;
     if (v->floats && !a->floats)
         quant_floats(a);
+    bool floats = a->floats;    /* a local: the stores below could alias a */
     for (uint32_t j = 0; j < n; j++) {
         if (!VALID(v, j))
             continue;
@@ -458,7 +459,7 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
         QChunk *c = l[g].head;
         if ((!c || c->n == c->cap) && !(c = quant_chunk(a, &l[g])))
             return false;
-        if (a->floats)
+        if (floats)
             c->v[c->n++].f = num_at(x, v, j);
         else
             c->v[c->n++].i = v->i[j];
