@@ -413,6 +413,7 @@ static QChunk *quant_chunk(QAgg *a, QList *l)
     if (!sl || sl->size - sl->used < bytes) {
         /* slabs of 64 KiB, doubling to 4 MiB: few for a few values */
         size_t size = (size_t)QSLAB << (a->nslabs < 6 ? a->nslabs : 6);
+        size = size < bytes ? bytes : size;
         if (!(sl = mem_alloc(sizeof *sl + size)))
             return NULL;
         sl->next = a->slabs;
