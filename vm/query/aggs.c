@@ -26,11 +26,13 @@ typedef enum {
     K_QUANT,    /* median, quantile: a QList of the values (ints kept ints) */
 } Kind;
 
-/* A quantile's values: each group's in a list of chunks (each twice the
- * last from 4, up to QCHUNK values) carved from slabs the aggregate owns, so
- * that a value is stored once, where its group's are: no (group, value)
- * records, no sort of them by group, no copy when workers merge (their
- * lists are joined, their slabs handed over). Words: ints while every
+/* A quantile's values: each group's first QIN in its state, the others in
+ * a list of chunks (each twice the last from 4, up to QCHUNK values)
+ * carved from slabs the aggregate owns, so that a value is stored once,
+ * where its group's are: no (group, value) records, no sort of them by
+ * group, no copy of the chunks when workers merge (their lists are
+ * joined, their slabs handed over), and a group of a few values (many
+ * groups, as by a call) needs no chunk to reach. Words: ints while every
  * value is one, else floats (the ints made floats when a float came). */
 typedef union QWord {
     int64_t i;
@@ -43,8 +45,12 @@ typedef struct QChunk {
     QWord v[];
 } QChunk;
 
+#define QIN 2
+
 typedef struct QList {
     QChunk *head, *tail;    /* the newest (the one with room), the oldest */
+    QWord in[QIN];          /* the first values, [nin] */
+    uint32_t nin;
 } QList;
 
 typedef struct QSlab {
@@ -438,11 +444,28 @@ static QChunk *quant_chunk(QAgg *a, QList *l)
 static void quant_floats(QAgg *a)
 {
     QList *l = (QList *)(void *)a->st;
-    for (uint32_t g = 0; !a->floats && g < a->cap; g++)
+    for (uint32_t g = 0; !a->floats && g < a->cap; g++) {
+        for (uint32_t i = 0; i < l[g].nin; i++)
+            l[g].in[i].f = (double)l[g].in[i].i;
         for (QChunk *c = l[g].head; c; c = c->next)
             for (uint32_t i = 0; i < c->n; i++)
                 c->v[i].f = (double)c->v[i].i;
+    }
     a->floats = true;
+}
+
+/* Adds w to list q: false out of memory. */
+static inline bool quant_put(QAgg *a, QList *q, QWord w)
+{
+    if (q->nin < QIN) {
+        q->in[q->nin++] = w;
+        return true;
+    }
+    QChunk *c = q->head;
+    if ((!c || c->n == c->cap) && !(c = quant_chunk(a, q)))
+        return false;
+    c->v[c->n++] = w;
+    return true;
 }
 
 /* Folds v's valid values into their groups' lists. */
@@ -457,13 +480,13 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
         if (!VALID(v, j))
             continue;
         uint32_t g = gid[j];
-        QChunk *c = l[g].head;
-        if ((!c || c->n == c->cap) && !(c = quant_chunk(a, &l[g])))
-            return false;
+        QWord w;
         if (floats)
-            c->v[c->n++].f = num_at(x, v, j);
+            w.f = num_at(x, v, j);
         else
-            c->v[c->n++].i = v->i[j];
+            w.i = v->i[j];
+        if (!quant_put(a, &l[g], w))
+            return false;
         a->n[g]++;
     }
     return true;
@@ -689,6 +712,10 @@ static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngro
         QList *il = (QList *)(void *)into->st, *fl = (QList *)(void *)from->st;
         for (uint32_t g = 0; g < ngroups; g++) {
             QList *t = &il[map[g]], *f = &fl[g];
+            for (uint32_t k = 0; k < f->nin; k++)
+                if (!quant_put(into, t, f->in[k]))
+                    return false;
+            f->nin = 0;
             if (!f->head)
                 continue;
             if (t->head)
@@ -956,12 +983,16 @@ double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist)
     return a + (pos - (double)lo) * (b - a);
 }
 
-/* Group g's values in a row: its one chunk, or a->row with them all (the
- * chunks are then left as they were). NULL out of memory. */
+/* Group g's values in a row: its first ones when they are all, its one
+ * chunk, or a->row with them all (the list is then left as it was). NULL
+ * out of memory. */
 static QWord *quant_row(QAgg *a, uint32_t g, uint64_t n)
 {
-    QChunk *c = ((QList *)(void *)a->st)[g].head;
-    if (!c->next)
+    QList *q = &((QList *)(void *)a->st)[g];
+    QChunk *c = q->head;
+    if (!c)
+        return q->in;
+    if (!q->nin && !c->next)
         return c->v;
     if (n > a->nrow) {
         mem_free(a->row, a->nrow * 8);
@@ -971,7 +1002,8 @@ static QWord *quant_row(QAgg *a, uint32_t g, uint64_t n)
         a->nrow = n;
     }
     QWord *w = a->row;
-    for (size_t at = 0; c; at += c->n, c = c->next)
+    memcpy(w, q->in, q->nin * sizeof *w);
+    for (size_t at = q->nin; c; at += c->n, c = c->next)
         memcpy(w + at, c->v, c->n * sizeof *c->v);
     return w;
 }
