@@ -1,8 +1,9 @@
 /* test_gtable: the group keys' hash table finds every key it was given,
  * at the index of its first insertion, across rehashes and for keys of
  * every width (words compared whole, and the long ones); and the
- * aggregates' finishing arithmetic: quantiles interpolate, variance of
- * ints is exact and the same in any order and split. */
+ * aggregates' finishing arithmetic: quantiles interpolate, ints' radix
+ * select answers as the floats' select of the same values does, variance
+ * of ints is exact and the same in any order and split. */
 #include "config.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,6 +170,66 @@ static void quantiles_select_as_sorting_would(void **state)
     }
 }
 
+/* Sums of v[0 .. n), of their squares and their xor (wrapping): the
+ * same for the same values in any order. */
+static void sums_of(const int64_t *v, size_t n, uint64_t out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[0] += (uint64_t)v[i];
+        out[1] += (uint64_t)v[i] * (uint64_t)v[i];
+        out[2] ^= (uint64_t)v[i] * UINT64_C(0x9E3779B97F4A7C15);
+    }
+}
+
+/* qa_quantile_int of ints is qa_quantile of them as floats, whatever
+ * their spread (one pass of counts, several, beyond 2^53 where floats
+ * merge ints, the ends of the ints, all equal) and number (the few sorted,
+ * the many counted), and it keeps the values (only reorders them). */
+static void int_quantiles_are_the_floats(void **state)
+{
+    (void)state;
+    uint64_t r = 88172645463325252ull;
+    static const uint64_t spread[] = {1, 3, 50, 3600, 70000, UINT64_C(1) << 40,
+                                      UINT64_C(1) << 60, UINT64_MAX};
+    static const int sizes[] = {1, 2, 3, 16, 17, 18, 100, 1000, 5001, 200000};
+    uint64_t *hist = mem_alloc(QA_HIST * sizeof *hist);
+    int64_t *v = mem_alloc(200000 * sizeof *v);
+    double *f = mem_alloc(200000 * sizeof *f);
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t wi = 0; wi < sizeof spread / sizeof *spread; wi++) {
+            size_t n = (size_t)sizes[si];
+            int64_t base = wi % 2 ? -1764000000000 : (wi == 7 ? INT64_MIN : 0);
+            for (size_t i = 0; i < n; i++) {
+                r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                uint64_t off = spread[wi] == UINT64_MAX ? r : r % spread[wi];
+                v[i] = (int64_t)((uint64_t)base + off);
+                if (wi == 7 && i % 5 == 0)      /* the ends themselves */
+                    v[i] = i % 10 ? INT64_MAX : INT64_MIN;
+            }
+            uint64_t before[3], after[3];
+            sums_of(v, n, before);
+            for (int qi = 0; qi <= 10; qi += n > 10000 ? 3 : 1) {
+                double q = qi == 10 ? 0.37 : qi / 9.0;
+                for (size_t i = 0; i < n; i++)
+                    f[i] = (double)v[i];
+                assert_true(qa_quantile_int(v, n, q, hist) == qa_quantile(f, n, q));
+            }
+            sums_of(v, n, after);   /* the same values, reordered */
+            assert_memory_equal(before, after, sizeof before);
+        }
+    int64_t eq[40];
+    for (int i = 0; i < 40; i++)
+        eq[i] = -7;
+    assert_true(qa_quantile_int(eq, 40, 0.5, hist) == -7);
+    int64_t two[] = {4, -6};
+    assert_true(qa_quantile_int(two, 2, 0.5, hist) == -1);
+    mem_free(f, 200000 * sizeof *f);
+    mem_free(v, 200000 * sizeof *v);
+    mem_free(hist, QA_HIST * sizeof *hist);
+    assert_int_equal(mem_in_use(), 0);
+}
+
 static double var_of(const QVar *v)
 {
     QExpr e = {.fn = QF_variance};
@@ -215,6 +276,7 @@ int main(void)
         cmocka_unit_test(out_of_memory_leaves_the_table),
         cmocka_unit_test(quantiles_interpolate),
         cmocka_unit_test(quantiles_select_as_sorting_would),
+        cmocka_unit_test(int_quantiles_are_the_floats),
         cmocka_unit_test(variance_of_ints_is_exact_in_any_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,18 +23,48 @@ typedef enum {
     K_KMAX,
     K_DISTINCT, /* distinct: the count; the (group, value hash) pairs in a table */
     K_VAR,      /* variance, stddev: Welford's mean and m2 */
-    K_QUANT,    /* median, quantile: the values, as (group, value) records */
+    K_QUANT,    /* median, quantile: a QList of the values (ints kept ints) */
 } Kind;
+
+/* A quantile's values: each group's first QIN in its state, the others in
+ * a list of chunks (each twice the last from 4, up to QCHUNK values)
+ * carved from slabs the aggregate owns, so that a value is stored once,
+ * where its group's are: no (group, value) records, no sort of them by
+ * group, no copy of the chunks when workers merge (their lists are
+ * joined, their slabs handed over), and a group of a few values (many
+ * groups, as by a call) needs no chunk to reach. Words: ints while every
+ * value is one, else floats (the ints made floats when a float came). */
+typedef union QWord {
+    int64_t i;
+    double f;
+} QWord;
+
+typedef struct QChunk {
+    struct QChunk *next;    /* the group's older chunk */
+    uint32_t n, cap;
+    QWord v[];
+} QChunk;
+
+#define QIN 2
+
+typedef struct QList {
+    QChunk *head, *tail;    /* the newest (the one with room), the oldest */
+    QWord in[QIN];          /* the first values, [nin] */
+    uint32_t nin;
+} QList;
+
+typedef struct QSlab {
+    struct QSlab *next;
+    size_t size, used;      /* bytes, after the header */
+} QSlab;
+
+#define QCHUNK 8192
+#define QSLAB (64u << 10)
 
 /* A distinct count's pairs met lately, by hash: a value repeated in a
  * group (the usual) is known without a probe of the table. */
 #define SEEN 4096
 #define BITS (65536 / 64)
-
-typedef struct Quant {
-    uint32_t g;
-    double x;
-} Quant;
 
 struct QAgg {
     const QExpr *e;     /* the QX_AGG */
@@ -49,11 +79,18 @@ struct QAgg {
     bool narrow;        /* the argument is a field of 32 bits or less: a batch's sum fits an int64 */
     uint64_t *bits;     /* K_DISTINCT of one group over a field of 16 bits or less:
                          * [BITS] a bit per value (low 16 bits) seen, not pairs */
-    Quant *q;           /* K_QUANT: [nq] */
-    size_t nq, qcap;
-    double *sorted;     /* K_QUANT once asked: each group's values in a row, */
-    size_t *at;         /* group g's from at[g] to at[g + 1] */
+    QSlab *slabs;       /* K_QUANT: where its chunks are, the one in use first */
+    size_t nslabs;
+    bool floats;        /* K_QUANT: the words are floats */
+    QWord *row;         /* K_QUANT asked: a group's values in a row, [nrow] */
+    size_t nrow;
+    uint64_t *hist;     /* the ints' radix select's counts, [QA_HIST] */
     unsigned char *kb;  /* a key's bytes */
+    /* K_MIN, K_MAX of an enum field: each code's rank among the keys of
+     * the symbols (and "?" past them) in sort's order, [256], and the key
+     * of each rank, [256 * w]: the words are ranks */
+    uint8_t *rank;
+    unsigned char *keyof;
 };
 
 /* Ints, a u64 field's values, bools and floats: one word in their order. */
@@ -74,6 +111,50 @@ static Kind kind_of(const QExpr *e)
     case QF_variance: case QF_stddev: return K_VAR;
     default: return K_QUANT;    /* median, quantile */
     }
+}
+
+/* An enum field's min or max as a K_MIN or K_MAX of its codes' ranks
+ * (a compare of words a row, not of keys): the ranks and their keys.
+ * false: out of memory. */
+static bool enum_ranks(QAgg *a, const st_schema *sch)
+{
+    const QExpr *x = a->e->a;
+    if (x->op != QX_FIELD || x->field < 0 || !x->is_enum || sch->fields[x->field].type != ST_ENUM)
+        return true;
+    uint32_t ns = sch->fields[x->field].nsyms, w = a->w;
+    if (!(a->rank = mem_alloc(256)) || !(a->keyof = mem_calloc(256, w)))
+        return false;
+    /* each code's key as k_key makes it (codes past the symbols read "?") */
+    unsigned char *keys = mem_alloc((size_t)256 * w);
+    if (!keys)
+        return false;
+    for (uint32_t c = 0; c < 256; c++) {
+        const char *sym = c < ns ? sch->fields[x->field].syms[c] : "?";
+        size_t len = strlen(sym);
+        unsigned char *k = keys + (size_t)c * w;
+        memset(k, 0, w);
+        k[0] = 1;
+        memcpy(k + 1, sym, len < w - 1 ? len : w - 1);
+    }
+    /* the codes in the keys' order (insertion: 256 of them), then each
+     * its rank, equal keys one */
+    uint8_t ord[256];
+    for (uint32_t c = 0; c < 256; c++) {
+        uint32_t i = c;
+        for (; i > 0 && memcmp(keys + (size_t)ord[i - 1] * w, keys + (size_t)c * w, w) > 0; i--)
+            ord[i] = ord[i - 1];
+        ord[i] = (uint8_t)c;
+    }
+    for (uint32_t i = 0, r = 0; i < 256; i++) {
+        const unsigned char *k = keys + (size_t)ord[i] * w;
+        r += i && memcmp(k, keys + (size_t)ord[i - 1] * w, w) != 0;
+        a->rank[ord[i]] = (uint8_t)r;
+        memcpy(a->keyof + (size_t)r * w, k, w);
+    }
+    mem_free(keys, (size_t)256 * w);
+    a->kind = a->kind == K_KMIN ? K_MIN : K_MAX;
+    a->size = 8;
+    return true;
 }
 
 /* A distinct count of a field whose values fit 16 bits (its low 16 bits
@@ -107,8 +188,11 @@ bool qa_init(QAggs *s, const QScan *sc)
         case K_MIN: case K_MAX: a->size = 8; break;
         case K_KMIN: case K_KMAX: a->size = a->w; break;
         case K_VAR: a->size = sizeof(QVar); break;
+        case K_QUANT: a->size = sizeof(QList); break;
         default: a->size = 0; break;
         }
+        if ((a->kind == K_KMIN || a->kind == K_KMAX) && !enum_ranks(a, sc->vs->s))
+            return false;
         const QExpr *x = a->e->a;
         a->narrow = x && x->op == QX_FIELD && x->field >= 0 && x->type == QT_INT &&
                     sc->vs->s->fields[x->field].width <= 4;
@@ -123,16 +207,9 @@ bool qa_init(QAggs *s, const QScan *sc)
         }
         if (a->w && !(a->kb = mem_alloc(a->w)))
             return false;
+        a->floats = x && x->type == QT_FLOAT;
     }
     return true;
-}
-
-static void quant_sorted_free(QAgg *a, uint32_t ngroups)
-{
-    mem_free(a->sorted, a->sorted ? a->nq * sizeof *a->sorted : 0);
-    mem_free(a->at, a->at ? ((size_t)ngroups + 1) * sizeof *a->at : 0);
-    a->sorted = NULL;
-    a->at = NULL;
 }
 
 void qa_free(QAggs *s)
@@ -146,9 +223,16 @@ void qa_free(QAggs *s)
         }
         mem_free(a->seen, a->seen ? SEEN * sizeof *a->seen : 0);
         mem_free(a->bits, a->bits ? BITS * 8 : 0);
-        mem_free(a->q, a->qcap * sizeof *a->q);
-        quant_sorted_free(a, s->cap);
+        while (a->slabs) {
+            QSlab *next = a->slabs->next;
+            mem_free(a->slabs, sizeof *a->slabs + a->slabs->size);
+            a->slabs = next;
+        }
+        mem_free(a->row, a->nrow * 8);
+        mem_free(a->hist, a->hist ? QA_HIST * sizeof *a->hist : 0);
         mem_free(a->kb, a->w);
+        mem_free(a->rank, a->rank ? 256 : 0);
+        mem_free(a->keyof, a->keyof ? (size_t)256 * a->w : 0);
     }
     mem_free(s->a, (size_t)s->n * sizeof *s->a);
     memset(s, 0, sizeof *s);
@@ -234,7 +318,7 @@ static void update_minmax(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t 
         if (!VALID(v, j))
             continue;
         uint32_t g = gid[j];
-        uint64_t x = word_at(a->e->a, v, j);
+        uint64_t x = a->rank ? a->rank[(uint8_t)v->i[j]] : word_at(a->e->a, v, j);
         if (!a->n[g]++ || (min ? x < best[g] : x > best[g]))
             best[g] = x;
     }
@@ -298,6 +382,20 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
     QVar *st = (QVar *)(void *)a->st;
     bool floats = a->e->a->type == QT_FLOAT;
+    if (a->narrow && !v->floats) {
+        /* a field of 32 bits or less: a square fits a u64, and the sum of
+         * squares fits the 128 bits without a test (2^64 of them would not) */
+        for (uint32_t j = 0; j < n; j++) {
+            bool ok = VALID(v, j);
+            int64_t x = ok ? v->i[j] : 0;
+            QVar *q = &st[gid[j]];
+            q->ni += ok;
+            q->s1 += x;
+            q->s2 += (uint64_t)x * (uint64_t)x;
+            a->n[gid[j]] += ok;
+        }
+        return;
+    }
     for (uint32_t j = 0; j < n; j++) {
         if (!VALID(v, j))
             continue;
@@ -310,30 +408,87 @@ static void update_var(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
     }
 }
 
-static bool quant_room(QAgg *a, size_t more)
+/* A new chunk at the head of list l, twice its last (4 values for the
+ * first, QCHUNK at most): NULL out of memory. */
+static QChunk *quant_chunk(QAgg *a, QList *l)
 {
-    if (a->nq + more <= a->qcap)
+    uint32_t cap = l->head ? l->head->cap * 2 : 4;
+    cap = cap > QCHUNK ? QCHUNK : cap;
+    size_t bytes = sizeof(QChunk) + (size_t)cap * sizeof(QWord);
+    QSlab *sl = a->slabs;
+    if (!sl || sl->size - sl->used < bytes) {
+        /* slabs of 64 KiB, doubling to 4 MiB: few for a few values */
+        size_t size = (size_t)QSLAB << (a->nslabs < 6 ? a->nslabs : 6);
+        size = size < bytes ? bytes : size;
+        if (!(sl = mem_alloc(sizeof *sl + size)))
+            return NULL;
+        sl->next = a->slabs;
+        sl->size = size;
+        sl->used = 0;
+        a->slabs = sl;
+        a->nslabs++;
+    }
+    QChunk *c = (QChunk *)(void *)((unsigned char *)(sl + 1) + sl->used);
+    sl->used += bytes;
+    c->next = l->head;
+    c->n = 0;
+    c->cap = cap;
+    if (!l->head)
+        l->tail = c;
+    l->head = c;
+    return c;
+}
+
+/* A K_QUANT's ints made floats, when a float comes (a u64 above the ints,
+ * or a big expression's arithmetic). */
+static void quant_floats(QAgg *a)
+{
+    QList *l = (QList *)(void *)a->st;
+    for (uint32_t g = 0; !a->floats && g < a->cap; g++) {
+        for (uint32_t i = 0; i < l[g].nin; i++)
+            l[g].in[i].f = (double)l[g].in[i].i;
+        for (QChunk *c = l[g].head; c; c = c->next)
+            for (uint32_t i = 0; i < c->n; i++)
+                c->v[i].f = (double)c->v[i].i;
+    }
+    a->floats = true;
+}
+
+/* Adds w to list q: false out of memory. */
+static inline bool quant_put(QAgg *a, QList *q, QWord w)
+{
+    if (q->nin < QIN) {
+        q->in[q->nin++] = w;
         return true;
-    size_t cap = a->qcap ? a->qcap : 1024;
-    while (cap < a->nq + more)
-        cap *= 2;
-    Quant *q = mem_realloc(a->q, a->qcap * sizeof *q, cap * sizeof *q);
-    if (!q)
+    }
+    QChunk *c = q->head;
+    if ((!c || c->n == c->cap) && !(c = quant_chunk(a, q)))
         return false;
-    a->q = q;
-    a->qcap = cap;
+    c->v[c->n++] = w;
     return true;
 }
 
+/* Folds v's valid values into their groups' lists. */
 static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
-    if (!quant_room(a, n))
-        return false;
-    for (uint32_t j = 0; j < n; j++)
-        if (VALID(v, j)) {
-            a->q[a->nq++] = (Quant){gid[j], num_at(a->e->a, v, j)};
-            a->n[gid[j]]++;
-        }
+    const QExpr *x = a->e->a;
+    QList *l = (QList *)(void *)a->st;
+    if (v->floats && !a->floats)
+        quant_floats(a);
+    bool floats = a->floats;    /* a local: the stores below could alias a */
+    for (uint32_t j = 0; j < n; j++) {
+        if (!VALID(v, j))
+            continue;
+        uint32_t g = gid[j];
+        QWord w;
+        if (floats)
+            w.f = num_at(x, v, j);
+        else
+            w.i = v->i[j];
+        if (!quant_put(a, &l[g], w))
+            return false;
+        a->n[g]++;
+    }
     return true;
 }
 
@@ -371,7 +526,7 @@ static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
 static bool one_minmax(QAgg *a, const KVec *v, uint32_t n)
 {
     const QExpr *x = a->e->a;
-    if (x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
+    if (a->rank || x->type == QT_FLOAT || v->floats || (x->big && !qx_u64_key(x)))
         return false;
     uint64_t best = ((uint64_t *)(void *)a->st)[0], w;
     bool min = a->kind == K_MIN;
@@ -467,6 +622,12 @@ void qa_prefetch(const QAggs *s, uint32_t g)
         __builtin_prefetch(&s->a[i].n[g]);
         if (s->a[i].size)
             __builtin_prefetch(s->a[i].st + (size_t)g * s->a[i].size);
+        if (s->a[i].kind == K_QUANT) {  /* its newest chunk too (a load that
+                                         * waits, but nothing waits on it) */
+            const QChunk *c = ((const QList *)(const void *)s->a[i].st)[g].head;
+            if (c)
+                __builtin_prefetch(c);
+        }
     }
 }
 
@@ -518,7 +679,7 @@ static void merge_state(QAgg *into, uint32_t t, uint64_t fn, const unsigned char
     }
 }
 
-static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_t ngroups)
+static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngroups)
 {
     if (into->bits) {   /* one group, from's if it has it */
         uint64_t count = 0;
@@ -542,17 +703,46 @@ static bool merge_one(QAgg *into, const QAgg *from, const uint32_t *map, uint32_
         return true;
     }
     if (into->kind == K_QUANT) {
-        if (!quant_room(into, from->nq))
-            return false;
-        for (size_t i = 0; i < from->nq; i++)
-            into->q[into->nq++] = (Quant){map[from->q[i].g], from->q[i].x};
+        /* from's lists joined to into's (after their chunk with room),
+         * and its slabs handed over (after the one in use) */
+        if (from->floats && !into->floats)
+            quant_floats(into);
+        if (into->floats && !from->floats)
+            quant_floats(from);
+        QList *il = (QList *)(void *)into->st, *fl = (QList *)(void *)from->st;
+        for (uint32_t g = 0; g < ngroups; g++) {
+            QList *t = &il[map[g]], *f = &fl[g];
+            for (uint32_t k = 0; k < f->nin; k++)
+                if (!quant_put(into, t, f->in[k]))
+                    return false;
+            f->nin = 0;
+            if (!f->head)
+                continue;
+            if (t->head)
+                t->tail->next = f->head;
+            else
+                t->head = f->head;
+            t->tail = f->tail;
+            f->head = f->tail = NULL;
+        }
+        if (from->slabs) {
+            QSlab *last = from->slabs;
+            while (last->next)
+                last = last->next;
+            QSlab **at = into->slabs ? &into->slabs->next : &into->slabs;
+            last->next = *at;
+            *at = from->slabs;
+            into->nslabs += from->nslabs;
+            from->slabs = NULL;
+            from->nslabs = 0;
+        }
     }
     for (uint32_t g = 0; g < ngroups; g++)
         merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
     return true;
 }
 
-bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups)
+bool qa_merge(QAggs *into, QAggs *from, const uint32_t *map, uint32_t ngroups)
 {
     for (int i = 0; i < into->n; i++)
         if (!merge_one(&into->a[i], &from->a[i], map, ngroups))
@@ -717,25 +907,105 @@ double qa_quantile(double *v, size_t n, double q)
     return v[lo] + (pos - (double)lo) * (next - v[lo]);
 }
 
-/* The values of a K_QUANT in a row per group (once): a counting sort. */
-static bool quant_sort(QAgg *a, uint32_t ngroups)
+/* Sorts v[0 .. n) (a few values) by insertion. */
+static void sort_few(int64_t *v, size_t n)
 {
-    if (a->at)
-        return true;
-    a->at = mem_calloc((size_t)ngroups + 1, sizeof *a->at);
-    a->sorted = mem_alloc(a->nq * sizeof *a->sorted + 1);
-    if (!a->at || !a->sorted) {
-        quant_sorted_free(a, ngroups);
-        return false;
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
     }
-    for (uint32_t g = 0; g < ngroups; g++)
-        a->at[g + 1] = a->at[g] + a->n[g];
-    for (size_t i = 0; i < a->nq; i++)
-        a->sorted[a->at[a->q[i].g]++] = a->q[i].x;
-    for (uint32_t g = ngroups; g > 0; g--)  /* at[g] ran to the next's start */
-        a->at[g] = a->at[g - 1];
-    a->at[0] = 0;
-    return true;
+}
+
+#define SIGN (UINT64_C(1) << 63)    /* an int ^ SIGN: a u64 in the ints' order */
+
+/* The k-th least (from 0) of v[0 .. n), k < n, by radix select: the
+ * values counted by their top bits above the least (as many counts as
+ * about the values, QA_HIST at most: a small group clears few), then the
+ * values of the count that holds the k-th moved to the front and counted
+ * by their next bits, and so on: passes that read the values, where a
+ * sort or Hoare's select moves them many times (values of a range of 2^16
+ * are done in one). Reorders v, keeping its values. */
+static int64_t select_int(int64_t *v, size_t n, size_t k, uint64_t *hist)
+{
+    while (n > 16) {
+        uint64_t lo = (uint64_t)v[0] ^ SIGN, hi = lo;
+        for (size_t i = 1; i < n; i++) {
+            uint64_t u = (uint64_t)v[i] ^ SIGN;
+            lo = u < lo ? u : lo;
+            hi = u > hi ? u : hi;
+        }
+        if (lo == hi)
+            return v[0];
+        int span = 64 - __builtin_clzll(hi - lo), bits = 64 - __builtin_clzll(n);
+        bits = bits > QA_BITS ? QA_BITS : bits;
+        bits = bits > span ? span : bits;
+        int shift = span - bits;
+        memset(hist, 0, ((size_t)1 << bits) * sizeof *hist);
+        for (size_t i = 0; i < n; i++)
+            hist[(((uint64_t)v[i] ^ SIGN) - lo) >> shift]++;
+        uint64_t b = 0;
+        while (hist[b] <= k)
+            k -= hist[b++];
+        if (!shift)
+            return (int64_t)((lo + b) ^ SIGN);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((((uint64_t)v[i] ^ SIGN) - lo) >> shift == b) {
+                int64_t t = v[m];
+                v[m++] = v[i];
+                v[i] = t;
+            }
+        n = m;
+    }
+    sort_few(v, n);
+    return v[k];
+}
+
+double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    int64_t x = select_int(v, n, lo, hist);
+    if (lo + 1 >= n || pos == (double)lo)
+        return (double)x;
+    /* the next value: x again if more than lo + 1 are at most x, else
+     * the least above it (one pass, no branch) */
+    size_t le = 0;
+    int64_t next = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        le += v[i] <= x;
+        next = v[i] > x && v[i] < next ? v[i] : next;
+    }
+    double a = (double)x, b = (double)(le > lo + 1 ? x : next);
+    return a + (pos - (double)lo) * (b - a);
+}
+
+/* Group g's values in a row: its first ones when they are all, its one
+ * chunk, or a->row with them all (the list is then left as it was). NULL
+ * out of memory. */
+static QWord *quant_row(QAgg *a, uint32_t g, uint64_t n)
+{
+    QList *q = &((QList *)(void *)a->st)[g];
+    QChunk *c = q->head;
+    if (!c)
+        return q->in;
+    if (!q->nin && !c->next)
+        return c->v;
+    if (n > a->nrow) {
+        mem_free(a->row, a->nrow * 8);
+        a->nrow = 0;
+        if (!(a->row = mem_alloc(n * 8)))
+            return NULL;
+        a->nrow = n;
+    }
+    QWord *w = a->row;
+    memcpy(w, q->in, q->nin * sizeof *w);
+    for (size_t at = q->nin; c; at += c->n, c = c->next)
+        memcpy(w + at, c->v, c->n * sizeof *c->v);
+    return w;
 }
 
 Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
@@ -761,6 +1031,8 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
         uint64_t x = ((const uint64_t *)(const void *)a->st)[g];
         if (!n)
             return v_nil();
+        if (a->rank)
+            return qx_key_value(vm, e->a, a->keyof + x * a->w);
         if (e->a->type == QT_FLOAT)
             return v_float(qx_bits_float(x));
         if (e->a->big)  /* a u64 above the ints is the float comb reads */
@@ -775,8 +1047,12 @@ Value qa_value(VM *vm, const QAggs *s, int i, uint32_t g)
     default:
         if (!n)
             return v_nil();
-        if (!quant_sort(a, s->cap))
+        QWord *w = quant_row(a, g, n);
+        if (!w || (!a->hist && !(a->hist = mem_alloc(QA_HIST * sizeof *a->hist))))
             vm_throw(vm, v_obj(vm->oom));
-        return v_float(qa_quantile(a->sorted + a->at[g], n, e->fn == QF_median ? 0.5 : e->kf));
+        double q = e->fn == QF_median ? 0.5 : e->kf;
+        if (a->floats)
+            return v_float(qa_quantile(&w->f, n, q));
+        return v_float(qa_quantile_int(&w->i, n, q, a->hist));
     }
 }

@@ -30,8 +30,9 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
 void qa_prefetch(const QAggs *s, uint32_t g);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
-/* Folds from's groups into into's: from's group g is into's map[g]. */
-bool qa_merge(QAggs *into, const QAggs *from, const uint32_t *map, uint32_t ngroups);
+/* Folds from's groups into into's: from's group g is into's map[g]. A
+ * quantile's values are handed over, not copied: from keeps none. */
+bool qa_merge(QAggs *into, QAggs *from, const uint32_t *map, uint32_t ngroups);
 /* Spilling (group.c, past the memory budget): whether every aggregate's
  * state is of fixed size (not distinct's pairs nor a quantile's values);
  * the bytes of a group's states; the bytes the states hold now; group g's
@@ -78,5 +79,10 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v);
 /* The q-quantile of v[0 .. n) (n > 0), interpolated between the two values
  * around position q * (n - 1); reorders v. */
 double qa_quantile(double *v, size_t n, double q);
+/* The same of ints, by radix select (the same answer as qa_quantile of
+ * them made floats), with hist [QA_HIST] for counts; reorders v. */
+#define QA_BITS 16
+#define QA_HIST (1u << QA_BITS)
+double qa_quantile_int(int64_t *v, size_t n, double q, uint64_t *hist);
 
 #endif

@@ -15,6 +15,14 @@
 
 #include "store/mem.h"
 
+/* Loops over a column made vector code (-O2 alone leaves most of them a
+ * row at a time: a copy that widens u16s to int64s, a test of each value). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_LOOPS __attribute__((optimize("tree-vectorize")))
+#else
+#define VECTOR_LOOPS
+#endif
+
 /* Scratch per expression node: its value vector and selections. */
 #define NSEL 4
 
@@ -216,7 +224,7 @@ static inline uint32_t at(const KCtx *k, const st_field *f, bool tag, uint32_t r
                 out[j] = (CT)c[idx[j]];                                            \
     } while (0)
 
-static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
+VECTOR_LOOPS static void gather_int(const st_field *f, const char *col, bool run, uint32_t first,
                        const uint32_t *own, const uint32_t *idx, uint32_t n, int64_t *out)
 {
     switch (f->type) {
@@ -235,7 +243,7 @@ static void gather_int(const st_field *f, const char *col, bool run, uint32_t fi
     }
 }
 
-static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
+VECTOR_LOOPS static void gather_float(const st_field *f, const char *col, bool run, uint32_t first,
                          const uint32_t *own, const uint32_t *idx, uint32_t n, double *out)
 {
     if (f->type == ST_F32)
@@ -244,18 +252,26 @@ static void gather_float(const st_field *f, const char *col, bool run, uint32_t 
         GATHER(double, double);
 }
 
+/* Whether idx[0 .. n) is idx[0], idx[0] + 1, ...: a loop without an
+ * exit, made vector code. */
+VECTOR_LOOPS static bool is_run(const uint32_t *idx, uint32_t n)
+{
+    uint32_t off = 0, first = idx[0];
+    for (uint32_t j = 0; j < n; j++)
+        off |= idx[j] ^ (first + j);
+    return !off;
+}
+
 static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *v)
 {
     const st_field *f = &k->s->fields[e->field];
     const char *col = k->b->cols[e->field];
-    uint32_t w = f->width, symlen[256], n = in->n;
+    uint32_t w = f->width, n = in->n;
     const uint32_t *idx = in->idx, *own = tag && f->role != ST_TAG ? k->owner : NULL;
     /* a run of rows: first and last n - 1 apart, and each its place (a
      * quantifier's picks are not in order: rows without a tag read 0) */
     uint32_t first = n ? idx[0] : 0;
-    bool run = !own && n && idx[n - 1] - first == n - 1;
-    for (uint32_t j = 0; run && j < n; j++)
-        run = idx[j] == first + j;
+    bool run = !own && n && idx[n - 1] - first == n - 1 && is_run(idx, n);
     if (e->type == QT_FLOAT) {
         gather_float(f, col, run, first, own, idx, n, v->f);
         return;
@@ -264,22 +280,28 @@ static void eval_field(KCtx *k, const QExpr *e, bool tag, const KSel *in, KVec *
         gather_int(f, col, run, first, own, idx, n, v->i);
         return;
     }
-    if (f->type == ST_ENUM) /* once per batch, not per row */
-        for (uint32_t s = 0; s < f->nsyms; s++)
-            symlen[s] = (uint32_t)strlen(f->syms[s]);
+    if (f->type == ST_ENUM) {   /* (an enum's vector has i: alloc_vec) */
+        /* the codes as ints, then each its symbol from tables made once
+         * per batch (past the symbols, "?"): loops without a branch */
+        const char *sym[256];
+        uint32_t symlen[256];
+        for (uint32_t s = 0; s < 256; s++) {
+            sym[s] = s < f->nsyms ? f->syms[s] : "?";
+            symlen[s] = s < f->nsyms ? (uint32_t)strlen(f->syms[s]) : 1;
+        }
+        gather_int(f, col, run, first, own, idx, n, v->i);
+        for (uint32_t j = 0; j < n; j++) {
+            uint8_t s = (uint8_t)v->i[j];
+            v->sp[j] = sym[s];
+            v->sl[j] = symlen[s];
+        }
+        return;
+    }
     for (uint32_t j = 0; j < n; j++) {
         const char *p = col + (size_t)at(k, f, tag, idx[j]) * w;
-        if (f->type == ST_ENUM) {
-            uint8_t s = *(const uint8_t *)p;
-            v->sp[j] = s < f->nsyms ? f->syms[s] : "?";
-            v->sl[j] = s < f->nsyms ? symlen[s] : 1;
-            if (v->i)
-                v->i[j] = s;
-        } else {
-            const char *z = memchr(p, 0, w);
-            v->sp[j] = p;
-            v->sl[j] = z ? (uint32_t)(z - p) : w;
-        }
+        const char *z = memchr(p, 0, w);
+        v->sp[j] = p;
+        v->sl[j] = z ? (uint32_t)(z - p) : w;
     }
 }
 
@@ -764,7 +786,7 @@ static void all_valid(KVec *v, uint32_t n)
 
 /* A u64 column's values above the ints (negative as int64) are their
  * nearest floats, as comb has them. */
-static void big_floats(KVec *v, uint32_t n)
+VECTOR_LOOPS static void big_floats(KVec *v, uint32_t n)
 {
     bool any = false;
     for (uint32_t j = 0; j < n; j++)
@@ -1043,12 +1065,17 @@ static const KVec *evaluate(KCtx *k, const QExpr *e, bool tag, const KSel *in)
             if (!hit.idx)
                 break;
             filter(k, e, tag, in, &hit);
-            uint32_t h = 0;
-            for (uint32_t j = 0; j < in->n; j++) {
-                bool yes = h < hit.n && hit.idx[h] == in->idx[j];
-                h += yes;
-                v->i[j] = yes;
-            }
+            /* a mark per row (valid's bytes, indexed by row: every row is
+             * under vec_cap), then each row's mark: loops without a chain
+             * from one row to the next, as a walk of hit beside in has */
+            uint8_t *mark = v->valid;
+            const uint32_t *ix = in->idx;
+            for (uint32_t j = 0; j < in->n; j++)
+                mark[ix[j]] = 0;
+            for (uint32_t h = 0; h < hit.n; h++)
+                mark[hit.idx[h]] = 1;
+            for (uint32_t j = 0; j < in->n; j++)
+                v->i[j] = mark[ix[j]];
             all_valid(v, in->n);
         }
         break;
