@@ -66,8 +66,9 @@ static bool beside_file(const char *path, char *buf, size_t size)
 }
 
 /* The bytes of a regular file, mapped (pages are read as touched, a
- * hit of a big module costs few page faults); NULL if it cannot be. */
-static const unsigned char *map_file(const char *path, size_t *len)
+ * hit of a big module costs few page faults); NULL if it cannot be. With
+ * keep, *keep is the file left open (else closed). */
+static const unsigned char *map_file(const char *path, size_t *len, int *keep)
 {
     static const unsigned char empty[1];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -79,7 +80,10 @@ static const unsigned char *map_file(const char *path, size_t *len)
         *len = (size_t)st.st_size;
         p = !*len ? (void *)empty : mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
     }
-    close(fd);
+    if (p && p != MAP_FAILED && keep)
+        *keep = fd;
+    else
+        close(fd);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -94,23 +98,27 @@ typedef struct LoadJob {
     const unsigned char *p;
     size_t n;
     uint64_t key;
+    int fd;
     VProto *main;
 } LoadJob;
 
 static void load_job(VM *vm, void *ud)
 {
     LoadJob *j = ud;
-    j->main = vm_chunk_load(vm, j->m, j->p, j->n, j->key);
+    j->main = vm_chunk_load(vm, j->m, j->p, j->n, j->key, j->fd);
 }
 
-/* main from the cache file at file, or NULL. */
+/* main from the cache file at file, or NULL. m keeps the file open: its
+ * functions' source positions are read from it when an error wants one. */
 static VProto *load(VM *vm, VModule *m, const char *file, uint64_t key)
 {
-    LoadJob j = {.m = m, .key = key};
-    if (!(j.p = map_file(file, &j.n)))
+    LoadJob j = {.m = m, .key = key, .fd = -1};
+    if (!(j.p = map_file(file, &j.n, &j.fd)))
         return NULL;
     int rc = vm_protect(vm, load_job, &j);
     unmap_file(j.p, j.n);
+    if (!j.main && j.fd >= 0)
+        close(j.fd);
     if (rc)
         vm_rethrow(vm);
     return j.main;
@@ -121,7 +129,7 @@ VProto *lc_cache_get(VM *vm, VModule *m, const char *path)
     char file[PATH_MAX];
     size_t len;
     const unsigned char *src;
-    if (!strcmp(mode(), "off") || !strcmp(mode(), "refresh") || !(src = map_file(path, &len)))
+    if (!strcmp(mode(), "off") || !strcmp(mode(), "refresh") || !(src = map_file(path, &len, NULL)))
         return NULL;
     uint64_t key = XXH3_64bits(src, len);
     unmap_file(src, len);

@@ -10,6 +10,7 @@
 
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY     /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
@@ -130,8 +131,9 @@ static bool put_proto(Writer *w, const VProto *p, int depth)
     for (size_t i = 0; i < p->ncode; i++)
         put32(w, p->code[i]);
     for (size_t i = 0; i < p->ncode; i++) {
-        put32(w, p->pos[i].line);
-        put32(w, p->pos[i].col);
+        VmPos at = vm_chunk_pos(p, i);
+        put32(w, at.line);
+        put32(w, at.col);
     }
     put32(w, p->nk);
     for (size_t i = 0; i < p->nk; i++)
@@ -198,8 +200,9 @@ typedef struct OpCheck OpCheck;
 typedef struct Reader {
     VM *vm;
     VModule *m;
-    const unsigned char *p, *end;
+    const unsigned char *base, *p, *end;
     bool bad;
+    bool keep_pos;          /* positions left in the file (vm_chunk_pos) */
     const OpCheck *checks;  /* by opcode, for code_ok */
     VStr **strs;            /* STRS slots, open addressing */
     size_t nstrs;
@@ -434,8 +437,13 @@ static VProto *get_proto(Reader *r, int depth)
     p->code = vm_alloc(vm, n * sizeof *p->code);
     get_u32s(r, p->code, n);
     p->ncode = n;
-    p->pos = vm_alloc(vm, n * sizeof *p->pos);
-    get_u32s(r, &p->pos[0].line, 2 * (size_t)n);
+    if (r->keep_pos) {  /* a third of a module's heap, pages touched at each start */
+        p->posat = (uint64_t)(r->p - r->base);
+        take(r, 8 * (size_t)n);
+    } else {
+        p->pos = vm_alloc(vm, n * sizeof *p->pos);
+        get_u32s(r, &p->pos[0].line, 2 * (size_t)n);
+    }
     n = get_count(r, 1);
     if (n) {
         p->k = vm_alloc(vm, n * sizeof *p->k);
@@ -481,7 +489,8 @@ static VProto *get_proto(Reader *r, int depth)
     return p;
 }
 
-VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint64_t key)
+VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint64_t key,
+                      int fd)
 {
     if (n < HEAD + 8 || memcmp(p, MAGIC, 8) || st_get64(p + 8) != vm_chunk_build() ||
         st_get64(p + 16) != key || st_get64(p + n - 8) != XXH3_64bits(p, n - 8))
@@ -492,7 +501,8 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
         op_extract(&checks[op]);
     }
     VStr *strs[STRS] = {NULL};
-    Reader r = {.vm = vm, .m = m, .p = p + HEAD, .end = p + n - 8, .checks = checks, .strs = strs};
+    Reader r = {.vm = vm, .m = m, .base = p, .p = p + HEAD, .end = p + n - 8,
+                .keep_pos = fd >= 0, .checks = checks, .strs = strs};
     uint32_t nvars = get_count(&r, 5);
     for (uint32_t i = 0; i < nvars && !r.bad; i++) {
         VStr *name = get_str(&r);
@@ -505,5 +515,18 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
     VProto *main = get_proto(&r, 0);
     if (!main || r.p != r.end || main->nparams || main->nupvals)
         return NULL;
+    if (fd >= 0)
+        m->posfd = fd;
     return main;
+}
+
+VmPos vm_chunk_pos(const VProto *p, size_t at)
+{
+    if (p->pos)
+        return p->pos[at];
+    unsigned char b[8];
+    int fd = p->module ? p->module->posfd : -1;
+    if (fd >= 0 && pread(fd, b, 8, (off_t)(p->posat + 8 * at)) == 8)
+        return (VmPos){st_get32(b), st_get32(b + 4)};
+    return (VmPos){p->line, p->col};
 }

@@ -27,7 +27,16 @@ VStr *vm_chunk_save(VM *vm, VModule *m, uint64_t key);
 
 /* Fills m (new, no names yet) from the n bytes at p made by vm_chunk_save
  * with key: its main function, or NULL if the bytes are not such (m may
- * then hold names: discard it). Raises on out of memory. */
-VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint64_t key);
+ * then hold names: discard it). With fd, the open file the bytes are of,
+ * the functions' source positions stay there (only an error message wants
+ * them): on success m keeps fd (m->posfd, closed with m); else the caller
+ * closes it. With fd -1 they are copied. Raises on out of memory. */
+VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint64_t key,
+                      int fd);
+
+/* The source position of p's instruction at: from p->pos, else read from
+ * its module's file; p's own (where the function starts) if the file no
+ * longer holds it (cut short since). */
+VmPos vm_chunk_pos(const VProto *p, size_t at);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "vm/chunkio.h"
 #include "vm/natives.h"
 #include "vm/opcodes.h"
 #include "vm/vm.h"
@@ -57,7 +58,8 @@ static void show_instr(const VProto *p, size_t at, FILE *out)
 {
     Instr i = p->code[at];
     VmOpcode op = OP(i);
-    fprintf(out, "%6zu  %4u:%-4u %-10s", at, p->pos[at].line, p->pos[at].col, vm_op_names[op]);
+    VmPos pos = vm_chunk_pos(p, at);
+    fprintf(out, "%6zu  %4u:%-4u %-10s", at, pos.line, pos.col, vm_op_names[op]);
     switch (formats[op]) {
     case F_A:
         fprintf(out, " %d", GA(i));

@@ -49,6 +49,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "vm/cpu.h"
 #include "vm/lib.h"
 #include "vm/lib_search.h"
 
@@ -576,10 +577,9 @@ int search_vec_level(void)
 #ifdef HAVE_X86_VECTORS
     static int level = -1;
     if (level < 0)
-        level = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi")
-                    ? VEC_AVX512
-                : __builtin_cpu_supports("avx2")   ? VEC_AVX2
-                                                   : VEC_SSE;
+        level = vm_cpu_has(VM_CPU_AVX512BW) && vm_cpu_has(VM_CPU_AVX512VBMI) ? VEC_AVX512
+                : vm_cpu_has(VM_CPU_AVX2)                                        ? VEC_AVX2
+                                                                                 : VEC_SSE;
     return level;
 #else
     return VEC_PORTABLE;
@@ -773,7 +773,7 @@ size_t search_packed_find(const unsigned char *p, size_t i, size_t end,
 #ifdef HAVE_X86_VECTORS
     static int ssse3 = -1;
     if (ssse3 < 0)
-        ssse3 = __builtin_cpu_supports("ssse3") ? 1 : 0;
+        ssse3 = vm_cpu_has(VM_CPU_SSSE3) ? 1 : 0;
     if (level == VEC_AVX512)
         return packed_avx512(p, j, end, masks, k, stop);
     if (level == VEC_AVX2)

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "vm/vm.h"
 
@@ -128,6 +129,7 @@ VModule *vm_module_new(VM *vm, const char *name, const char *path)
     m->name = vm_str_cstr(vm, name);
     m->path = vm_str_cstr(vm, path);
     m->symbols = vm_map_new(vm, 0);
+    m->posfd = -1;
     vm_pop_root(vm, 1);
     return m;
 }
@@ -281,6 +283,8 @@ void vm_obj_release(VM *vm, Obj *o)
         VModule *m = (VModule *)o;
         vm_free_mem(vm, m->vars, m->cap * sizeof(Value));
         vm_free_mem(vm, m->exported, m->cap);
+        if (m->posfd >= 0)
+            close(m->posfd);
         vm_free_obj(vm, m, sizeof *m);
         break;
     }

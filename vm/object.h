@@ -186,7 +186,8 @@ struct VModule;
 typedef struct VProto {
     Obj hdr;
     uint32_t *code;
-    VmPos *pos;         /* source position of each instruction */
+    VmPos *pos;         /* source position of each instruction, or NULL: */
+    uint64_t posat;     /* then at this offset of its module's posfd */
     size_t ncode;
     Value *k;
     size_t nk;
@@ -274,6 +275,7 @@ typedef struct VModule {
     int state;
     VProto *main;       /* until it has run */
     VArray *source;     /* the last text compiled into it (vm/place.c), or NULL */
+    int posfd;          /* the cache file its functions were loaded from, or -1 */
 } VModule;
 
 VModule *vm_module_new(VM *vm, const char *name, const char *path);

@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <string.h>
+
+#include "vm/cpu.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define SHA_NI 1
@@ -95,8 +97,7 @@ static void rounds(Sha256 *s, const unsigned char *p)
 #ifdef SHA_NI
     static int has = -1;
     if (has < 0) {
-        __builtin_cpu_init();
-        has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+        has = vm_cpu_has(VM_CPU_SHA) && vm_cpu_has(VM_CPU_SSE4_1);
     }
     if (has && extensions) {
         block_ni(s, p);

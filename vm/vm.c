@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/mem.h"
+#include "vm/chunkio.h"
 #include "vm/natives.h"
 #include "vm/place.h"
 #include "vm/opcodes.h"
@@ -171,7 +172,7 @@ void vm_frame_pos(const VmFrame *f, VmPos *pos)
 {
     const VProto *p = f->fn->p;
     size_t at = (size_t)(f->pc - p->code);
-    *pos = at ? p->pos[at - 1] : (VmPos){p->line, p->col};
+    *pos = at ? vm_chunk_pos(p, at - 1) : (VmPos){p->line, p->col};
 }
 
 const char *vm_frame_name(const VmFrame *f)

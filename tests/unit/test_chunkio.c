@@ -86,7 +86,7 @@ static void load_job(VM *vm, void *ud)
     Load *l = ud;
     l->m = vm_module_new(vm, "t", "<test>");
     vm_push_root(vm, v_obj(l->m));
-    l->main = vm_chunk_load(vm, l->m, l->p, l->n, l->key);
+    l->main = vm_chunk_load(vm, l->m, l->p, l->n, l->key, -1);
     vm_pop_root(vm, 1);
 }
 

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "lang/modcache.h"
 #include "lang/load.h"
+#include "lang/modcache.h"
 #include "tests/unit/tmpdir.h"
+#include "vm/chunkio.h"
 #include "vm/vm.h"
 
 typedef struct Fixture {
@@ -136,6 +138,41 @@ static void put_then_hit(void **state)
     assert_true(hit(f));
 }
 
+/* A hit leaves the functions' source positions in the cache file until an
+ * error wants one: read from it they are the compiler's; from the file
+ * cut short since, the function's own place, never a crash. */
+static void positions_are_read_from_the_file(void **state)
+{
+    Fixture *f = *state;
+    Job made = {.path = f->src}, got = {.path = f->src};
+    assert_int_equal(vm_protect(f->vm, put_job, &made), 0);
+    vm_push_root(f->vm, v_obj(made.m));
+    assert_int_equal(vm_protect(f->vm, get_job, &got), 0);
+    vm_push_root(f->vm, v_obj(got.m));
+    assert_non_null(got.main);
+    assert_true(got.m->posfd >= 0);
+    const VProto *want[] = {made.m->main, made.m->main->protos[0]};
+    const VProto *have[] = {got.main, got.main->protos[0]};
+    for (int k = 0; k < 2; k++) {
+        assert_null(have[k]->pos);
+        assert_int_equal(have[k]->ncode, want[k]->ncode);
+        for (size_t i = 0; i < want[k]->ncode; i++) {
+            VmPos a = vm_chunk_pos(want[k], i), b = vm_chunk_pos(have[k], i);
+            assert_int_equal(a.line, b.line);
+            assert_int_equal(a.col, b.col);
+        }
+    }
+    char file[2 * PATH_MAX];
+    assert_true(only_file(f->cache, file, sizeof file));
+    assert_int_equal(truncate(file, 30), 0);
+    for (int k = 0; k < 2; k++) {
+        VmPos b = vm_chunk_pos(have[k], have[k]->ncode - 1);
+        assert_int_equal(b.line, have[k]->line);
+        assert_int_equal(b.col, have[k]->col);
+    }
+    vm_pop_root(f->vm, 2);
+}
+
 static void changed_source_misses(void **state)
 {
     Fixture *f = *state;
@@ -224,6 +261,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(put_then_hit, setup, teardown),
+        cmocka_unit_test_setup_teardown(positions_are_read_from_the_file, setup, teardown),
         cmocka_unit_test_setup_teardown(changed_source_misses, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_file_misses_then_is_rewritten, setup, teardown),
         cmocka_unit_test_setup_teardown(beside_the_source_is_read, setup, teardown),

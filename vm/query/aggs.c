@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/mem.h"
+#include "vm/cpu.h"
 #include "vm/query/gtable.h"
 
 /* What an aggregate keeps per group (besides n, its values counted). */
@@ -497,7 +498,7 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
 /* The least (min) or greatest of y[0 .. n) (n > 0), as signed or
  * unsigned words: plain reductions, made vector code for the host's
  * vector unit where it has one of those named (the baseline x86-64 has
- * no compare of 64-bit words; target clones need glibc's ifunc). */
+ * no compare of 64-bit words). */
 #define REDUCE(T)                                                              \
     do {                                                                       \
         const T *z = (const T *)(const void *)y;                               \
@@ -511,15 +512,32 @@ static bool update_quant(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n
         return (uint64_t)b;                                                    \
     } while (0)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
-#endif
+#define BOUND(name, attrs)                                                     \
+    attrs static uint64_t name(const int64_t *y, uint32_t n, bool min, bool u) \
+    {                                                                          \
+        if (u)                                                                 \
+            REDUCE(uint64_t);                                                  \
+        REDUCE(int64_t);                                                       \
+    }
+#define VECTORISED __attribute__((optimize("tree-vectorize")))
+BOUND(bound_base, VECTORISED)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* chosen by vm/cpu.c, not target_clones: whose resolver links libgcc's
+ * CPUID at every start of comb (docs/GRE.md, start-up) */
+BOUND(bound_avx2, VECTORISED __attribute__((target("avx2"))))
+BOUND(bound_avx512, VECTORISED __attribute__((target("avx512f"))))
 static uint64_t bound(const int64_t *y, uint32_t n, bool min, bool u)
 {
-    if (u)
-        REDUCE(uint64_t);
-    REDUCE(int64_t);
+    static uint64_t (*f)(const int64_t *, uint32_t, bool, bool);
+    if (!f)
+        f = vm_cpu_has(VM_CPU_AVX512F) ? bound_avx512
+            : vm_cpu_has(VM_CPU_AVX2)  ? bound_avx2
+                                       : bound_base;
+    return f(y, n, min, u);
 }
+#else
+#define bound bound_base
+#endif
 
 /* min and max of all-valid ints (a u64 field's as unsigned words) in
  * one loop each; false when v is not such. */

@@ -27,17 +27,27 @@ cat >"$t/main.comb" <<'EOF'
 import "m"
 print(m.report())
 EOF
+# an error in a cached module: its positions are read from the cache file
+cat >"$t/bad.comb" <<'EOF'
+fn inner(x) {
+    let y = x + 1
+    return y + nil
+}
+fn outer(x) { return inner(x) * 2 }
+EOF
+printf 'import "bad"\nprint(bad.outer(1))\n' >"$t/raise.comb"
 run() {
     "$COMB" gre -n -i -e foo -e qux a b 2>&1; echo "status $?"
     "$COMB" gre -c -a -w foo a b 2>&1; echo "status $?"
     "$COMB" "$t/main.comb" 2>&1; echo "status $?"
+    "$COMB" raise.comb 2>&1; echo "status $?"
 }
 export COMB_MODCACHE_DIR="$t/cache"
 COMB_MODCACHE=off run >"$t/want"
 cat "$t/want"
 run >"$t/first"
 cmp -s "$t/want" "$t/first" && echo "first run (writing the cache): same"
-ls "$t/cache" | grep -c '^m-.*\.combc$'
+ls "$t/cache" | grep -c '^\(m\|bad\)-.*\.combc$'
 run >"$t/second"
 cmp -s "$t/want" "$t/second" && echo "second run (from the cache): same"
 for f in "$t"/cache/m-*.combc; do
