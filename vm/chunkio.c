@@ -353,10 +353,11 @@ static void op_extract(OpCheck *c)
 static OpCheck op_check(unsigned op)
 {
     if (op >= OP__COUNT)
-        return (OpCheck){O_NONE, L_NONE, false};
+        return (OpCheck){.operand = O_NONE, .bound = L_NONE};
     unsigned f = op_format[op];
     /* a test is read with the JMP after it */
-    OpCheck c = {O_NONE, L_ANY, f == F_ABk || f == F_AKk || f == F_AIk || f == F_Ak};
+    OpCheck c = {.operand = O_NONE, .bound = L_ANY,
+                 .jmp_next = f == F_ABk || f == F_AKk || f == F_AIk || f == F_Ak};
     switch (f) {
     case F_AK: c.operand = O_BX; c.bound = L_K; break;
     case F_ABK: c.operand = O_C; c.bound = L_K; break;
@@ -364,25 +365,25 @@ static OpCheck op_check(unsigned op)
     case F_sJ: c.operand = O_J; c.bound = L_CODE; break;
     case F_AsBx:
         if (op == OP_FORLOOP || op == OP_ITERLOOP || op == OP_ITERLOOP2)
-            c = (OpCheck){O_BACK, L_CODE, false};
+            c = (OpCheck){.operand = O_BACK, .bound = L_CODE};
         else if (op != OP_LOADI)
-            c = (OpCheck){O_FWD, L_CODE, false};
+            c = (OpCheck){.operand = O_FWD, .bound = L_CODE};
         break;
     case F_ABx:
         if (op == OP_GETMOD || op == OP_SETMOD)
-            c = (OpCheck){O_BX, L_VARS, false};
+            c = (OpCheck){.operand = O_BX, .bound = L_VARS};
         else if (op == OP_GETNATIVE)
-            c = (OpCheck){O_BX, L_NATIVES, false};
+            c = (OpCheck){.operand = O_BX, .bound = L_NATIVES};
         else if (op == OP_CLOSURE)
-            c = (OpCheck){O_BX, L_PROTOS, false};
+            c = (OpCheck){.operand = O_BX, .bound = L_PROTOS};
         break;
     case F_AB:
         if (op == OP_GETUPV || op == OP_SETUPV)
-            c = (OpCheck){O_B, L_UPVALS, false};
+            c = (OpCheck){.operand = O_B, .bound = L_UPVALS};
         break;
     case F_ABC:
         if (op == OP_CALLN)
-            c = (OpCheck){O_C, L_NATIVES, false};
+            c = (OpCheck){.operand = O_C, .bound = L_NATIVES};
         break;
     default:
         break;
