@@ -122,6 +122,12 @@ void vm_array_reserve(VM *vm, VArray *a, size_t cap);
  * the caller fills its cols->cells (row by row) before anything else
  * allocates. */
 VArray *vm_array_columns(VM *vm, size_t n, uint32_t nf, const Value *names);
+/* Its length, as columns too: counting the rows makes none of them. */
+static inline size_t vm_array_len(Value v)
+{
+    const VArray *a = (const VArray *)v.as.o;
+    return (a->hdr.flags & ARRAY_COLUMNS) ? a->cols->n : a->len;
+}
 
 /* ---- maps ------------------------------------------------------------- */
 
