@@ -4,7 +4,8 @@
 # the rows the maps would have been (COMB_SCAN_MAPS=1 makes them at once;
 # the outputs must be the same; so with the collector at every safe point,
 # COMB_GC_STRESS=1: strings held as columns, shared between rows, stay
-# alive), sorted in the scan, renamed, a name given twice, with steps after.
+# alive), sorted in the scan, renamed, a name given twice, more fields than
+# a map searches in order (an index), with steps after.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 cat > mk.comb <<'END'
 schema ev {
@@ -40,6 +41,8 @@ print("sorted in the scan", rows(ds | where x > 1400 | select event, file | sort
 print("sorted all", rows(ds | where x > 1490 | select file, event | sort file, event desc))
 print("renamed", rows(ds | where x > 1490 | select e: event, f: file, run))
 print("twice", rows(ds | where x > 1490 | select a: event, a: file))
+let w = rows(ds | where x > 1495 | select run, event, file, at, kind, x, ok, r2: run, e2: event)
+print("wide", w, w[0].e2, w[1].x, w[2].ok)
 print("none", rows(ds | where x > 99999 | select event), len(rows(ds | where x > 99999 | select event)))
 let many = []
 for i in 0..4 { push(many, g()) }
