@@ -57,10 +57,8 @@ static void put_fields(VM *vm, const VSchema *vs, VMap *m, uint32_t from, uint32
                        vm_field_value(vm, vs, f, row + s->fields[f].offset));
 }
 
-/* Field f's value at p; a string as last[i] when it has the same bytes
- * (consecutive rows often name the same file), which it then becomes. */
-static Value shared_value(VM *vm, const VSchema *vs, uint32_t f, const unsigned char *p,
-                          VStr **last, uint32_t i)
+Value vm_field_shared(VM *vm, const VSchema *vs, uint32_t f, const unsigned char *p,
+                      VStr **last, uint32_t i)
 {
     const st_field *fd = &vs->s->fields[f];
     if (!last || fd->type != ST_CHAR)
@@ -89,7 +87,7 @@ Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
         for (uint32_t i = 0; i < nrowf; i++) {
             uint32_t f = shape->row[i], w = s->fields[f].width;
             VStr *name = shape->names ? shape->names[i] : vs->names[f];
-            vm_map_set(vm, m, v_obj(name), shared_value(vm, vs, f, row, shape->last, i));
+            vm_map_set(vm, m, v_obj(name), vm_field_shared(vm, vs, f, row, shape->last, i));
             row += w;
         }
     } else {

@@ -119,6 +119,11 @@ VSource *vm_source_of(Value v);
 /* The comb value of field f stored at p: int (integers, time), float,
  * bool, string (char[N] up to its first NUL, enum symbol). */
 Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p);
+/* The same, a string given as last[i] when it has the same bytes
+ * (consecutive rows often name the same file), which it then becomes
+ * (last NULL: none kept; the caller keeps them alive). */
+Value vm_field_shared(VM *vm, const VSchema *vs, uint32_t f, const unsigned char *p,
+                      VStr **last, uint32_t i);
 /* Stores v into field f at dst, or raises "what: field 'x' ...". */
 void vm_field_store(VM *vm, const VSchema *vs, uint32_t f, Value v, void *dst, const char *what);
 

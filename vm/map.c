@@ -109,6 +109,20 @@ VMap *vm_map_new_keyed(VM *vm, size_t cap)
     return m;
 }
 
+VMap *vm_map_row(VM *vm, const Value *keys, const Value *vals, size_t n)
+{
+    VMap *m = vm_map_new_keyed(vm, n);
+    if (n > MAP_LINEAR) {   /* an index to fill: key by key */
+        for (size_t j = 0; j < n; j++)
+            vm_map_set(vm, m, keys[j], vals[j]);
+        return m;
+    }
+    for (size_t j = 0; j < n; j++)
+        m->entries[j] = (MapEntry){keys[j], vals[j]};
+    m->count = m->live = n;
+    return m;
+}
+
 /* The entry of key (hash h) in a map that is not dense. */
 static MapEntry *find(const VMap *m, Value key, uint32_t h)
 {

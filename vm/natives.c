@@ -165,7 +165,7 @@ Value nat_len(VM *vm, int argc, Value *argv)
     case VT_STR:
         return v_int((int64_t)AS_STR(argv[0])->len);
     case VT_ARRAY:
-        return v_int((int64_t)AS_ARRAY(argv[0])->len);
+        return v_int((int64_t)vm_array_len(argv[0]));
     case VT_MAP:
         return v_int((int64_t)AS_MAP(argv[0])->live);
     default:

@@ -74,10 +74,14 @@ void vm_array_force(Obj *o)
     VM *vm = c->vm;
     if (!c->built)
         c->built = vm_alloc(vm, (c->n ? c->n : 1) * sizeof(Value));
+    bool distinct = true;   /* a select may name a field twice: the last wins */
+    for (uint32_t j = 0; j < c->nf; j++)
+        for (uint32_t k = 0; k < j; k++)
+            distinct &= !str_equal(AS_STR(c->names[j]), AS_STR(c->names[k]));
     for (size_t i = 0; i < c->n; i++) {
-        VMap *m = vm_map_new_keyed(vm, c->nf);
         const Value *row = c->cells + i * c->nf;
-        for (uint32_t j = 0; j < c->nf; j++)
+        VMap *m = distinct ? vm_map_row(vm, c->names, row, c->nf) : vm_map_new_keyed(vm, c->nf);
+        for (uint32_t j = 0; !distinct && j < c->nf; j++)
             vm_map_set(vm, m, c->names[j], row[j]);
         c->built[i] = v_obj(m);
     }

@@ -122,6 +122,12 @@ void vm_array_reserve(VM *vm, VArray *a, size_t cap);
  * the caller fills its cols->cells (row by row) before anything else
  * allocates. */
 VArray *vm_array_columns(VM *vm, size_t n, uint32_t nf, const Value *names);
+/* Its length, as columns too: counting the rows makes none of them. */
+static inline size_t vm_array_len(Value v)
+{
+    const VArray *a = (const VArray *)v.as.o;
+    return (a->hdr.flags & ARRAY_COLUMNS) ? a->cols->n : a->len;
+}
 
 /* ---- maps ------------------------------------------------------------- */
 
@@ -166,6 +172,9 @@ VMap *vm_map_new(VM *vm, size_t cap);
 /* A map for cap keys other than 0, 1, 2... (a row's field names): in the
  * general form at once, not made dense and then converted. */
 VMap *vm_map_new_keyed(VM *vm, size_t cap);
+/* A map of n keys, all different strings (not checked), set to vals in
+ * order: a row made without looking its keys up. */
+VMap *vm_map_row(VM *vm, const Value *keys, const Value *vals, size_t n);
 /* The value at key, or false when absent (*out untouched). */
 bool vm_map_get(VM *vm, VMap *m, Value key, Value *out);
 Value *vm_map_ref(VMap *m, Value key);   /* no error: NULL if absent or bad key */

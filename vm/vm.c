@@ -718,7 +718,7 @@ static int64_t length(VM *vm, Value v)
     case VT_STR:
         return (int64_t)AS_STR(v)->len;
     case VT_ARRAY:
-        return (int64_t)AS_ARRAY(v)->len;
+        return (int64_t)vm_array_len(v);
     case VT_MAP:
         return (int64_t)AS_MAP(v)->live;
     default:

@@ -311,8 +311,9 @@ static void collects_the_unreachable(void **state)
 }
 
 /* An array held as columns: its cells' strings live through collections
- * while held, AS_ARRAY makes its rows (maps of the named fields in
- * order), and every byte is given back once it is garbage, made or not. */
+ * while held, vm_array_len counts its rows as they are, AS_ARRAY makes
+ * its rows (maps of the named fields in order), and every byte is given
+ * back once it is garbage, made or not. */
 static void columns_become_rows_when_read(void **state)
 {
     VM *vm = *state;
@@ -330,6 +331,7 @@ static void columns_become_rows_when_read(void **state)
     }
     assert_int_equal(a->len, 0);    /* not read yet */
     vm_gc(vm);
+    assert_int_equal(vm_array_len(av), 3);  /* counted, still columns */
     assert_true(a->hdr.flags & ARRAY_COLUMNS);
     VArray *r = AS_ARRAY(av);
     assert_false(r->hdr.flags & ARRAY_COLUMNS);
@@ -346,6 +348,7 @@ static void columns_become_rows_when_read(void **state)
         assert_int_equal(AS_INT(n), 10 * i);
     }
     assert_int_equal(AS_ARRAY(av)->len, 3);     /* made once */
+    assert_int_equal(vm_array_len(av), 3);
     /* one never read, and no rows at all */
     vm_push_root(vm, v_obj(vm_array_columns(vm, 1000, 2, names)));
     Value none = v_obj(vm_array_columns(vm, 0, 2, names));

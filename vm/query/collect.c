@@ -458,11 +458,44 @@ Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **las
  * few fields selected; a whole wide row is left as it was). */
 #define LAST_MAX 16
 
-/* The collected rows of every partition, in order, as maps. */
+/* Rows of up to this many fields, a select the collector makes
+ * (out_names), are held as columns. */
+#define COLUMNS_MAX 64
+
+/* The rows of a select the collector makes as columns (vm_array_columns):
+ * the values the maps would hold, the maps made only when comb code reads
+ * the array (len counts its rows without them). A million events
+ * returned cost their values, not a million maps to make and collect. */
+static Value collect_columns(VM *vm, Shared *sh, Ordered *o)
+{
+    const QScan *sc = sh->sc;
+    const st_field *fs = sc->vs->s->fields;
+    Value names[COLUMNS_MAX];
+    for (uint32_t i = 0; i < sc->nout_row; i++)
+        names[i] = v_obj(sc->out_names[i]);
+    VArray *a = vm_array_columns(vm, o->n, sc->nout_row, names);
+    Value av = v_obj(a);
+    vm_push_root(vm, av);
+    VStr *last[LAST_MAX] = {NULL};
+    VStr **lp = sc->nout_row <= LAST_MAX ? last : NULL;
+    Value *cell = a->cols->cells;
+    for (const unsigned char *r; (r = qcollect_next(vm, sh, o));) {
+        r += sc->keyw;
+        for (uint32_t i = 0; i < sc->nout_row; r += fs[sc->out_row[i++]].width)
+            *cell++ = vm_field_shared(vm, sc->vs, sc->out_row[i], r, lp, i);
+    }
+    vm_pop_root(vm, 1);
+    return av;
+}
+
+/* The collected rows of every partition, in order, as maps (or columns
+ * that become them: COMB_SCAN_MAPS=1 makes the maps at once). */
 static Value collect_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
 {
     (void)w;
     qcollect_begin(vm, sh, o);
+    if (sh->sc->out_names && sh->sc->nout_row <= COLUMNS_MAX && !getenv("COMB_SCAN_MAPS"))
+        return collect_columns(vm, sh, o);
     VArray *a = vm_array_new(vm, o->n);
     Value av = v_obj(a);
     vm_push_root(vm, av);

@@ -906,6 +906,8 @@ Value rows_run(VM *vm, QPlan *p, int from, Value rows)
         rows = from_stream(vm, p, &from, rows);
     for (int i = from; i < p->nsteps; i++) {
         const QStep *s = &p->steps[i];
+        if (s->by_scan)
+            continue;   /* the scan's rows are the select's (columns kept as they are) */
         if (!IS_ARRAY(rows))
             vm_error(vm, "'%s' needs rows, not %s", vm_verbs[s->verb].name, v_type_name(rows));
         VArray *in = AS_ARRAY(rows);
