@@ -183,6 +183,20 @@ static void prompt_follows_line(void)
     }
 }
 
+/* ppoll returns input that is ready without delivering a signal that came
+ * before it (a Ctrl-C and the keys after it, all there when comb next
+ * runs): such signals are taken first, so those keys are not read as typed
+ * before the Ctrl-C. Whether one was. */
+static bool take_signals(const sigset_t *orig, const sigset_t *block)
+{
+    sigset_t pending;
+    if (sigpending(&pending) || (!sigismember(&pending, SIGINT) && !sigismember(&pending, SIGWINCH)))
+        return false;
+    sigprocmask(SIG_SETMASK, orig, NULL);
+    sigprocmask(SIG_BLOCK, block, NULL);
+    return true;
+}
+
 /* The next line typed (readline's, to free()), or NULL at the end. After a
  * statement (follows), the prompt is the statement prompt until the line
  * shows it continues the one before. */
@@ -217,6 +231,8 @@ static char *read_line(const char *prompt, bool follows)
             rl_resize_terminal();
         }
         int n = ppoll(&pfd, 1, NULL, &orig);
+        if (n > 0 && take_signals(&orig, &block))
+            continue;
         if (n > 0) {
             rl_callback_read_char();
             if (follows && !rp.got_line)
