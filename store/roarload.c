@@ -6,11 +6,9 @@
  * its header declares them); each forwards to the library's own. */
 #include "config.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <roaring/roaring.h>
+
+#include "store/dynlib.h"
 
 /* return type, name, parameters, arguments */
 #define ROAR_FUNCS(X)                                                                          \
@@ -33,34 +31,12 @@
     X(void, roaring_free_uint32_iterator, (roaring_uint32_iterator_t *it), (it))               \
     X(bool, roaring_move_uint32_iterator_equalorlarger, (roaring_uint32_iterator_t *it, uint32_t v), (it, v))
 
-#define FIELD(ret, name, params, args) ret(*name) params;
-static struct {
-    ROAR_FUNCS(FIELD)
-} lib;
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-/* As the dynamic linker does when a library is missing at start: comb
- * cannot go on without the functions, and says which. */
-static void load(void)
-{
-    void *h = dlopen(ROARING_SONAME, RTLD_NOW | RTLD_LOCAL);
-    const char *miss = h ? NULL : ROARING_SONAME;
-#define BIND(ret, name, params, args)                                          \
-    if (h && !(*(void **)&lib.name = dlsym(h, #name)) && !miss)               \
-        miss = #name;
-    ROAR_FUNCS(BIND)
-    if (miss) {
-        fprintf(stderr, "comb: cannot load the bitmap index library (%s): %s\n", miss,
-                h ? "symbol not found" : dlerror());
-        exit(127);
-    }
-}
+ST_DYN_LIB(ROAR_FUNCS, ROARING_SONAME, "the bitmap index library")
 
 #define FORWARD(ret, name, params, args)                                       \
     ret name params                                                            \
     {                                                                          \
-        pthread_once(&once, load);                                             \
+        load_once();                                                           \
         return lib.name args;                                                  \
     }
 ROAR_FUNCS(FORWARD)
