@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "vm/lib.h"
+#include "vm/mathlib.h"
 
 Value nat_abs(VM *vm, int argc, Value *argv)
 {
@@ -128,7 +129,7 @@ static Value to_int(VM *vm, Value *argv, double (*round_fn)(double))
 Value nat_floor(VM *vm, int argc, Value *argv)
 {
     (void)argc;
-    return to_int(vm, argv, floor);
+    return to_int(vm, argv, vm_math_floor);
 }
 
 Value nat_ceil(VM *vm, int argc, Value *argv)
@@ -143,7 +144,7 @@ Value nat_ceil(VM *vm, int argc, Value *argv)
 Value nat_round(VM *vm, int argc, Value *argv)
 {
     if (argc < 2 || IS_NIL(argv[1]))
-        return to_int(vm, argv, round);
+        return to_int(vm, argv, vm_math_round);
     int64_t d = vm_arg_int(vm, argv, 1);
     if (IS_INT(argv[0])) {
         int64_t x = argv[0].as.i, p = 1;
@@ -161,11 +162,11 @@ Value nat_round(VM *vm, int argc, Value *argv)
     if (d >= 17 || !isfinite(x))
         return v_float(x);
     if (d < 0) {
-        double p = pow(10, (double)-d);
-        return v_float(round(x / p) * p);
+        double p = vm_math_pow(10, (double)-d);
+        return v_float(vm_math_round(x / p) * p);
     }
-    double p = pow(10, (double)d), s = x * p, t = floor(s) + 0.5;
-    if (fma(x, p, -t) == 0)     /* exactly half way: away from zero, as round(x) */
+    double p = vm_math_pow(10, (double)d), s = x * p, t = vm_math_floor(s) + 0.5;
+    if (vm_math_fma(x, p, -t) == 0)     /* exactly half way: away from zero, as round(x) */
         return v_float((x < 0 ? t - 0.5 : t + 0.5) / p);
     char buf[400];  /* else the nearest: printf rounds the exact binary value */
     snprintf(buf, sizeof buf, "%.*f", (int)d, x);
@@ -177,7 +178,7 @@ Value nat_round(VM *vm, int argc, Value *argv)
     Value nat_##fn(VM *vm, int argc, Value *argv)           \
     {                                                       \
         (void)argc;                                         \
-        return v_float(fn(vm_arg_num(vm, argv, 0)));        \
+        return v_float(vm_math_##fn(vm_arg_num(vm, argv, 0)));        \
     }
 FLOAT_FN(sqrt)
 FLOAT_FN(exp)
@@ -189,25 +190,25 @@ Value nat_log(VM *vm, int argc, Value *argv)
 {
     double x = vm_arg_num(vm, argv, 0);
     if (argc < 2)
-        return v_float(log(x));
+        return v_float(vm_math_log(x));
     double base = vm_arg_num(vm, argv, 1);
     if (base == 2)
-        return v_float(log2(x));
+        return v_float(vm_math_log2(x));
     if (base == 10)
-        return v_float(log10(x));
-    return v_float(log(x) / log(base));
+        return v_float(vm_math_log10(x));
+    return v_float(vm_math_log(x) / vm_math_log(base));
 }
 
 Value nat_atan(VM *vm, int argc, Value *argv)
 {
     double y = vm_arg_num(vm, argv, 0);
-    return v_float(argc > 1 ? atan2(y, vm_arg_num(vm, argv, 1)) : atan(y));
+    return v_float(argc > 1 ? vm_math_atan2(y, vm_arg_num(vm, argv, 1)) : vm_math_atan(y));
 }
 
 Value nat_pow(VM *vm, int argc, Value *argv)
 {
     (void)argc;
-    return v_float(pow(vm_arg_num(vm, argv, 0), vm_arg_num(vm, argv, 1)));
+    return v_float(vm_math_pow(vm_arg_num(vm, argv, 0), vm_arg_num(vm, argv, 1)));
 }
 
 /* ---- random numbers --------------------------------------------------- */

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "vm/mathlib.h"
+
 /* Binary arithmetic, in the order of vm/opcodes.h and of QOP_ADD .. QOP_MOD. */
 enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_MOD };
 
@@ -72,7 +74,7 @@ static inline ArithStatus ops_float(int op, double x, double y, double *r)
     default:
         if (y == 0)
             return AR_DIVZERO;
-        *r = op == ARITH_DIV ? x / y : fmod(x, y);
+        *r = op == ARITH_DIV ? x / y : vm_math_fmod(x, y);
         return AR_OK;
     }
 }
@@ -115,11 +117,12 @@ static inline int ops_cmp_int_float(int64_t i, double f)
         return -1;
     if (f < -0x1p63)
         return 1;
-    double fl = floor(f);
-    int64_t fi = (int64_t)fl;
+    int64_t fi = (int64_t)f;    /* toward zero, then down: floor(f), without libm */
+    if ((double)fi > f)
+        fi--;
     if (i != fi)
         return i < fi ? -1 : 1;
-    return fl == f ? 0 : -1;
+    return (double)fi == f ? 0 : -1;
 }
 
 static inline int ops_cmp_float_int(double f, int64_t i)

@@ -11,6 +11,7 @@
 
 #include "store/mem.h"
 #include "vm/cpu.h"
+#include "vm/mathlib.h"
 #include "vm/query/gtable.h"
 
 /* What an aggregate keeps per group (besides n, its values counted). */
@@ -863,7 +864,7 @@ Value qa_var_value(VM *vm, const QExpr *ag, const QVar *v)
         m2 += (long double)v->m2 + (v->ni ? d * d * (long double)v->ni * (long double)v->nf / (long double)n : 0);
     }
     double var = (double)((m2 > 0 ? m2 : 0) / (long double)(n - 1));
-    return v_float(ag->fn == QF_stddev ? sqrt(var) : var);
+    return v_float(ag->fn == QF_stddev ? vm_math_sqrt(var) : var);
 }
 
 /* Reorders v[0 .. n) (numbers, no NaN) so that v[k] is the value sort

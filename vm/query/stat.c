@@ -5,6 +5,7 @@
 #include "config.h"
 #include "vm/query/run.h"
 #include "vm/query/gtable.h"
+#include "vm/mathlib.h"
 
 #include <math.h>
 #include <string.h>
@@ -272,7 +273,7 @@ static double hll_estimate(const uint8_t *reg)
     }
     double m = HLL_REGS, e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
     if (e <= 2.5 * m && zeros)
-        e = m * __builtin_log(m / zeros);
+        e = m * vm_math_log(m / zeros);
     return e;
 }
 
