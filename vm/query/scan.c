@@ -161,7 +161,9 @@ static bool part_step(Worker *w, uint32_t pi)
     }
     uint32_t lo = b->first, hi = b->ntagsets;
     qprune_rows(sc, b, &lo, &hi);
-    if (sc->index_where && !sc->where && !sc->tags && sc->consumer == QC_COUNT) {
+    /* the rows in the key's ranges: the where's tests of it hold */
+    const QExpr *where = sc->key_narrows && b->cols[0] ? sc->key_rest : sc->where;
+    if (sc->index_where && !where && !sc->tags && sc->consumer == QC_COUNT) {
         uint64_t n;     /* the indexes answer it all: their cardinality */
         if (qprune_index_count(sc, w->r, b, lo, hi, &n, &err) < 0) {
             scan_fail(sh, err.msg);
@@ -175,7 +177,7 @@ static bool part_step(Worker *w, uint32_t pi)
     bool tag = sc->tags;
     /* rows per tag with no where: the tags of the run [lo, hi), its
      * tagsets not listed */
-    bool whole = tag && !sc->index_where && !sc->where;
+    bool whole = tag && !sc->index_where && !where;
     if (sc->index_where) {  /* the rows the bitmap indexes leave */
         if (qprune_index_rows(sc, w->r, b, lo, hi, &all, &err) < 0) {
             scan_fail(sh, err.msg);
@@ -185,8 +187,8 @@ static bool part_step(Worker *w, uint32_t pi)
         for (uint32_t i = 0, n = all.n; i < n; i++)
             all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
     }
-    if (sc->where)
-        k_filter(&w->k, sc->where, false, &all, &sel);
+    if (where)
+        k_filter(&w->k, where, false, &all, &sel);
     else
         sel = all;
     if (tag) {
