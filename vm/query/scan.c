@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/cache.h"
 #include "vm/progress.h"
 #include "vm/query/reading.h"
 
@@ -469,6 +470,7 @@ static void run_rows(VM *vm, Run *run)
 /* Runs the workers over every partition. */
 static void run_all(VM *vm, VHandle *h)
 {
+    st_cache_begin_pass();  /* what this scan caches, it keeps for the next */
     if (vm_protect(vm, run_workers, *(Run **)handle_data(h)) < 0) {
         /* A comb call raised mid-scan, or an interrupt: close the readers
          * now, not when the collector gets to the handle. */
