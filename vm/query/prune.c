@@ -898,10 +898,14 @@ void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
         const st_range *q = &sc->ranges[i];
         if (q->col != 0 || !b->cols[0])
             continue;
-        if (q->lo)
-            *lo = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->lo), false);
-        if (q->hi)
-            *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
+        /* most blocks lie inside the range: their first and last keys say
+         * so, with no search */
+        const char *c = b->cols[0];
+        uint64_t klo = q->lo ? st_field_order(f, q->lo) : 0, khi = q->hi ? st_field_order(f, q->hi) : 0;
+        if (q->lo && *lo < *hi && st_field_order(f, c + (size_t)*lo * f->width) < klo)
+            *lo = key_search(f, c, *lo, *hi, klo, false);
+        if (q->hi && *lo < *hi && st_field_order(f, c + (size_t)(*hi - 1) * f->width) > khi)
+            *hi = key_search(f, c, *lo, *hi, khi, true);
     }
 }
 
