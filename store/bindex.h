@@ -10,8 +10,10 @@
  *   u32 k | k x (u64 value, u32 size) | k bitmaps, roaring's portable form
  *
  * values ascending, each a stored value zero-extended to 64 bits. The
- * bitmaps are CRoaring's (roaring_bitmap_t), which allocates with malloc:
- * the one allocation outside store/mem.c. */
+ * bitmaps are written by CRoaring (roaring_bitmap_t, which allocates with
+ * malloc: the one allocation outside store/mem.c) and read here, in place,
+ * into bitsets of a block's rows (st_bidx_or_rows): a query combines and
+ * counts them a word at a time, making no roaring_bitmap_t. */
 #ifndef COMB_STORE_BINDEX_H
 #define COMB_STORE_BINDEX_H
 
