@@ -440,6 +440,7 @@ static Run *run_new(VM *vm, QPlan *p, VHandle **hp)
 {
     QScan *sc = &p->scan;
     qprune_plan(vm, p);
+    st_cache_begin_pass();  /* what this scan (or cursor) caches, it keeps for the next */
     VHandle *h = *hp = vm_handle_new(vm, &run_type, sizeof(Run *));
     vm_push_root(vm, v_obj(h));
     Run *run = mem_calloc(1, sizeof *run);
@@ -470,7 +471,6 @@ static void run_rows(VM *vm, Run *run)
 /* Runs the workers over every partition. */
 static void run_all(VM *vm, VHandle *h)
 {
-    st_cache_begin_pass();  /* what this scan caches, it keeps for the next */
     if (vm_protect(vm, run_workers, *(Run **)handle_data(h)) < 0) {
         /* A comb call raised mid-scan, or an interrupt: close the readers
          * now, not when the collector gets to the handle. */
