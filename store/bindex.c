@@ -103,33 +103,39 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_di
         return at == len ? 0 : st_err_set(err, ST_ECORRUPT, "index bitmaps fill %" PRIu64
                                           " bytes of %zu", at, len);
     }
-    roaring_bitmap_t *all = roaring_bitmap_create();
-    int rc = all ? 0 : st_err_nomem(err, "bitmap index");
+    /* each bitmap read as a query reads it (st_bidx_or_rows), the rows of
+     * all of them once each */
+    size_t nw = ((size_t)n + 63) / 64 + 1;
+    uint64_t *all = mem_calloc(nw, 8), *one = mem_alloc(nw * 8);
+    int rc = all && one ? 0 : st_err_nomem(err, "bitmap index");
     for (uint32_t i = 0; rc == 0 && i < k; i++) {
         const unsigned char *e = idx + 4 + ENTRY * i;
         uint32_t sz = st_get32(e + 8);
+        uint64_t c = 0, twice = 0;
         if (i && st_get64(e) <= st_get64(e - ENTRY)) {
             rc = st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
             break;
         }
-        roaring_bitmap_t *b = at + sz <= len ? roaring_bitmap_portable_deserialize_safe((const char *)idx + at, sz)
-                                             : NULL;
-        if (!b || roaring_bitmap_portable_size_in_bytes(b) != sz || roaring_bitmap_is_empty(b) ||
-            roaring_bitmap_maximum(b) >= n) {
+        memset(one, 0, nw * 8);
+        if (at + sz > len || st_bidx_or_rows(idx + at, sz, n, one) < 0)
             rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is damaged", i);
-        } else {
-            rows += roaring_bitmap_get_cardinality(b);
-            roaring_bitmap_or_inplace(all, b);
+        for (size_t j = 0; rc == 0 && j < nw; j++) {
+            c += (uint64_t)__builtin_popcountll(one[j]);
+            twice |= all[j] & one[j];
+            all[j] |= one[j];
         }
-        if (b)  /* this CRoaring's free takes no NULL */
-            roaring_bitmap_free(b);
+        if (rc == 0 && (!c || twice))
+            rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is %s", i,
+                            c ? "of rows another value's bitmap holds" : "empty");
+        rows += c;
         at += sz;
     }
     if (rc == 0 && at != len)
         rc = st_err_set(err, ST_ECORRUPT, "index has %" PRIu64 " bytes after its bitmaps", len - at);
-    if (rc == 0 && (rows != n || roaring_bitmap_get_cardinality(all) != n))
+    if (rc == 0 && rows != n)
         rc = st_err_set(err, ST_ECORRUPT, "index covers %" PRIu64 " rows of %" PRIu32, rows, n);
-    roaring_bitmap_free(all);
+    mem_free(all, nw * 8);
+    mem_free(one, nw * 8);
     return rc;
 }
 
@@ -137,18 +143,17 @@ uint32_t st_bidx_nvalues(const unsigned char *idx) { return st_get32(idx); }
 
 uint64_t st_bidx_value(const unsigned char *idx, uint32_t i) { return st_get64(idx + 4 + ENTRY * i); }
 
-void *st_bidx_rows_at(const unsigned char *idx, size_t len, uint32_t i)
+uint32_t st_bidx_size(const unsigned char *idx, uint32_t i) { return st_get32(idx + 4 + ENTRY * i + 8); }
+
+size_t st_bidx_at(const unsigned char *idx, uint32_t i)
 {
-    uint32_t k = st_get32(idx);
-    uint64_t at = 4 + (uint64_t)ENTRY * k;
+    size_t at = 4 + (size_t)ENTRY * st_get32(idx);
     for (uint32_t j = 0; j < i; j++)
-        at += st_get32(idx + 4 + ENTRY * j + 8);
-    (void)len;  /* checked by st_bidx_check */
-    return roaring_bitmap_portable_deserialize_safe((const char *)idx + at,
-                                                    st_get32(idx + 4 + ENTRY * i + 8));
+        at += st_bidx_size(idx, j);
+    return at;
 }
 
-void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v)
+uint32_t st_bidx_find(const unsigned char *idx, uint64_t v)
 {
     uint32_t k = st_get32(idx), lo = 0, hi = k;
     while (lo < hi) {   /* the values ascend */
@@ -158,7 +163,87 @@ void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v)
         else
             hi = mid;
     }
-    if (lo == k || st_bidx_value(idx, lo) != v)
-        return roaring_bitmap_create();
-    return st_bidx_rows_at(idx, len, lo);
+    return lo < k && st_bidx_value(idx, lo) == v ? lo : k;
+}
+
+/* Sets rows [a, e) of bitset w. */
+static void set_rows(uint64_t *w, uint32_t a, uint32_t e)
+{
+    for (; a < e && (a & 63); a++)
+        w[a >> 6] |= UINT64_C(1) << (a & 63);
+    for (; a + 64 <= e; a += 64)
+        w[a >> 6] = ~UINT64_C(0);
+    for (; a < e; a++)
+        w[a >> 6] |= UINT64_C(1) << (a & 63);
+}
+
+/* CRoaring's portable form (its RoaringFormatSpec): a cookie saying whether
+ * any container is of runs (then the count of containers is in it, and a
+ * bit a container says which), the containers' 16-bit keys and
+ * cardinalities less one, their offsets (absent when there are runs and
+ * fewer than 4 containers), then each container: runs (u16 count, then u16
+ * start and length less one), an array of u16 (up to 4096 values) or a
+ * bitset of 65536 bits. All little-endian, as st_get16 reads. */
+#define COOKIE_RUNS 12347u
+#define COOKIE_NO_RUNS 12346u
+
+int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
+{
+    if (sz < 8)
+        return -1;
+    uint32_t cookie = st_get32(p), k;
+    const unsigned char *runs = NULL;
+    size_t at;
+    if ((cookie & 0xFFFF) == COOKIE_RUNS) {
+        k = (cookie >> 16) + 1;
+        runs = p + 4;
+        at = 4 + ((size_t)k + 7) / 8;
+    } else if (cookie == COOKIE_NO_RUNS) {
+        k = st_get32(p + 4);
+        at = 8;
+    } else {
+        return -1;
+    }
+    size_t head = at, nw = ((size_t)n + 63) / 64;
+    if (k > 65536 || (at += 4 * (size_t)k + (!runs || k >= 4 ? 4 * (size_t)k : 0)) > sz)
+        return -1;
+    for (uint32_t c = 0; c < k; c++) {
+        uint32_t base = (uint32_t)st_get16(p + head + 4 * c) << 16;
+        uint32_t card = st_get16(p + head + 4 * c + 2) + 1u;
+        if (runs && (runs[c / 8] >> (c % 8)) & 1) {
+            if (at + 2 > sz)
+                return -1;
+            uint32_t nr = st_get16(p + at);
+            if ((at += 2) + 4 * (size_t)nr > sz)
+                return -1;
+            for (uint32_t i = 0; i < nr; i++, at += 4) {
+                uint64_t a = base + (uint64_t)st_get16(p + at), e = a + st_get16(p + at + 2) + 1;
+                if (e > n)
+                    return -1;
+                set_rows(w, (uint32_t)a, (uint32_t)e);
+            }
+        } else if (card <= 4096) {
+            if (at + 2 * (size_t)card > sz)
+                return -1;
+            for (uint32_t i = 0; i < card; i++, at += 2) {
+                uint32_t v = base + st_get16(p + at);
+                if (v >= n)
+                    return -1;
+                w[v >> 6] |= UINT64_C(1) << (v & 63);
+            }
+        } else {
+            if (at + 8192 > sz)
+                return -1;
+            for (size_t j = 0, o = base >> 6; j < 1024; j++, at += 8) {
+                uint64_t x = st_get64(p + at);
+                if (!x)
+                    continue;
+                /* no row at or past n */
+                if (o + j >= nw || (o + j == nw - 1 && n % 64 && x >> (n % 64)))
+                    return -1;
+                w[o + j] |= x;
+            }
+        }
+    }
+    return at == sz ? 0 : -1;
 }

@@ -10,8 +10,10 @@
  *   u32 k | k x (u64 value, u32 size) | k bitmaps, roaring's portable form
  *
  * values ascending, each a stored value zero-extended to 64 bits. The
- * bitmaps are CRoaring's (roaring_bitmap_t), which allocates with malloc:
- * the one allocation outside store/mem.c. */
+ * bitmaps are written by CRoaring (roaring_bitmap_t, which allocates with
+ * malloc: the one allocation outside store/mem.c) and read here, in place,
+ * into bitsets of a block's rows (st_bidx_or_rows): a query combines and
+ * counts them a word at a time, making no roaring_bitmap_t. */
 #ifndef COMB_STORE_BINDEX_H
 #define COMB_STORE_BINDEX_H
 
@@ -32,15 +34,21 @@ int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char 
  * an index whose checksum held, checks the directory and each bitmap it
  * deserializes, and never reads rows past the block). */
 int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err);
-/* The rows holding value v (a stored value zero-extended), as a new
- * roaring_bitmap_t (empty when no row does), NULL if its bitmap does not
- * deserialize; the index's directory was checked. */
-void *st_bidx_rows(const unsigned char *idx, size_t len, uint64_t v);
-/* The index's values (ascending), the i-th of them, and its rows as a new
- * roaring_bitmap_t: to test each value a block holds. */
+/* The index's values (ascending), the i-th of them, the size of its rows'
+ * bitmap and that bitmap's offset in idx (the directory's sizes added up:
+ * a loop over the values adds them itself), and the i of value v (a stored
+ * value zero-extended; the count of values when no row holds it). The
+ * directory was checked (st_bidx_check, only_dir). */
 uint32_t st_bidx_nvalues(const unsigned char *idx);
 uint64_t st_bidx_value(const unsigned char *idx, uint32_t i);
-void *st_bidx_rows_at(const unsigned char *idx, size_t len, uint32_t i);
+uint32_t st_bidx_size(const unsigned char *idx, uint32_t i);
+size_t st_bidx_at(const unsigned char *idx, uint32_t i);
+uint32_t st_bidx_find(const unsigned char *idx, uint64_t v);
+/* ORs the rows of one value's bitmap (its sz bytes at p) into w, a bitset
+ * of a block's n rows (a bit a row, (n + 63) / 64 words): read in place, a
+ * word at a time, no roaring_bitmap_t made; -1 when the bitmap is
+ * malformed or holds a row at or past n (w then partly written). */
+int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w);
 /* The stored value of field f at p, zero-extended: an index's key. */
 uint64_t st_bidx_key(const st_field *f, const void *p);
 

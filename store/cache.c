@@ -16,6 +16,7 @@ struct st_cache_ent {
     bool cached;
     uint64_t hash;
     size_t size;
+    uint64_t pass;      /* the pass that last used it */
     st_cache_ent *hnext;         /* hash chain */
     st_cache_ent *newer, *older; /* the LRU list */
     _Alignas(16) unsigned char data[];
@@ -27,6 +28,8 @@ static struct {
     size_t nbuckets; /* a power of two, or 0 */
     st_cache_ent *newest, *oldest;
     size_t limit;
+    uint64_t pass;      /* the pass running (0: none begun) */
+    size_t pass_bytes;  /* the bytes of the entries it used */
     st_cache_stats st;
 } C = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -82,6 +85,8 @@ static void evict(st_cache_ent *e)
     *pp = e->hnext;
     lru_unlink(e);
     e->cached = false;
+    if (C.pass && e->pass == C.pass)
+        C.pass_bytes -= e->size;
     C.st.entries--;
     C.st.bytes -= e->size;
     C.st.evictions++;
@@ -102,6 +107,8 @@ void st_cache_set_limit(size_t bytes)
     C.st.limit = bytes;
     shrink_to(bytes);
     if (!bytes) {
+        C.pass = 0;
+        C.pass_bytes = 0;
         mem_free(C.buckets, C.nbuckets * sizeof *C.buckets);
         C.buckets = NULL;
         C.nbuckets = 0;
@@ -126,6 +133,22 @@ static st_cache_ent *find(const st_file_id *f, uint64_t block, uint32_t col, uin
     return e;
 }
 
+/* Marks e used by the pass running (lock held). */
+static void use(st_cache_ent *e)
+{
+    if (C.pass && e->pass != C.pass)
+        C.pass_bytes += e->size;
+    e->pass = C.pass;
+}
+
+void st_cache_begin_pass(void)
+{
+    pthread_mutex_lock(&C.mu);
+    C.pass++;
+    C.pass_bytes = 0;
+    pthread_mutex_unlock(&C.mu);
+}
+
 st_cache_ent *st_cache_get(const st_file_id *f, uint64_t block, uint32_t col)
 {
     uint64_t h = key_hash(f, block, col);
@@ -133,6 +156,7 @@ st_cache_ent *st_cache_get(const st_file_id *f, uint64_t block, uint32_t col)
     st_cache_ent *e = C.limit ? find(f, block, col, h) : NULL;
     if (e) {
         e->refs++;
+        use(e);
         lru_unlink(e);
         lru_push(e);
         C.st.hits++;
@@ -176,7 +200,8 @@ void st_cache_put(const st_file_id *f, uint64_t block, uint32_t col, const void 
 {
     uint64_t h = key_hash(f, block, col);
     pthread_mutex_lock(&C.mu);
-    bool skip = !C.limit || n > C.limit || find(f, block, col, h);
+    /* a pass makes room only of what it has not used itself */
+    bool skip = !C.limit || n > C.limit || find(f, block, col, h) || (C.pass && C.pass_bytes + n > C.limit);
     pthread_mutex_unlock(&C.mu);
     if (skip)
         return;
@@ -191,7 +216,9 @@ void st_cache_put(const st_file_id *f, uint64_t block, uint32_t col, const void 
     pthread_mutex_lock(&C.mu);
     if (C.limit)
         grow();
-    if (C.limit && C.nbuckets && !find(f, block, col, h)) {
+    if (C.limit && C.nbuckets && !find(f, block, col, h) && !(C.pass && C.pass_bytes + n > C.limit)) {
+        e->pass = C.pass - 1;   /* not yet its: use() counts it */
+        use(e);
         e->hnext = C.buckets[h & (C.nbuckets - 1)];
         C.buckets[h & (C.nbuckets - 1)] = e;
         lru_push(e);

@@ -3,7 +3,8 @@
  *
  * A query session runs many queries over the same files; DuckDB keeps their
  * columns in its buffer pool, and so do we: a hot query then reads no bytes,
- * verifies no checksum and decompresses nothing.
+ * verifies no checksum and decompresses nothing. Passes (st_cache_begin_pass)
+ * keep a scan bigger than the cache from cycling it all out.
  *
  * Keys: a file's identity (st_file_id: device, inode, size, modification
  * time; comb never changes a tagset file in place, a rewrite is a new inode
@@ -43,6 +44,14 @@ typedef struct st_cache_stats {
 void st_cache_set_limit(size_t bytes);
 void st_cache_stats_get(st_cache_stats *out);
 
+/* Begins a pass (a query's scan): from now on, making room for a new
+ * entry evicts only entries this pass has not used (got or put), least
+ * recently used first, and an entry that needs more is not kept. A pass
+ * bigger than the cache keeps what it cached, so the next pass over the
+ * same blocks finds it, where plain LRU evicts each block just before the
+ * next pass asks for it. Without a pass begun (or after
+ * st_cache_set_limit(0)), plain LRU. */
+void st_cache_begin_pass(void);
 /* A reference to the entry for the key, or NULL (a miss, or the cache is off). */
 st_cache_ent *st_cache_get(const st_file_id *f, uint64_t block, uint32_t col);
 /* Whether the key has an entry, without using it (no reference, no LRU

@@ -108,6 +108,51 @@ static void evicts_least_recently_used(void **state)
     st_cache_set_limit(0);
 }
 
+/* Passes: a pass bigger than the cache keeps what it cached (the next
+ * pass over the same keys hits it) instead of evicting it for its own new
+ * entries; a new pass makes room of what the passes before used, least
+ * recently used first; st_cache_set_limit(0) ends passes (plain LRU). */
+static void passes_keep_what_they_cached(void **state)
+{
+    (void)state;
+    size_t base = mem_in_use();
+    char d[400];
+    memset(d, 'd', sizeof d);
+    st_cache_set_limit(1000); /* room for two */
+    for (int pass = 0; pass < 3; pass++) {  /* blocks 0, 1, 2, 3 each pass */
+        st_cache_begin_pass();
+        for (uint64_t blk = 0; blk < 4; blk++) {
+            st_cache_ent *e = st_cache_get(&f1, blk, 0);
+            assert_true((e != NULL) == (pass > 0 && blk < 2));  /* 0 and 1 kept, 2 and 3 not */
+            st_cache_release(e);
+            if (!e)
+                st_cache_put(&f1, blk, 0, d, sizeof d);
+        }
+    }
+    st_cache_begin_pass();  /* another pass, over other keys: 0 goes, then 1 */
+    st_cache_release(st_cache_get(&f1, 1, 0));
+    st_cache_put(&f1, 9, 0, d, sizeof d);
+    st_cache_ent *e0 = st_cache_get(&f1, 0, 0), *e1 = st_cache_get(&f1, 1, 0), *e9 = st_cache_get(&f1, 9, 0);
+    assert_null(e0);
+    assert_non_null(e1);
+    assert_non_null(e9);
+    st_cache_release(e1);
+    st_cache_release(e9);
+    st_cache_put(&f1, 8, 0, d, sizeof d);   /* this pass holds two: not kept */
+    assert_null(st_cache_get(&f1, 8, 0));
+    st_cache_set_limit(0);
+    st_cache_set_limit(1000);   /* passes ended: LRU, the newest kept */
+    for (uint64_t blk = 0; blk < 4; blk++)
+        st_cache_put(&f1, blk, 0, d, sizeof d);
+    e0 = st_cache_get(&f1, 0, 0);
+    st_cache_ent *e3 = st_cache_get(&f1, 3, 0);
+    assert_null(e0);
+    assert_non_null(e3);
+    st_cache_release(e3);
+    st_cache_set_limit(0);
+    assert_int_equal(mem_in_use(), base);
+}
+
 static void put_is_best_effort(void **state)
 {
     (void)state;
@@ -307,6 +352,7 @@ int main(void)
         cmocka_unit_test(put_is_best_effort),
         cmocka_unit_test(readers_share_decoded_columns),
         cmocka_unit_test(predicts_cached_blocks),
+        cmocka_unit_test(passes_keep_what_they_cached),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

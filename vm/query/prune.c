@@ -8,7 +8,6 @@
 #include "vm/query/run.h"
 
 #include <inttypes.h>
-#include <roaring/roaring.h>
 #include <string.h>
 
 #include "store/bindex.h"
@@ -496,118 +495,164 @@ static bool num_holds(const st_field *f, const QNumTest *t, uint64_t key)
     }
 }
 
-/* A bitmap of field fe's index (whose checksum held) that does not
- * deserialize, or no memory for one: NULL with err set, never a guess. */
-static roaring_bitmap_t *damaged(roaring_bitmap_t *x, const st_batch *b, const QExpr *fe, st_err *err)
+/* A bitmap of field fe's index (whose checksum held) that is malformed, or
+ * no memory: -1 with err set, never a guess. */
+static int damaged(const st_batch *b, const QExpr *fe, st_err *err)
 {
-    if (x)
-        roaring_bitmap_free(x);
-    st_err_set(err, ST_ECORRUPT, "block %" PRIu64 ": index of '%s': a bitmap does not deserialize "
-               "(or no memory for it)", b->block, fe->name ? fe->name->data : "?");
-    return NULL;
+    return st_err_set(err, ST_ECORRUPT, "block %" PRIu64 ": index of '%s': a bitmap is malformed "
+                      "or holds a row past the block", b->block, fe->name ? fe->name->data : "?");
 }
 
-/* The rows of block b that e holds for, from the reader's indexes: a new
- * bitmap, or NULL with err set. */
-static roaring_bitmap_t *index_rows(const QScan *sc, st_reader *r, const st_batch *b, const QExpr *e,
-                                    st_err *err)
+/* The rows of block b (its ntagsets) as a bitset of nw words, a bit a row:
+ * what the indexes' bitmaps are read into, in place, and combined by, a
+ * word at a time (no roaring_bitmap_t made or freed for each block). */
+typedef struct Rows {
+    const QScan *sc;
+    st_reader *r;
+    const st_batch *b;
+    size_t nw;
+} Rows;
+
+/* ORs the rows of value i of index idx (field fe's) into w. */
+static int or_value(const Rows *x, const QExpr *fe, const unsigned char *idx, size_t len, uint32_t i,
+                    uint64_t *w, st_err *err)
 {
-    const st_schema *s = sc->vs->s;
-    roaring_bitmap_t *x = NULL, *y;
+    size_t at = st_bidx_at(idx, i);
+    uint32_t sz = st_bidx_size(idx, i);
+    if (at + sz > len || st_bidx_or_rows(idx + at, sz, x->b->ntagsets, w) < 0)
+        return damaged(x->b, fe, err);
+    return 0;
+}
+
+/* Flips w's rows (not the bits past the block's last). */
+static void flip(const Rows *x, uint64_t *w)
+{
+    for (size_t i = 0; i < x->nw; i++)
+        w[i] = ~w[i];
+    if (x->b->ntagsets % 64)
+        w[x->nw - 1] &= (UINT64_C(1) << (x->b->ntagsets % 64)) - 1;
+}
+
+/* The rows of block b that e holds for, from the reader's indexes, into
+ * w: 0, or -1 with err set. */
+static int index_rows(const Rows *x, const QExpr *e, uint64_t *w, st_err *err)
+{
+    const st_schema *s = x->sc->vs->s;
     const unsigned char *idx;
     size_t len;
     unsigned char v[ST_MAX_CHAR];
     bool exact;
     const QExpr *fe = e->op == QX_FIELD ? e : e->a;
     if (e->op == QOP_AND || e->op == QOP_OR) {
-        if (!(x = index_rows(sc, r, b, e->a, err)))
-            return NULL;
-        if (!(y = index_rows(sc, r, b, e->b, err))) {
-            roaring_bitmap_free(x);
-            return NULL;
+        uint64_t *y = mem_alloc(x->nw * 8);
+        int rc = y ? 0 : st_err_set(err, ST_ENOMEM, "out of memory for a block's rows");
+        if (rc == 0 && (rc = index_rows(x, e->a, w, err)) == 0 && (rc = index_rows(x, e->b, y, err)) == 0) {
+            if (e->op == QOP_AND)
+                for (size_t i = 0; i < x->nw; i++)
+                    w[i] &= y[i];
+            else
+                for (size_t i = 0; i < x->nw; i++)
+                    w[i] |= y[i];
         }
-        if (e->op == QOP_AND)
-            roaring_bitmap_and_inplace(x, y);
-        else
-            roaring_bitmap_or_inplace(x, y);
-        roaring_bitmap_free(y);
-        return x;
+        mem_free(y, x->nw * 8);
+        return rc;
     }
     if (e->op == QOP_NOT) {
-        if ((x = index_rows(sc, r, b, e->a, err)))
-            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
-        return x;
+        if (index_rows(x, e->a, w, err) < 0)
+            return -1;
+        flip(x, w);
+        return 0;
     }
+    memset(w, 0, x->nw * 8);
     const st_field *f = &s->fields[fe->field];
-    if (st_reader_index(r, (uint32_t)fe->field, &idx, &len, err) < 0)
-        return NULL;
+    if (st_reader_index(x->r, (uint32_t)fe->field, &idx, &len, err) < 0)
+        return -1;
+    uint32_t k = st_bidx_nvalues(idx), i;
     if (e->op == QX_FIELD)
-        return st_bidx_rows(idx, len, 1);
+        return (i = st_bidx_find(idx, 1)) < k ? or_value(x, fe, idx, len, i, w, err) : 0;
     if (e->mask || e->num.kind) {  /* the values of the block the test holds for */
-        x = roaring_bitmap_create();
-        for (uint32_t i = 0, n = st_bidx_nvalues(idx); x && i < n; i++) {
+        size_t at = st_bidx_at(idx, 0);
+        for (i = 0; i < k; i++) {
             uint64_t key = st_bidx_value(idx, i);
+            uint32_t sz = st_bidx_size(idx, i);
             bool holds = e->mask ? key < f->nsyms && ((e->mask[key >> 3] >> (key & 7)) & 1)
                                  : num_holds(f, &e->num, key);
-            if (holds && !(y = st_bidx_rows_at(idx, len, i)))
-                return damaged(x, b, fe, err);
-            if (holds) {
-                roaring_bitmap_or_inplace(x, y);
-                roaring_bitmap_free(y);
-            }
+            if (holds && (at + sz > len || st_bidx_or_rows(idx + at, sz, x->b->ntagsets, w) < 0))
+                return damaged(x->b, fe, err);
+            at += sz;
         }
     } else if (e->op == QX_SET) {
         const QSet *set = e->set;
-        x = roaring_bitmap_create();
-        for (size_t i = 0; x && i < set->n; i++) {
-            QExpr k = {.type = set->type, .ki = set->ints[i], .ks = set->strs[i], .kn = set->lens[i]};
-            if (!encode_const(f, &k, v, &exact) || !exact)
-                continue;
-            if (!(y = st_bidx_rows(idx, len, st_bidx_key(f, v))))
-                return damaged(x, b, fe, err);
-            roaring_bitmap_or_inplace(x, y);
-            roaring_bitmap_free(y);
+        for (size_t j = 0; j < set->n; j++) {
+            QExpr c = {.type = set->type, .ki = set->ints[j], .ks = set->strs[j], .kn = set->lens[j]};
+            if (encode_const(f, &c, v, &exact) && exact && (i = st_bidx_find(idx, st_bidx_key(f, v))) < k &&
+                or_value(x, fe, idx, len, i, w, err) < 0)
+                return -1;
         }
     } else {
-        int one = eq_value(f, e, v);
-        x = one > 0 ? st_bidx_rows(idx, len, st_bidx_key(f, v)) : roaring_bitmap_create();
-        if (x && e->op == QOP_NE)
-            roaring_bitmap_flip_inplace(x, 0, b->ntagsets);
+        if (eq_value(f, e, v) > 0 && (i = st_bidx_find(idx, st_bidx_key(f, v))) < k &&
+            or_value(x, fe, idx, len, i, w, err) < 0)
+            return -1;
+        if (e->op == QOP_NE)
+            flip(x, w);
     }
-    if (!x)
-        return damaged(NULL, b, fe, err);
-    return x;
+    return 0;
+}
+
+/* The rows of block b the scan's index_where holds for, into a new bitset
+ * (*nw words; mem_free it), or NULL with err set. */
+static uint64_t *block_rows(const QScan *sc, st_reader *r, const st_batch *b, size_t *nw, st_err *err)
+{
+    Rows x = {sc, r, b, ((size_t)b->ntagsets + 63) / 64};
+    uint64_t *w = mem_alloc((x.nw ? x.nw : 1) * 8);
+    if (!w) {
+        st_err_set(err, ST_ENOMEM, "out of memory for a block's rows");
+        return NULL;
+    }
+    if (x.nw && index_rows(&x, sc->index_where, w, err) < 0) {
+        mem_free(w, x.nw * 8);
+        return NULL;
+    }
+    *nw = x.nw ? x.nw : 1;
+    return w;
+}
+
+/* The bits of w from row i to the end of its word or hi (*e), shifted
+ * down: [lo, hi) read a word at a time. */
+static uint64_t bits_at(const uint64_t *w, uint32_t i, uint32_t hi, uint32_t *e)
+{
+    *e = (i | 63) + 1 < hi ? (i | 63) + 1 : hi;
+    uint64_t m = w[i >> 6] >> (i & 63);
+    return *e - i < 64 ? m & ((UINT64_C(1) << (*e - i)) - 1) : m;
 }
 
 int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
                        uint64_t *n, st_err *err)
 {
-    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
-    if (!x)
+    size_t nw;
+    uint64_t *w = block_rows(sc, r, b, &nw, err);
+    if (!w)
         return -1;
-    *n = lo < hi ? roaring_bitmap_range_cardinality(x, lo, hi) : 0;
-    roaring_bitmap_free(x);
+    *n = 0;
+    for (uint32_t i = lo, e; i < hi; i = e)
+        *n += (uint64_t)__builtin_popcountll(bits_at(w, i, hi, &e));
+    mem_free(w, nw * 8);
     return 0;
 }
 
 int qprune_index_rows(const QScan *sc, st_reader *r, const st_batch *b, uint32_t lo, uint32_t hi,
                       KSel *out, st_err *err)
 {
-    roaring_bitmap_t *x = index_rows(sc, r, b, sc->index_where, err);
-    if (!x)
+    size_t nw;
+    uint64_t *w = block_rows(sc, r, b, &nw, err);
+    if (!w)
         return -1;
     out->n = 0;
-    roaring_uint32_iterator_t *it = roaring_create_iterator(x);
-    if (it && roaring_move_uint32_iterator_equalorlarger(it, lo))
-        while (it->has_value && it->current_value < hi) {
-            out->idx[out->n++] = it->current_value;
-            roaring_advance_uint32_iterator(it);
-        }
-    int rc = it ? 0 : st_err_set(err, ST_ENOMEM, "out of memory for a bitmap");
-    if (it)
-        roaring_free_uint32_iterator(it);
-    roaring_bitmap_free(x);
-    return rc;
+    for (uint32_t i = lo, e; i < hi; i = e)
+        for (uint64_t m = bits_at(w, i, hi, &e); m; m &= m - 1)
+            out->idx[out->n++] = i + (uint32_t)__builtin_ctzll(m);
+    mem_free(w, nw * 8);
+    return 0;
 }
 
 /* Whether conjunct e tests field c against a constant by a number test of
@@ -779,6 +824,22 @@ static bool keys_inside(const QScan *sc)
     return true;
 }
 
+/* The where less its exact tests of the first key field (sc->key_rest):
+ * a file is sorted by that field, so the rows qprune_rows leaves of a block
+ * pass them all (the 10% cut over runs 1..P tests no run, and a count the
+ * indexes answer for the rest decodes nothing but the run column's two
+ * binary searches). Not for a float key, whose f32 ranges are rounded. */
+static void plan_key_rest(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[0];
+    sc->key_narrows = false;
+    if (!sc->where || !sc->vs->s->nrow || f->type == ST_F32 || f->type == ST_F64)
+        return;
+    sc->key_rest = order_rest(vm, p, sc->where, 0);
+    sc->key_narrows = sc->key_rest != sc->where;
+}
+
 void qprune_plan(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
@@ -804,6 +865,7 @@ void qprune_plan(VM *vm, QPlan *p)
     sc->footer_count = sc->consumer == QC_COUNT && !sc->where && !sc->tag_where;
     if (!sc->footer_count)
         plan_index(vm, p);
+    plan_key_rest(vm, p);
     plan_proj(vm, p, rs.r + ntagset_ranges, rs.n - ntagset_ranges);
 }
 
@@ -836,10 +898,14 @@ void qprune_rows(const QScan *sc, const st_batch *b, uint32_t *lo, uint32_t *hi)
         const st_range *q = &sc->ranges[i];
         if (q->col != 0 || !b->cols[0])
             continue;
-        if (q->lo)
-            *lo = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->lo), false);
-        if (q->hi)
-            *hi = key_search(f, b->cols[0], *lo, *hi, st_field_order(f, q->hi), true);
+        /* most blocks lie inside the range: their first and last keys say
+         * so, with no search */
+        const char *c = b->cols[0];
+        uint64_t klo = q->lo ? st_field_order(f, q->lo) : 0, khi = q->hi ? st_field_order(f, q->hi) : 0;
+        if (q->lo && *lo < *hi && st_field_order(f, c + (size_t)*lo * f->width) < klo)
+            *lo = key_search(f, c, *lo, *hi, klo, false);
+        if (q->hi && *lo < *hi && st_field_order(f, c + (size_t)(*hi - 1) * f->width) > khi)
+            *hi = key_search(f, c, *lo, *hi, khi, true);
     }
 }
 

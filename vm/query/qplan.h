@@ -163,6 +163,10 @@ typedef struct QScan {
                          * images): the manifest's key ranges skip the partitions outside */
     uint64_t pk_lo, pk_hi;
     bool footer_count;  /* COUNT with no filter: the footers know */
+    bool key_narrows;   /* the where's exact tests of the first key field (an int) are
+                         * ranges qprune_rows narrows each block's rows to: of those rows
+                         * only key_rest, the rest of the where, is tested (NULL: none) */
+    QExpr *key_rest;
     QExpr *index_where; /* the where's conjuncts the bitmap indexes answer (prune.c) */
     const char *index_why; /* explain: why the scan uses them or not */
     bool *scan_field;   /* [nfields]: indexed, but the column costs less to read */

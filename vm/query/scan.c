@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/cache.h"
 #include "vm/progress.h"
 #include "vm/query/reading.h"
 
@@ -161,7 +162,9 @@ static bool part_step(Worker *w, uint32_t pi)
     }
     uint32_t lo = b->first, hi = b->ntagsets;
     qprune_rows(sc, b, &lo, &hi);
-    if (sc->index_where && !sc->where && !sc->tags && sc->consumer == QC_COUNT) {
+    /* the rows in the key's ranges: the where's tests of it hold */
+    const QExpr *where = sc->key_narrows && b->cols[0] ? sc->key_rest : sc->where;
+    if (sc->index_where && !where && !sc->tags && sc->consumer == QC_COUNT) {
         uint64_t n;     /* the indexes answer it all: their cardinality */
         if (qprune_index_count(sc, w->r, b, lo, hi, &n, &err) < 0) {
             scan_fail(sh, err.msg);
@@ -175,7 +178,7 @@ static bool part_step(Worker *w, uint32_t pi)
     bool tag = sc->tags;
     /* rows per tag with no where: the tags of the run [lo, hi), its
      * tagsets not listed */
-    bool whole = tag && !sc->index_where && !sc->where;
+    bool whole = tag && !sc->index_where && !where;
     if (sc->index_where) {  /* the rows the bitmap indexes leave */
         if (qprune_index_rows(sc, w->r, b, lo, hi, &all, &err) < 0) {
             scan_fail(sh, err.msg);
@@ -185,8 +188,8 @@ static bool part_step(Worker *w, uint32_t pi)
         for (uint32_t i = 0, n = all.n; i < n; i++)
             all.idx[i] = lo + i;        /* n a local: all.n could alias all.idx */
     }
-    if (sc->where)
-        k_filter(&w->k, sc->where, false, &all, &sel);
+    if (where)
+        k_filter(&w->k, where, false, &all, &sel);
     else
         sel = all;
     if (tag) {
@@ -437,6 +440,7 @@ static Run *run_new(VM *vm, QPlan *p, VHandle **hp)
 {
     QScan *sc = &p->scan;
     qprune_plan(vm, p);
+    st_cache_begin_pass();  /* what this scan (or cursor) caches, it keeps for the next */
     VHandle *h = *hp = vm_handle_new(vm, &run_type, sizeof(Run *));
     vm_push_root(vm, v_obj(h));
     Run *run = mem_calloc(1, sizeof *run);
