@@ -2,7 +2,8 @@
  * of their keys, or for keys of few values an array indexed by their
  * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
  * the batch's rows' groups first, then each aggregate's loop over them;
- * past the memory budget spilled to the external sort and folded back in
+ * with many groups, rows partitioned by hash into tables that fit the
+ * cache; past the memory budget spilled to the external sort and folded back in
  * key order; merged after the scan and turned into rows. */
 #include "config.h"
 #include "vm/query/run.h"
@@ -236,7 +237,7 @@ static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
  * Past PARTS_FROM groups a worker's table no longer fits the cache and
  * every row's probe and updates are misses. Rows are then written, in the
  * order they come, to one of np partitions by their hash's low bits (the
- * slots take the high ones): the hash, the key, each aggregate's argument
+ * slots take the high ones): the hash's high half, the key, each argument
  * as a word and its valid byte. A partition's rows are folded into its own
  * table and states when its room is full (and before anything reads the
  * groups), a table an np-th of the size, in the cache while they are. The
@@ -248,7 +249,6 @@ static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
 
 #define PARTS 128
 #define PART_ROWS 65536     /* at most, rows a partition holds before they are folded */
-#define PARTS_ROOM (64u << 20)  /* bytes of rows held when groups never spill */
 #define PARTS_FROM 65536
 
 typedef struct GPart {
@@ -381,7 +381,7 @@ static bool parts_make(GroupState *g, const QScan *sc, uint32_t np)
     for (int a = 0; a < sc->nagg_list; a++)
         if (sc->agg_list[a]->a)
             at[a] = roww, roww += 9;
-    size_t room = (g->limit ? g->limit : PARTS_ROOM) / 4 / np / roww;
+    size_t room = g->limit / 4 / np / roww;     /* a quarter of the groups' share */
     uint32_t cap = room < 256 ? 256 : room > PART_ROWS ? PART_ROWS : (uint32_t)room;
     Parts *ps = g->parts = mem_calloc(1, sizeof *ps + np * sizeof(GPart));
     if (!ps)
