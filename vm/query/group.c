@@ -2,7 +2,8 @@
  * of their keys, or for keys of few values an array indexed by their
  * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
  * the batch's rows' groups first, then each aggregate's loop over them;
- * past the memory budget spilled to the external sort and folded back in
+ * with many groups, rows partitioned by hash into tables that fit the
+ * cache; past the memory budget spilled to the external sort and folded back in
  * key order; merged after the scan and turned into rows. */
 #include "config.h"
 #include "vm/query/run.h"
@@ -12,6 +13,8 @@
 
 #include "vm/query/aggs.h"
 #include "vm/query/gtable.h"
+
+typedef struct Parts Parts;
 
 struct GroupState {
     GTable t;           /* the groups' keys */
@@ -30,6 +33,9 @@ struct GroupState {
     uint32_t heapn;
     unsigned char *kept;    /* top-N after a spill: the kept groups' records, [heapn] */
     size_t limit;       /* bytes of groups held before they spill (0: never) */
+    Parts *parts;       /* many groups: rows partitioned by hash (NULL: not) */
+    uint32_t pfrom;     /* groups past which rows are partitioned (0: never) */
+    uint32_t pnp;       /* into how many partitions */
 };
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
@@ -212,6 +218,289 @@ static bool group_reset(GroupState *g, const QScan *sc)
     return qa_init(&g->aggs, sc);
 }
 
+/* An earlier aggregate's values of the same field as aggregate a's (min
+ * and max of one field read it once), or NULL. */
+static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
+{
+    const QExpr *x = sc->agg_list[a]->a;
+    for (int b = 0; x->op == QX_FIELD && b < a && b < 64; b++) {
+        const QExpr *y = sc->agg_list[b]->a;
+        if (y && y->op == QX_FIELD && y->field == x->field && y->type == x->type &&
+            y->big == x->big && y->is_enum == x->is_enum)
+            return args[b];
+    }
+    return NULL;
+}
+
+/* ---- many groups: rows partitioned by hash ---------------------------------- *
+ *
+ * Past PARTS_FROM groups a worker's table no longer fits the cache and
+ * every row's probe and updates are misses. Rows are then written, in the
+ * order they come, to one of np partitions by their hash's low bits (the
+ * slots take the high ones): the hash's high half, the key, each argument
+ * as a word and its valid byte. A partition's rows are folded into its own
+ * table and states when its room is full (and before anything reads the
+ * groups), a table an np-th of the size, in the cache while they are. The
+ * workers' partitions of the same bits are merged one by one; the result's
+ * groups are then put together and sorted as the others. Only aggregates
+ * whose arguments are words (ints, bools, floats: no strings, not big) and
+ * whose states spill. COMB_GROUP_PARTS=N partitions into N (a power of
+ * two) from the first row (tests compare). */
+
+#define PARTS 128
+#define PART_ROWS 65536     /* at most, rows a partition holds before they are folded */
+#define PARTS_FROM 65536
+
+typedef struct GPart {
+    GTable t;
+    QAggs aggs;
+    unsigned char *rows;    /* [cap * roww] */
+    uint32_t n;
+} GPart;
+
+struct Parts {
+    uint32_t np, cap, roww;     /* partitions, rows each holds, bytes a row */
+    uint32_t at[64];            /* where in a row an aggregate's argument is (its
+                                 * word, then its valid byte); 0: no argument */
+    unsigned char *scratch;     /* a fold's: words [cap], gid [cap], valid [cap] */
+    GPart p[];
+};
+
+/* The partitions asked for by COMB_GROUP_PARTS (0: by the groups' number). */
+static uint32_t parts_asked(void)
+{
+    const char *e = getenv("COMB_GROUP_PARTS");
+    long n = e ? atol(e) : 0;
+    uint32_t np = 1;
+    while (n > 0 && np < (uint32_t)n && np < 4096)
+        np *= 2;
+    return n > 0 ? np : 0;
+}
+
+/* Whether sc's groups can be partitioned: keys, and every aggregate's
+ * argument a word (or none) and its state of fixed size. */
+static bool parts_fit(const QScan *sc, const QAggs *aggs)
+{
+    if (!sc->nkeys || sc->nagg_list > 64 || !qa_spillable(aggs))
+        return false;
+    for (int a = 0; a < sc->nagg_list; a++) {
+        const QExpr *x = sc->agg_list[a]->a;
+        if (x && (x->big || (x->type != QT_INT && x->type != QT_BOOL && x->type != QT_FLOAT)))
+            return false;
+    }
+    return true;
+}
+
+static void parts_free(GroupState *g)
+{
+    Parts *ps = g->parts;
+    if (!ps)
+        return;
+    for (uint32_t i = 0; i < ps->np; i++) {
+        gt_free(&ps->p[i].t);
+        qa_free(&ps->p[i].aggs);
+        mem_free(ps->p[i].rows, (size_t)ps->cap * ps->roww);
+    }
+    mem_free(ps->scratch, (size_t)ps->cap * 13);
+    mem_free(ps, sizeof *ps + ps->np * sizeof(GPart));
+    g->parts = NULL;
+}
+
+/* Bytes the partitions' groups hold (their rows' room, a quarter of the
+ * groups' share of the budget at most, is apart: held rows are not groups,
+ * and spilling for them would spill groups half the size). */
+static size_t parts_bytes(const Parts *ps)
+{
+    size_t b = 0;
+    for (uint32_t i = 0; i < ps->np; i++)
+        b += gt_bytes(&ps->p[i].t) + qa_bytes(&ps->p[i].aggs);
+    return b;
+}
+
+/* Partition pt's rows folded into its groups. false: out of memory. */
+static bool part_fold(const QScan *sc, Parts *ps, GPart *pt)
+{
+    uint32_t n = pt->n, na = (uint32_t)sc->nagg_list;
+    int64_t *word = (int64_t *)(void *)ps->scratch;
+    uint32_t *gid = (uint32_t *)(void *)(word + ps->cap);
+    uint8_t *valid = (uint8_t *)(gid + ps->cap);
+    for (uint32_t j = 0; j < n; j++) {
+        const unsigned char *row = pt->rows + (size_t)j * ps->roww;
+        uint32_t hi;
+        memcpy(&hi, row, 4);
+        long gi = gt_find(&pt->t, row + 4, (uint64_t)hi << 32);
+        if (gi < 0)
+            return false;
+        gid[j] = (uint32_t)gi;
+    }
+    if (!qa_grow(&pt->aggs, pt->t.n))
+        return false;
+    for (uint32_t a = 0; a < na; a++) {
+        uint32_t at = ps->at[a];
+        KVec v = {.i = word, .f = (double *)(void *)word, .valid = valid};
+        bool all = true;
+        for (uint32_t j = 0; at && j < n; j++) {
+            const unsigned char *row = pt->rows + (size_t)j * ps->roww + at;
+            memcpy(&word[j], row, 8);
+            valid[j] = row[8];
+            all &= valid[j];
+        }
+        if (all)
+            v.valid = NULL;
+        if (!qa_update(&pt->aggs, (int)a, at ? &v : NULL, gid, n))
+            return false;
+    }
+    pt->n = 0;
+    return true;
+}
+
+static bool parts_fold(const QScan *sc, Parts *ps)
+{
+    for (uint32_t i = 0; i < ps->np; i++)
+        if (!part_fold(sc, ps, &ps->p[i]))
+            return false;
+    return true;
+}
+
+/* Group i of (t, aggs) folded into partition pt's groups. */
+static bool part_take(GPart *pt, const GTable *t, const QAggs *aggs, uint32_t i, uint64_t h,
+                      unsigned char *rec)
+{
+    long gi = gt_find(&pt->t, gt_key(t, i), h);
+    if (gi < 0 || !qa_grow(&pt->aggs, pt->t.n))
+        return false;
+    qa_save(aggs, i, rec);
+    qa_load(&pt->aggs, (uint32_t)gi, rec);
+    return true;
+}
+
+/* g's groups moved into np new partitions. false: out of memory. */
+static bool parts_make(GroupState *g, const QScan *sc, uint32_t np)
+{
+    uint32_t at[64] = {0}, roww = 4 + sc->keyw;
+    for (int a = 0; a < sc->nagg_list; a++)
+        if (sc->agg_list[a]->a)
+            at[a] = roww, roww += 9;
+    size_t room = g->limit / 4 / np / roww;     /* a quarter of the groups' share */
+    uint32_t cap = room < 256 ? 256 : room > PART_ROWS ? PART_ROWS : (uint32_t)room;
+    Parts *ps = g->parts = mem_calloc(1, sizeof *ps + np * sizeof(GPart));
+    if (!ps)
+        return false;
+    ps->np = np, ps->cap = cap, ps->roww = roww;
+    memcpy(ps->at, at, sizeof at);
+    bool ok = (ps->scratch = mem_alloc((size_t)cap * 13)) != NULL;
+    for (uint32_t i = 0; i < np; i++) {
+        gt_init(&ps->p[i].t, sc->keyw);
+        ok = qa_init(&ps->p[i].aggs, sc) && (ps->p[i].rows = mem_alloc((size_t)cap * roww)) && ok;
+    }
+    unsigned char *rec = mem_alloc(qa_recw(&g->aggs) + 1);
+    for (uint32_t i = 0; ok && rec && i < g->t.n; i++) {
+        uint64_t h = gt_hash(gt_key(&g->t, i), sc->keyw);
+        ok = part_take(&ps->p[h & (np - 1)], &g->t, &g->aggs, i, h, rec);
+    }
+    ok = ok && rec;
+    mem_free(rec, rec ? qa_recw(&g->aggs) + 1 : 0);
+    return ok && group_reset(g, sc);
+}
+
+/* Partition b's groups folded into a's (or appended to a's table when
+ * append: its keys are not there) by qa_merge's map; b is left empty. */
+static bool part_merge(const QScan *sc, GTable *at, QAggs *aa, GPart *b, bool append)
+{
+    uint32_t n = b->t.n;
+    uint32_t *map = mem_alloc((size_t)n * 4 + 4);
+    bool ok = map != NULL;
+    for (uint32_t j = 0; ok && j < n; j++) {
+        const unsigned char *k = gt_key(&b->t, j);
+        long gi = append ? gt_append(at, k) : gt_find(at, k, gt_hash(k, sc->keyw));
+        ok = gi >= 0;
+        map[j] = (uint32_t)gi;
+    }
+    ok = ok && qa_grow(aa, at->n) && qa_merge(aa, &b->aggs, map, n);
+    mem_free(map, map ? (size_t)n * 4 + 4 : 0);
+    gt_free(&b->t);
+    qa_free(&b->aggs);
+    return qa_init(&b->aggs, sc) && ok;
+}
+
+/* The partitions' groups put together in g's table, the partitions let go. */
+static bool parts_join(GroupState *g, const QScan *sc)
+{
+    Parts *ps = g->parts;
+    bool ok = parts_fold(sc, ps);
+    for (uint32_t i = 0; ok && i < ps->np; i++)
+        ok = part_merge(sc, &g->t, &g->aggs, &ps->p[i], true);
+    parts_free(g);
+    return ok;
+}
+
+/* from's partitioned groups folded into into's, partition by partition. */
+static bool parts_merge(const QScan *sc, Parts *into, Parts *from)
+{
+    bool ok = parts_fold(sc, into) && parts_fold(sc, from);
+    for (uint32_t i = 0; ok && i < into->np; i++)
+        ok = part_merge(sc, &into->p[i].t, &into->p[i].aggs, &from->p[i], false);
+    return ok;
+}
+
+/* A batch's rows written to their partitions (those full folded first). */
+static bool parts_consume(Worker *w, const KVec *const *kv, bool tag, const KSel *sel)
+{
+    const QScan *sc = w->sh->sc;
+    GroupState *g = w->grp;
+    Parts *ps = g->parts;
+    uint32_t n = sel->n, kw = sc->keyw, na = (uint32_t)sc->nagg_list, off = 0;
+    g->keys.len = 0;
+    unsigned char *keys = buf_room(&g->keys, (size_t)n * kw + 1);
+    if (!keys)
+        return false;
+    for (int i = 0; i < sc->nkeys; off += qx_keywidth(sc->keys[i++]))
+        k_keys(sc->keys[i], kv[i], n, keys + off, kw);
+    const KVec *args[64];
+    for (uint32_t a = 0; a < na; a++) {
+        const QExpr *x = sc->agg_list[a]->a;
+        args[a] = x ? same_field(sc, (int)a, args) : NULL;
+        if (x && !args[a])
+            args[a] = k_eval(&w->k, x, tag, sel);
+    }
+    uint64_t h = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const unsigned char *key = keys + (size_t)j * kw;
+        if (!j || !gt_eq(key, key - kw, kw))
+            h = gt_hash(key, kw);
+        GPart *pt = &ps->p[h & (ps->np - 1)];
+        if (pt->n == ps->cap && !part_fold(sc, ps, pt))
+            return false;
+        unsigned char *row = pt->rows + (size_t)pt->n++ * ps->roww;
+        uint32_t hi = (uint32_t)(h >> 32);
+        memcpy(row, &hi, 4);
+        memcpy(row + 4, key, kw);
+        for (uint32_t a = 0; a < na; a++) {
+            const KVec *v = args[a];
+            if (!v)
+                continue;
+            unsigned char *at = row + ps->at[a];
+            memcpy(at, sc->agg_list[a]->a->type == QT_FLOAT ? (const void *)&v->f[j]
+                                                             : (const void *)&v->i[j], 8);
+            at[8] = !v->valid || v->valid[j];
+        }
+    }
+    return true;
+}
+
+/* t's groups (their states aggs) to the sort as records [key][states]. */
+static bool spill_groups(Shared *sh, const GTable *t, const QAggs *aggs, unsigned char *rec,
+                         st_err *err)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        memcpy(rec, gt_key(t, i), t->keyw);
+        qa_save(aggs, i, rec + t->keyw);
+        if (st_sorter_add(sh->gspill, rec, err) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* Hands w's groups to the sort, w starting again with none: false (the
  * scan has failed) when it cannot. */
 static bool spill(Worker *w)
@@ -222,17 +511,20 @@ static bool spill(Worker *w)
     size_t recw = sc->keyw + qa_recw(&g->aggs);
     unsigned char *rec = mem_alloc(recw);
     st_err err = {0};
-    bool ok = rec != NULL;
+    bool ok = rec != NULL && (!g->parts || parts_fold(sc, g->parts));
     pthread_mutex_lock(&sh->mu);
     if (ok && !sh->gspill) {
         st_sort_opts o = {.parcel_bytes = sh->budget / 2, .prefix = prefix_spilled};
         sh->gspill = st_sorter_new(recw, cmp_spilled, (void *)sc, &o, &err);
         ok = sh->gspill != NULL;
     }
-    for (uint32_t i = 0; ok && i < g->t.n; i++) {
-        memcpy(rec, gt_key(&g->t, i), sc->keyw);
-        qa_save(&g->aggs, i, rec + sc->keyw);
-        ok = st_sorter_add(sh->gspill, rec, &err) == 0;
+    ok = ok && spill_groups(sh, &g->t, &g->aggs, rec, &err);
+    for (uint32_t i = 0; g->parts && i < g->parts->np; i++) {
+        GPart *pt = &g->parts->p[i];
+        ok = ok && spill_groups(sh, &pt->t, &pt->aggs, rec, &err);
+        gt_free(&pt->t);
+        qa_free(&pt->aggs);
+        ok = qa_init(&pt->aggs, sc) && ok;
     }
     pthread_mutex_unlock(&sh->mu);
     mem_free(rec, recw);
@@ -251,20 +543,6 @@ void qgroup_free(Shared *sh)
     sh->gspill = NULL;
 }
 
-/* An earlier aggregate's values of the same field as aggregate a's (min
- * and max of one field read it once), or NULL. */
-static const KVec *same_field(const QScan *sc, int a, const KVec *const *args)
-{
-    const QExpr *x = sc->agg_list[a]->a;
-    for (int b = 0; x->op == QX_FIELD && b < a && b < 64; b++) {
-        const QExpr *y = sc->agg_list[b]->a;
-        if (y && y->op == QX_FIELD && y->field == x->field && y->type == x->type &&
-            y->big == x->big && y->is_enum == x->is_enum)
-            return args[b];
-    }
-    return NULL;
-}
-
 static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
 {
     (void)pi;
@@ -277,6 +555,13 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
     }
     for (int i = 0; i < sc->nkeys; i++)
         kv[i] = k_eval(k, sc->keys[i], tag, sel);
+    GroupState *g = w->grp;
+    if (g->parts && !parts_consume(w, kv, tag, sel)) {
+        scan_fail(w->sh, SCAN_OOM);
+        return false;
+    }
+    if (g->parts)
+        return !(g->limit && parts_bytes(g->parts) > g->limit) || spill(w);
     if (!batch_groups(w, kv, sel->n) || !qa_grow(&w->grp->aggs, w->grp->t.n)) {
         scan_fail(w->sh, SCAN_OOM);
         return false;
@@ -294,9 +579,12 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
             return false;
         }
     }
-    GroupState *g = w->grp;
     if (g->limit && gt_bytes(&g->t) + qa_bytes(&g->aggs) > g->limit)
         return spill(w);
+    if (g->pfrom && g->t.n >= g->pfrom && !parts_make(g, sc, g->pnp)) {
+        scan_fail(w->sh, SCAN_OOM);
+        return false;
+    }
     return true;
 }
 
@@ -313,6 +601,10 @@ static bool group_begin(Worker *w)
     /* half the budget for the groups, shared by the threads; half for the sort */
     if (sc->nkeys && qa_spillable(&g->aggs))
         g->limit = w->sh->budget / 2 / (size_t)scan_threads(sc, w->sh->parts.n);
+    uint32_t asked = parts_asked();
+    if (!g->ndense && parts_fit(sc, &g->aggs))
+        g->pfrom = asked ? 1 : PARTS_FROM;
+    g->pnp = asked ? asked : PARTS;
     return true;
 }
 
@@ -326,6 +618,7 @@ static void group_end(Worker *w)
     mem_free(g->kept, g->kept ? (size_t)g->heapn * (w->sh->sc->keyw + qa_recw(&g->aggs)) : 0);
     gt_free(&g->t);
     qa_free(&g->aggs);
+    parts_free(g);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
     mem_free(g->hash, g->gcap * 12);
     buf_free(&g->keys);
@@ -445,7 +738,7 @@ static void group_done(Worker *w)
     pthread_mutex_lock(&w->sh->mu);
     bool spilled = w->sh->gspill != NULL;
     pthread_mutex_unlock(&w->sh->mu);
-    if (!spilled && w->sh->sc->nkeys)
+    if (!spilled && w->sh->sc->nkeys && !w->grp->parts)
         key_order(w->grp);
 }
 
@@ -457,6 +750,11 @@ static bool group_merge(Worker *into, Worker *from)
     GroupState *a = into->grp, *b = from->grp;
     if (into->sh->gspill)   /* into's come back with them after the scan */
         return spill(from);
+    if (a->parts || b->parts) {
+        const QScan *sc = into->sh->sc;
+        return (a->parts || parts_make(a, sc, a->pnp)) && (b->parts || parts_make(b, sc, a->pnp)) &&
+               parts_merge(sc, a->parts, b->parts);
+    }
     uint32_t na = a->t.n, nb = b->t.n, w = a->t.keyw, m = 0;
     if (!key_order(a) || !key_order(b))
         return false;
@@ -836,6 +1134,8 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     GroupState *gs = w->grp;
     if (sh->gspill)
         return unspill_rows(vm, sh, w);
+    if (gs->parts && !parts_join(gs, sc))
+        vm_throw(vm, v_obj(vm->oom));
     if (sc->nkeys == 0 && gs->t.n == 0) {  /* no keys: one group, even of nothing */
         mem_free(gs->order, gs->order ? (size_t)gs->ocap * 4 + 4 : 0);
         gs->order = NULL;   /* a merge's order of no groups */
