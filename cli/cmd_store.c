@@ -349,11 +349,11 @@ static int check_size(const st_file *f, st_err *err)
 static int check_keys(const check *c, st_reader *r, const st_file *f, st_err *err)
 {
     st_zone z;
-    if (f->keys.state == ST_KEYS_UNKNOWN || c->partkey < 0 ||
-        st_reader_zone(r, (uint32_t)c->partkey, &z, err) < 0)
-        return f->keys.state == ST_KEYS_UNKNOWN || c->partkey < 0 ? 0 : -1;
-    if (z.min > z.max ? f->keys.state == ST_KEYS_NONE
-                      : f->keys.state == ST_KEYS_RANGE && f->keys.lo == z.min && f->keys.hi == z.max)
+    if (f->keys.state == ST_KEYS_UNKNOWN || c->partkey < 0)
+        return 0;
+    if (st_reader_zone(r, (uint32_t)c->partkey, &z, err) < 0)
+        return -1;
+    if (st_mkeys_match(&f->keys, z.min, z.max))
         return 0;
     return st_err_set(err, ST_ECORRUPT, "%s: the manifest's range of the partition key is not "
                       "the file's (a query would skip rows it holds, or read it for none)", f->path);

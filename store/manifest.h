@@ -8,6 +8,7 @@
 #ifndef COMB_STORE_MANIFEST_H
 #define COMB_STORE_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,14 @@ typedef struct st_mkeys {
     uint64_t lo, hi;
     st_keys_state state;
 } st_mkeys;
+
+/* Whether k (not UNKNOWN) is the range of a file whose key's zone map
+ * spans min..max (min > max: the file holds no rows). */
+static inline bool st_mkeys_match(const st_mkeys *k, uint64_t min, uint64_t max)
+{
+    return min > max ? k->state == ST_KEYS_NONE
+                     : k->state == ST_KEYS_RANGE && k->lo == min && k->hi == max;
+}
 
 typedef struct st_manifest {
     uint64_t generation; /* commits so far; 0 for a new store */

@@ -356,10 +356,7 @@ static bool keys_hold(const VFiles *f, uint32_t i, st_reader *r)
     st_err ignored;
     if (k->state == ST_KEYS_UNKNOWN)
         return true;
-    if (st_reader_zone(r, f->partkey, &z, &ignored) < 0)
-        return false;
-    return z.min > z.max ? k->state == ST_KEYS_NONE
-                         : k->state == ST_KEYS_RANGE && k->lo == z.min && k->hi == z.max;
+    return st_reader_zone(r, f->partkey, &z, &ignored) == 0 && st_mkeys_match(k, z.min, z.max);
 }
 
 /* r (a new reader of file i, or NULL), unless its size is not the one its
