@@ -464,7 +464,8 @@ static int wait_events(struct srv *s)
        an idle one when it is next due. */
     if (s->mon && s->mon->command && !(s->mon_pid > 0 && s->mon_pidfd >= 0)) {
         double left = s->mon_pid > 0 ? 0.05 : s->mon_next - now();
-        int mms = left <= 0 ? 0 : (int)ceil(left * 1000);
+        double t = left * 1000;
+        int mms = left <= 0 ? 0 : (int)t + ((int)t < t);  /* rounded up (no libm) */
         ms = ms < 0 || mms < ms ? mms : ms;
     }
     int n = poll(fds, k, ms);

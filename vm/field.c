@@ -111,6 +111,16 @@ Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
 
 /* ---- encoding --------------------------------------------------------- */
 
+/* Whether f has no fraction, without libm: a double of 2^52 or more in
+ * size (or an infinity) has none, NaN is not one, and the rest fit an
+ * int64_t. */
+static bool integral(double f)
+{
+    if (!(fabs(f) < 0x1p52))
+        return f == f;
+    return f == (double)(int64_t)f;
+}
+
 static const char *const type_names[] = {
     [ST_U8] = "u8", [ST_U16] = "u16", [ST_U32] = "u32", [ST_U64] = "u64",
     [ST_I8] = "i8", [ST_I16] = "i16", [ST_I32] = "i32", [ST_I64] = "i64",
@@ -156,13 +166,13 @@ void vm_int_range(const st_field *f, int64_t *lo, int64_t *hi)
 static void put_int(VM *vm, const st_field *f, Value v, void *dst, const char *what)
 {
     int64_t lo, hi, x;
-    if (f->type == ST_U64 && IS_FLOAT(v) && v.as.f == trunc(v.as.f) && v.as.f >= 0x1p63 &&
+    if (f->type == ST_U64 && IS_FLOAT(v) && integral(v.as.f) && v.as.f >= 0x1p63 &&
         v.as.f < 0x1p64) {  /* a u64 above comb's ints reads as such a float: it goes back */
         uint64_t u = (uint64_t)v.as.f;
         memcpy(dst, &u, 8);
         return;
     }
-    if (IS_FLOAT(v) && v.as.f == trunc(v.as.f) && fabs(v.as.f) < 9.2e18)
+    if (IS_FLOAT(v) && integral(v.as.f) && fabs(v.as.f) < 9.2e18)
         v = v_int((int64_t)v.as.f);
     if (!IS_INT(v))
         bad_value(vm, what, f, "expected an int", v);

@@ -135,7 +135,7 @@ Value nat_floor(VM *vm, int argc, Value *argv)
 Value nat_ceil(VM *vm, int argc, Value *argv)
 {
     (void)argc;
-    return to_int(vm, argv, ceil);
+    return to_int(vm, argv, vm_math_ceil);
 }
 
 /* round(x): an int; round(x, d): to d decimals, the float nearest the

@@ -8,6 +8,7 @@
 #define VM_MATH_FUNCS(X)                                                       \
     X(double, atan, (double x), (x))                                           \
     X(double, atan2, (double y, double x), (y, x))                             \
+    X(double, ceil, (double x), (x))                                           \
     X(double, cos, (double x), (x))                                            \
     X(double, exp, (double x), (x))                                            \
     X(double, floor, (double x), (x))                                          \
@@ -20,7 +21,8 @@
     X(double, round, (double x), (x))                                          \
     X(double, sin, (double x), (x))                                            \
     X(double, sqrt, (double x), (x))                                           \
-    X(double, tan, (double x), (x))
+    X(double, tan, (double x), (x))                                            \
+    X(double, trunc, (double x), (x))
 
 #define VM_MATH_DECL(ret, name, params, args) ret vm_math_##name params;
 VM_MATH_FUNCS(VM_MATH_DECL)

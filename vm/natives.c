@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm/mathlib.h"
 #include "vm/natives.h"
 
 const VmNativeDef vm_natives[] = {
@@ -209,7 +210,7 @@ Value nat_int(VM *vm, int argc, Value *argv)
     if (IS_INT(v))
         return v;
     if (IS_FLOAT(v)) {
-        double f = trunc(AS_FLOAT(v));
+        double f = vm_math_trunc(AS_FLOAT(v));
         if (!(f >= -0x1p63 && f < 0x1p63))
             vm_error(vm, "cannot convert %g to an int", AS_FLOAT(v));
         return v_int((int64_t)f);
