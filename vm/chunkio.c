@@ -9,6 +9,7 @@
 #include "vm/chunkio.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY     /* XXH3_state_t on the stack */
@@ -203,7 +204,6 @@ typedef struct Reader {
     const unsigned char *base, *p, *end;
     bool bad;
     bool keep_pos;          /* positions left in the file (vm_chunk_pos) */
-    const OpCheck *checks;  /* by opcode, for code_ok */
     VStr **strs;            /* STRS slots, open addressing */
     size_t nstrs;
 } Reader;
@@ -391,6 +391,17 @@ static OpCheck op_check(unsigned op)
     return c;
 }
 
+/* op_check of every opcode, made once a process */
+static OpCheck op_checks[256];
+
+static void op_checks_make(void)
+{
+    for (unsigned op = 0; op < 256; op++) {
+        op_checks[op] = op_check(op);
+        op_extract(&op_checks[op]);
+    }
+}
+
 /* Every operand that indexes something in range: the loop trusts them. A
  * jump's target is unsigned, so one before the code is out of range too. */
 static bool code_ok(const Reader *r, const VProto *p)
@@ -403,7 +414,7 @@ static bool code_ok(const Reader *r, const VProto *p)
     bool ok = true;
     for (size_t i = 0; i + 1 < n; i++) {    /* the last, RETURN0, has none */
         Instr in = p->code[i];
-        const OpCheck *c = &r->checks[OP(in)];
+        const OpCheck *c = &op_checks[OP(in)];
         uint64_t at = i + 1;
         uint64_t v = (uint64_t)(in >> c->shift & c->mask) - c->bias;
         uint64_t operand = c->rel ? at + (uint64_t)(int64_t)c->rel * v : v;
@@ -496,14 +507,11 @@ VProto *vm_chunk_load(VM *vm, VModule *m, const unsigned char *p, size_t n, uint
     if (n < HEAD + 8 || memcmp(p, MAGIC, 8) || st_get64(p + 8) != vm_chunk_build() ||
         st_get64(p + 16) != key || st_get64(p + n - 8) != XXH3_64bits(p, n - 8))
         return NULL;
-    OpCheck checks[256];
-    for (unsigned op = 0; op < 256; op++) {
-        checks[op] = op_check(op);
-        op_extract(&checks[op]);
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, op_checks_make);
     VStr *strs[STRS] = {NULL};
     Reader r = {.vm = vm, .m = m, .base = p, .p = p + HEAD, .end = p + n - 8,
-                .keep_pos = fd >= 0, .checks = checks, .strs = strs};
+                .keep_pos = fd >= 0, .strs = strs};
     uint32_t nvars = get_count(&r, 5);
     for (uint32_t i = 0; i < nvars && !r.bad; i++) {
         VStr *name = get_str(&r);
