@@ -249,7 +249,8 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
     return r;
 }
 
-void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum)
+int st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum,
+                   st_err *err)
 {
     /* a projection's own batch is rows of every field; a file's, its tags
      * (gathered CHUNK at a time) */
@@ -259,7 +260,7 @@ void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t 
         place(s, s->nfields, &rs);
     unsigned char *o = mem_alloc((size_t)rs * CHUNK);
     if (!o)
-        return;   /* verify then reports a digest that differs */
+        return st_err_nomem(err, "a projection's digest");
     for (uint32_t i = a; i < e; i += CHUNK) {
         uint32_t n = e - i < CHUNK ? e - i : CHUNK;
         if (file)
@@ -274,6 +275,7 @@ void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t 
             *sum += XXH3_64bits(o + (size_t)j * rs, rs);
     }
     mem_free(o, (size_t)rs * CHUNK);
+    return 0;
 }
 
 int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info *info,
@@ -306,8 +308,13 @@ int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info 
     const st_batch *b;
     int rc;
     while ((rc = st_reader_next(r, &b, &e)) == 1)
-        st_proj_digest(st_reader_schema(r), b, 0, b->ntagsets, &got);
+        if ((rc = st_proj_digest(st_reader_schema(r), b, 0, b->ntagsets, &got, &e)) < 0)
+            break;
     st_reader_close(r);
+    if (rc < 0 && e.code == ST_ENOMEM) {
+        *err = e;
+        return -1;
+    }
     if (rc < 0 || (sum && got != *sum)) {
         snprintf(msg, sizeof msg, "%s: %s", path, rc < 0 ? e.msg : "holds other tags than its file's");
         bad(ctx, path, UINT64_MAX, msg);

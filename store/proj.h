@@ -54,8 +54,10 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
                         const st_nbuf_opts *io, st_err *err);
 
 /* An order-free digest of tags [a, e) of a batch of s's columns, added to
- * *sum: what verify compares between a file and its projection. */
-void st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum);
+ * *sum: what verify compares between a file and its projection. 0, or -1
+ * with err set (out of memory). */
+int st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum,
+                   st_err *err);
 /* Verify of file's projection: its blocks as st_reader_verify checks them
  * (bad names the projection's path), then that it is the file's and, when
  * sum is given (st_proj_digest over all the file's tags), holds its tags

@@ -1393,7 +1393,7 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         else if (proj && !e.code)
-            st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum);
+            st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum, &e);
         if (e.code == ST_ENOMEM) {
             *err = e;
             nbad = -1;
@@ -1407,9 +1407,9 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
         }
     }
     mem_free(keys, 2 * ks + 1);
-    int64_t pbad = proj && r->info.projected && nbad >= 0 ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad,
-                                                      ctx, err)
-                                     : 0;
+    int64_t pbad = proj && nbad >= 0
+                       ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad, ctx, err)
+                       : 0;
     st_reader_close(r);
     return pbad < 0 ? -1 : nbad + pbad;
 }
