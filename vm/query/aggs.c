@@ -716,7 +716,7 @@ static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngro
             uint64_t h;
             memcpy(&g, k, 4);
             memcpy(&h, k + 4, 8);
-            if (!distinct_add(into, map[g], h))
+            if (!distinct_add(into, map ? map[g] : g, h))
                 return false;
         }
         return true;
@@ -730,7 +730,7 @@ static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngro
             quant_floats(from);
         QList *il = (QList *)(void *)into->st, *fl = (QList *)(void *)from->st;
         for (uint32_t g = 0; g < ngroups; g++) {
-            QList *t = &il[map[g]], *f = &fl[g];
+            QList *t = &il[map ? map[g] : g], *f = &fl[g];
             for (uint32_t k = 0; k < f->nin; k++)
                 if (!quant_put(into, t, f->in[k]))
                     return false;
@@ -757,7 +757,7 @@ static bool merge_one(QAgg *into, QAgg *from, const uint32_t *map, uint32_t ngro
         }
     }
     for (uint32_t g = 0; g < ngroups; g++)
-        merge_state(into, map[g], from->n[g], from->st + (size_t)g * from->size);
+        merge_state(into, map ? map[g] : g, from->n[g], from->st + (size_t)g * from->size);
     return true;
 }
 

@@ -30,7 +30,8 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
 void qa_prefetch(const QAggs *s, uint32_t g);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
-/* Folds from's groups into into's: from's group g is into's map[g]. A
+/* Folds from's groups into into's: from's group g is into's map[g] (g
+ * when map is NULL: states indexed alike, as by a key's range). A
  * quantile's values are handed over, not copied: from keeps none. */
 bool qa_merge(QAggs *into, QAggs *from, const uint32_t *map, uint32_t ngroups);
 /* Spilling (group.c, past the memory budget): whether every aggregate's

@@ -228,6 +228,9 @@ Value qexplain_scan(VM *vm, QPlan *p)
         }
         vm_files_release(pl.files, pl.p[i].fi, r);
     }
+    char gpath[64] = "";   /* how a group by finds its rows' groups */
+    if (rc == 0 && sc->consumer == QC_GROUP)
+        qgroup_path(vm, sc, &pl, gpath, sizeof gpath);
     uint32_t nread = pl.n, total = pl.total, by_keys = pl.by_keys;
     qprune_parts_free(vm, &pl);
     vm_free_mem(vm, tr, (sc->nranges + 1) * sizeof *tr);
@@ -280,6 +283,8 @@ Value qexplain_scan(VM *vm, QPlan *p)
     map_setc(vm, m, "rows", v_obj(vm_str_cstr(vm, sc->tags ? "tags" : "tagsets")));
     map_setc(vm, m, "does", v_obj(vm_str_cstr(vm, sc->footer_count ? "count from the footers"
                                                              : consumer_names[sc->consumer])));
+    if (gpath[0])
+        map_setc(vm, m, "group_path", v_obj(vm_str_cstr(vm, gpath)));
     map_setc(vm, m, "partitions_skipped_by_keys", v_int(by_keys));
     map_setc(vm, m, "threads", v_int(scan_threads(sc, nread)));
     then_steps(vm, m, p);

@@ -1,6 +1,7 @@
 /* group: group by in a scan: each worker's groups (gtable.c's hash table
  * of their keys, or for keys of few values an array indexed by their
- * codes) and the aggregates' states (aggs.c's columns), a batch at a time:
+ * codes, or for an int key of a narrow range states indexed by its value)
+ * and the aggregates' states (aggs.c's columns), a batch at a time:
  * the batch's rows' groups first, then each aggregate's loop over them;
  * with many groups, rows partitioned by hash into tables that fit the
  * cache; past the memory budget spilled to the external sort and folded back in
@@ -36,6 +37,10 @@ struct GroupState {
     Parts *parts;       /* many groups: rows partitioned by hash (NULL: not) */
     uint32_t pfrom;     /* groups past which rows are partitioned (0: never) */
     uint32_t pnp;       /* into how many partitions */
+    uint8_t *seen;      /* by range: 1 for each code a row had, [nrange] */
+    uint32_t nrange;    /* by range: the codes (0: not by range) */
+    uint64_t rlo;       /* by range: code 1's key image */
+    uint32_t nseen;     /* by range: groups in order */
 };
 
 /* Dense group keys: a key whose values are few (an enum symbol, a bool, a
@@ -50,14 +55,18 @@ struct GroupState {
 /* Rows ahead whose group slot a probe asks the cache for. */
 #define PREFETCH 8
 
+/* Whether e is a field's value (or a tag's, first or last of some). */
+static bool fieldish(const QExpr *e)
+{
+    return e->op == QX_FIELD || (e->op == QX_QUANT && (e->fn == QF_first || e->fn == QF_last));
+}
+
 /* The codes of key e, or 0 when its values are not few. */
 static uint32_t key_codes(const st_schema *s, const QExpr *e)
 {
-    bool fieldish = e->op == QX_FIELD ||
-                    (e->op == QX_QUANT && (e->fn == QF_first || e->fn == QF_last));
     if (e->type == QT_BOOL)
         return 257;     /* a bool field's byte, or a condition's 0 or 1 */
-    if (!fieldish || e->field < 0)
+    if (!fieldish(e) || e->field < 0)
         return 0;
     const st_field *f = &s->fields[e->field];
     if (e->type == QT_STR && e->is_enum && f->type == ST_ENUM)
@@ -95,6 +104,117 @@ static void add_codes(const st_schema *s, const QExpr *e, const KVec *v, uint32_
     }
 }
 
+/* ---- keys by their range ---------------------------------------------------- *
+ *
+ * A group key of one int field (ints, u64, times; also first/last(tags,
+ * P).f) whose values in the files the scan reads, by their zone maps, span
+ * few codes: a row's code is its key image (the 8 bytes k_key writes after
+ * the valid byte) less the least one, plus 1 (0 for nil), and the states
+ * are indexed by it: no hash, no probe, no table of keys. The workers'
+ * states merge slot by slot, and the groups come out in key order by
+ * walking the codes. Codes number at most RANGE_MAX, and no more than the
+ * rows (plus RANGE_SLACK: walking a code costs less than a row), and their
+ * states fit a worker's share of the budget (nothing here spills). */
+#define RANGE_MAX (1u << 22)
+#define RANGE_SLACK 65536
+
+/* Key image x of key e's value (an int, or a u64 field's bits). */
+static inline uint64_t range_image(bool u64, uint64_t x)
+{
+    return u64 ? qx_u64_seen(x) : x ^ UINT64_C(1) << 63;
+}
+
+/* The key image of a zone map's st_field_order image z of field f. */
+static uint64_t zone_image(const st_field *f, uint64_t z)
+{
+    switch (f->type) {
+    case ST_U64:
+        return qx_u64_seen(z);
+    case ST_U8: case ST_U16: case ST_U32:
+        return z ^ UINT64_C(1) << 63;
+    default:    /* signed and time: the same image */
+        return z;
+    }
+}
+
+/* The codes of sc's key by its range over the files of pl (*lo: code 1's
+ * key image), or 0: not one int field, or a range too wide. */
+static uint32_t range_codes(VM *vm, const QScan *sc, const PartList *pl, uint64_t *lo)
+{
+    if (getenv("COMB_GROUP_HASH") || sc->nkeys != 1 || dense_codes(sc))
+        return 0;
+    const QExpr *e = sc->keys[0];
+    if (!fieldish(e) || e->type != QT_INT || e->field < 0)
+        return 0;
+    const st_field *f = &sc->vs->s->fields[e->field];
+    st_nbuf_opts io = scan_read_opts(vm);
+    st_known_schema known = {sc->vs->s, sc->vs->text, sc->vs->text_len};
+    uint64_t min = UINT64_MAX, max = 0, rows = 0;
+    for (uint32_t i = 0; i < pl->n; i++) {
+        st_err err;
+        st_zone z;
+        st_file_info info;
+        st_reader *r = vm_files_reader(pl->files, pl->p[i].fi, &io, &known, &err);
+        if (!r)
+            return 0;   /* the scan says why */
+        st_reader_info(r, &info);
+        int rc = st_reader_zone(r, (uint32_t)e->field, &z, &err);
+        vm_files_release(pl->files, pl->p[i].fi, r);
+        if (rc < 0)
+            return 0;
+        rows += sc->tags ? info.ntags : info.ntagsets;
+        if (z.min <= z.max) {
+            min = z.min < min ? z.min : min;
+            max = z.max > max ? z.max : max;
+        }
+    }
+    *lo = min > max ? 0 : zone_image(f, min);
+    uint64_t span = min > max ? 0 : zone_image(f, max) - *lo;    /* no wrap: the images order */
+    if (span >= RANGE_MAX)
+        return 0;
+    uint64_t codes = min > max ? 1 : span + 2;
+    QAggs a;
+    bool ok = qa_init(&a, sc);
+    size_t each = qa_recw(&a) + 1;
+    qa_free(&a);
+    size_t share = qcollect_budget() / 2 / (size_t)scan_threads(sc, pl->n);
+    if (!ok || codes > RANGE_MAX || codes > rows + RANGE_SLACK || codes * each > share)
+        return 0;
+    return (uint32_t)codes;
+}
+
+/* The batch's rows' codes into g->gid, each marked seen: false when one
+ * lies outside the range (the zone maps do not hold the file's values). */
+static bool range_groups(GroupState *g, const QExpr *e, const KVec *v, uint32_t n)
+{
+    bool u64 = qx_u64_key(e), out = false;
+    uint64_t lo = g->rlo, last = g->nrange - 1;
+    const uint8_t *valid = v->valid;
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t c = range_image(u64, (uint64_t)v->i[j]) - lo + 1;
+        c = valid && !valid[j] ? 0 : c;
+        out |= c > last;
+        c = c > last ? 0 : c;
+        g->gid[j] = (uint32_t)c;
+        g->seen[c] = 1;
+    }
+    return !out;
+}
+
+/* Group (code) g's key into buf (by range), or its key in the table. */
+static const unsigned char *group_key(const GroupState *g, uint32_t i, unsigned char *buf)
+{
+    if (!g->nrange)
+        return gt_key(&g->t, i);
+    uint64_t be = i ? g->rlo + i - 1 : 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    be = __builtin_bswap64(be);
+#endif
+    buf[0] = i != 0;
+    memcpy(buf + 1, &be, 8);
+    return buf;
+}
+
 /* Row j's group key into p (sc->keyw bytes). */
 static void key_at(const QScan *sc, const KVec *const *kv, const uint32_t *kw, uint32_t j,
                    unsigned char *p)
@@ -103,6 +223,22 @@ static void key_at(const QScan *sc, const KVec *const *kv, const uint32_t *kw, u
         k_key(sc->keys[i], kv[i], j, false, p);
         p += kw[i];
     }
+}
+
+/* Room in g->gid (and g->hash) for n rows: false out of memory. */
+static bool gid_room(GroupState *g, uint32_t n)
+{
+    if (n <= g->gcap)
+        return true;
+    size_t cap = n > 2 * g->gcap ? n : 2 * g->gcap;
+    uint64_t *h = mem_alloc(cap * 12);
+    if (!h)
+        return false;
+    mem_free(g->hash, g->gcap * 12);
+    g->hash = h;
+    g->gid = (uint32_t *)(void *)(h + cap);
+    g->gcap = cap;
+    return true;
 }
 
 /* The groups of the batch's rows into g->gid: false out of memory. */
@@ -120,18 +256,9 @@ static bool batch_groups(Worker *w, const KVec *const *kv, uint32_t n)
     size_t each = g->ndense ? sizeof(uint32_t) : sc->keyw;
     unsigned char *keys = buf_room(&g->keys, (size_t)n * each + 1);
     uint32_t *code = (uint32_t *)(void *)keys;
-    if (!keys || (g->ndense && !g->dense && !(g->dense = mem_calloc(g->ndense, 4))))
+    if (!keys || (g->ndense && !g->dense && !(g->dense = mem_calloc(g->ndense, 4))) ||
+        !gid_room(g, n))
         return false;
-    if (n > g->gcap) {
-        size_t cap = n > 2 * g->gcap ? n : 2 * g->gcap;
-        uint64_t *h = mem_alloc(cap * 12);
-        if (!h)
-            return false;
-        mem_free(g->hash, g->gcap * 12);
-        g->hash = h;
-        g->gid = (uint32_t *)(void *)(h + cap);
-        g->gcap = cap;
-    }
     if (g->ndense) {
         memset(code, 0, (size_t)n * 4);
         for (int i = 0, stride = 1; i < sc->nkeys; i++) {
@@ -562,7 +689,19 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
     }
     if (g->parts)
         return !(g->limit && parts_bytes(g->parts) > g->limit) || spill(w);
-    if (!batch_groups(w, kv, sel->n) || !qa_grow(&w->grp->aggs, w->grp->t.n)) {
+    if (g->nrange) {
+        char msg[sizeof w->sh->err];
+        if (!gid_room(g, sel->n)) {
+            scan_fail(w->sh, SCAN_OOM);
+            return false;
+        }
+        if (!range_groups(g, sc->keys[0], kv[0], sel->n)) {
+            snprintf(msg, sizeof msg, "%s: a value of %s outside the file's zone maps: the file "
+                     "is damaged", st_reader_path(w->r), sc->vs->s->fields[sc->keys[0]->field].name);
+            scan_fail(w->sh, msg);
+            return false;
+        }
+    } else if (!batch_groups(w, kv, sel->n) || !qa_grow(&w->grp->aggs, w->grp->t.n)) {
         scan_fail(w->sh, SCAN_OOM);
         return false;
     }
@@ -579,6 +718,8 @@ static bool group_consume(Worker *w, uint32_t pi, bool tag, const KSel *sel)
             return false;
         }
     }
+    if (g->nrange)
+        return true;
     if (g->limit && gt_bytes(&g->t) + qa_bytes(&g->aggs) > g->limit)
         return spill(w);
     if (g->pfrom && g->t.n >= g->pfrom && !parts_make(g, sc, g->pnp)) {
@@ -598,6 +739,10 @@ static bool group_begin(Worker *w)
     g->ndense = getenv("COMB_GROUP_HASH") ? 0 : dense_codes(sc);
     if (!qa_init(&g->aggs, sc))
         return false;
+    if ((g->nrange = w->sh->grange_n)) {  /* its states fit the budget (range_codes) */
+        g->rlo = w->sh->grange_lo;
+        return (g->seen = mem_calloc(g->nrange, 1)) && qa_grow(&g->aggs, g->nrange);
+    }
     /* half the budget for the groups, shared by the threads; half for the sort */
     if (sc->nkeys && qa_spillable(&g->aggs))
         g->limit = w->sh->budget / 2 / (size_t)scan_threads(sc, w->sh->parts.n);
@@ -620,6 +765,7 @@ static void group_end(Worker *w)
     qa_free(&g->aggs);
     parts_free(g);
     mem_free(g->dense, g->dense ? (size_t)g->ndense * 4 : 0);
+    mem_free(g->seen, g->seen ? g->nrange : 0);
     mem_free(g->hash, g->gcap * 12);
     buf_free(&g->keys);
     mem_free(g, sizeof *g);
@@ -720,9 +866,18 @@ static bool key_order(GroupState *g)
     if (g->order)
         return true;
     uint32_t n = g->t.n;
+    for (uint32_t c = 0; c < g->nrange; c++)
+        n += g->seen[c];
     if (!(g->order = mem_alloc((size_t)n * 4 + 4)))
         return false;
     g->ocap = n;
+    if (g->nrange) {    /* the codes are in key order */
+        for (uint32_t c = 0, m = 0; c < g->nrange; c++)
+            if (g->seen[c])
+                g->order[m++] = c;
+        g->nseen = n;
+        return true;
+    }
     if (sort_groups(&g->t, g->order, n))
         return true;
     mem_free(g->order, (size_t)n * 4 + 4);
@@ -738,7 +893,7 @@ static void group_done(Worker *w)
     pthread_mutex_lock(&w->sh->mu);
     bool spilled = w->sh->gspill != NULL;
     pthread_mutex_unlock(&w->sh->mu);
-    if (!spilled && w->sh->sc->nkeys && !w->grp->parts)
+    if (!spilled && w->sh->sc->nkeys && !w->grp->parts && !w->grp->nrange)
         key_order(w->grp);
 }
 
@@ -750,6 +905,11 @@ static bool group_merge(Worker *into, Worker *from)
     GroupState *a = into->grp, *b = from->grp;
     if (into->sh->gspill)   /* into's come back with them after the scan */
         return spill(from);
+    if (a->nrange) {    /* slot by slot */
+        for (uint32_t c = 0; c < a->nrange; c++)
+            a->seen[c] |= b->seen[c];
+        return qa_merge(&a->aggs, &b->aggs, NULL, a->nrange);
+    }
     if (a->parts || b->parts) {
         const QScan *sc = into->sh->sc;
         return (a->parts || parts_make(a, sc, a->pnp)) && (b->parts || parts_make(b, sc, a->pnp)) &&
@@ -786,13 +946,22 @@ static bool group_merge(Worker *into, Worker *from)
     return true;
 }
 
+/* Asks the cache for group g's key and states (rows made in key order). */
+static void group_prefetch(const GroupState *gs, uint32_t g)
+{
+    if (!gs->nrange)
+        __builtin_prefetch(gt_key(&gs->t, g));
+    qa_prefetch(&gs->aggs, g);
+}
+
 /* Group g's row: its keys, then its items. held: the aggregates' values. */
 static Value group_row(VM *vm, const QScan *sc, GroupState *gs, uint32_t g, VArray *held)
 {
     VMap *m = vm_map_new_keyed(vm, (size_t)(sc->nkeys + sc->naggs));
     Value mv = v_obj(m);
     vm_push_root(vm, mv);
-    const unsigned char *k = gt_key(&gs->t, g);
+    unsigned char kb[16];
+    const unsigned char *k = group_key(gs, g, kb);
     for (int j = 0; j < sc->nkeys; j++) {
         vm_map_set(vm, m, v_obj(sc->key_names[j]), qx_key_value(vm, sc->keys[j], k));
         k += qx_keywidth(sc->keys[j]);
@@ -853,7 +1022,8 @@ static void topn_values(VM *vm, const QScan *sc, GroupState *gs, const int *src,
             out[k] = qa_value(vm, &gs->aggs, src[k] - sc->nkeys, g);
             continue;
         }
-        const unsigned char *key = gt_key(&gs->t, g);
+        unsigned char kb[16];
+        const unsigned char *key = group_key(gs, g, kb);
         for (int j = 0; j < src[k]; j++)
             key += qx_keywidth(sc->keys[j]);
         out[k] = qx_key_value(vm, sc->keys[src[k]], key);
@@ -1007,11 +1177,10 @@ static Value group_columns(VM *vm, const QScan *sc, GroupState *gs, const uint32
     Value *cell = a->cols->cells;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t g = order[i];
-        if (i + PREFETCH < n) {
-            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
-            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
-        }
-        const unsigned char *k = gt_key(&gs->t, g);
+        if (i + PREFETCH < n)
+            group_prefetch(gs, order[i + PREFETCH]);
+        unsigned char kb[16];
+        const unsigned char *k = group_key(gs, g, kb);
         for (int j = 0; j < sc->nkeys; k += kw[j++])
             *cell++ = qx_key_value(vm, sc->keys[j], k);
         for (int j = 0; j < sc->naggs; j++)
@@ -1023,9 +1192,9 @@ static Value group_columns(VM *vm, const QScan *sc, GroupState *gs, const uint32
 
 static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
 {
-    uint32_t n = gs->t.n;
     if (!key_order(gs))
         vm_throw(vm, v_obj(vm->oom));
+    uint32_t n = gs->nrange ? gs->nseen : gs->t.n;
     uint32_t *order = gs->order;
     int src[8];
     uint64_t top;
@@ -1035,10 +1204,8 @@ static Value group_rows(VM *vm, const QPlan *p, const QScan *sc, GroupState *gs)
         return group_columns(vm, sc, gs, order, n);
     VArray *held, *a = rows_begin(vm, sc, n, &held);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + PREFETCH < n) {
-            __builtin_prefetch(gt_key(&gs->t, order[i + PREFETCH]));
-            qa_prefetch(&gs->aggs, order[i + PREFETCH]);
-        }
+        if (i + PREFETCH < n)
+            group_prefetch(gs, order[i + PREFETCH]);
         vm_array_push(vm, a, group_row(vm, sc, gs, order[i], held));
     }
     vm_pop_root(vm, 2);
@@ -1146,7 +1313,25 @@ static Value group_finish(VM *vm, Shared *sh, Worker *w, Ordered *o)
     return group_rows(vm, sh->p, sc, gs);
 }
 
+/* Whether the scan's groups go by its key's range, for every worker. */
+static void group_start(VM *vm, Shared *sh)
+{
+    sh->grange_n = range_codes(vm, sh->sc, &sh->parts, &sh->grange_lo);
+}
+
+void qgroup_path(VM *vm, const QScan *sc, const PartList *pl, char *out, size_t size)
+{
+    uint64_t lo;
+    uint32_t n = range_codes(vm, sc, pl, &lo);
+    if (n)
+        snprintf(out, size, "range of %u codes", n);
+    else
+        snprintf(out, size, "%s", !sc->nkeys ? "one group"
+                                 : !getenv("COMB_GROUP_HASH") && dense_codes(sc) ? "dense codes" : "hash");
+}
+
 const QConsumerOps qcons_group = {
+    .start = group_start,
     .begin = group_begin,
     .consume = group_consume,
     .done = group_done,

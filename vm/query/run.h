@@ -113,6 +113,8 @@ struct Shared {
     atomic_size_t held;     /* bytes of rows in the partitions' buffers */
     QSpill *spill;          /* the rows once past the budget (under mu) */
     st_sorter *gspill;      /* GROUP: groups' states once past the budget (under mu) */
+    uint64_t grange_lo;     /* GROUP by its key's range (group.c): the least key image */
+    uint32_t grange_n;      /* its codes (nil, then the range); 0: not by range */
     st_nbuf_opts ropts;     /* the partitions' readers' */
     st_known_schema known;  /* the source's schema: files with it need not parse theirs */
     atomic_bool proj_warned; /* a file's projection could not be read (said once) */
@@ -213,6 +215,9 @@ extern const QConsumerOps qcons_group, qcons_stat, qcons_collect, qcons_write;
 
 /* vm/query/group.c: frees the groups spilled past the budget. */
 void qgroup_free(Shared *sh);
+/* How a group by of sc over the files pl would find its rows' groups
+ * (explain's group_path): "range of N codes", "dense codes" or "hash". */
+void qgroup_path(VM *vm, const QScan *sc, const PartList *pl, char *out, size_t size);
 
 /* vm/query/collect.c: rows collected, sorted, spilled past the budget */
 size_t qcollect_budget(void);
