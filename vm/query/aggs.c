@@ -314,14 +314,30 @@ static void update_sum(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 
 static void update_minmax(QAgg *a, const KVec *v, const uint32_t *gid, uint32_t n)
 {
-    uint64_t *best = (uint64_t *)(void *)a->st;
+    uint64_t *best = (uint64_t *)(void *)a->st, *cnt = a->n;
     bool min = a->kind == K_MIN;
+    const QExpr *e = a->e->a;
+    if (!a->rank && e->type == QT_INT && !e->big) {
+        /* the usual, ints: the state's fields in registers (a count's
+         * store could be a size_t of a's), the best stored without a branch
+         * (with many groups, whether a value beats its group's is a coin) */
+        const int64_t *in = v->i;
+        const uint8_t *valid = v->valid;
+        for (uint32_t j = 0; j < n; j++) {
+            if (valid && !valid[j])
+                continue;
+            uint32_t g = gid[j];
+            uint64_t x = (uint64_t)in[j] ^ UINT64_C(1) << 63, b = best[g];
+            best[g] = !cnt[g]++ || (min ? x < b : x > b) ? x : b;
+        }
+        return;
+    }
     for (uint32_t j = 0; j < n; j++) {
         if (!VALID(v, j))
             continue;
         uint32_t g = gid[j];
-        uint64_t x = a->rank ? a->rank[(uint8_t)v->i[j]] : word_at(a->e->a, v, j);
-        if (!a->n[g]++ || (min ? x < best[g] : x > best[g]))
+        uint64_t x = a->rank ? a->rank[(uint8_t)v->i[j]] : word_at(e, v, j);
+        if (!cnt[g]++ || (min ? x < best[g] : x > best[g]))
             best[g] = x;
     }
 }
@@ -618,10 +634,12 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n)
     if (s->one && n && update_one(a, v, n))
         return true;
     switch (a->kind) {
-    case K_ROWS:
+    case K_ROWS: {
+        uint64_t *cnt = a->n;   /* in a register: a's fields are not stored to */
         for (uint32_t j = 0; j < n; j++)
-            a->n[gid[j]]++;
+            cnt[gid[j]]++;
         return true;
+    }
     case K_COUNTIF:
         for (uint32_t j = 0; j < n; j++)
             a->n[gid[j]] += VALID(v, j) && v->i[j];
@@ -654,6 +672,19 @@ void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
 {
     for (int i = 0; i < s->n; i++)
         s->a[i].n[g] += rows;
+}
+
+int qa_rows_at(const QAggs *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->a[i].kind == K_ROWS)
+            return i;
+    return -1;
+}
+
+uint64_t qa_count(const QAggs *s, int i, uint32_t g)
+{
+    return s->a[i].n[g];
 }
 
 /* ---- merging ---------------------------------------------------------------- */

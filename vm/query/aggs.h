@@ -30,6 +30,10 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
 void qa_prefetch(const QAggs *s, uint32_t g);
 /* Adds every count() of rows counted per group (dense codes) at once. */
 void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
+/* The index of a count() among s's aggregates, or -1: its qa_count of a
+ * group is the group's rows (a group's other counts are of its values). */
+int qa_rows_at(const QAggs *s);
+uint64_t qa_count(const QAggs *s, int i, uint32_t g);
 /* Folds from's groups into into's: from's group g is into's map[g] (g
  * when map is NULL: states indexed alike, as by a key's range). A
  * quantile's values are handed over, not copied: from keeps none. */

@@ -37,7 +37,9 @@ struct GroupState {
     Parts *parts;       /* many groups: rows partitioned by hash (NULL: not) */
     uint32_t pfrom;     /* groups past which rows are partitioned (0: never) */
     uint32_t pnp;       /* into how many partitions */
-    uint8_t *seen;      /* by range: 1 for each code a row had, [nrange] */
+    uint8_t *seen;      /* by range: 1 for each code a row had, [nrange]; NULL
+                         * when a count()'s rows say it (rows_at) */
+    int rows_at;        /* by range: that count()'s aggregate, or -1 */
     uint32_t nrange;    /* by range: the codes (0: not by range) */
     uint64_t rlo;       /* by range: code 1's key image */
     uint32_t nseen;     /* by range: groups in order */
@@ -183,21 +185,33 @@ static uint32_t range_codes(VM *vm, const QScan *sc, const PartList *pl, uint64_
     return (uint32_t)codes;
 }
 
-/* The batch's rows' codes into g->gid, each marked seen: false when one
- * lies outside the range (the zone maps do not hold the file's values). */
+/* Whether a row had code c. */
+static bool range_seen(const GroupState *g, uint32_t c)
+{
+    return g->seen ? g->seen[c] : qa_count(&g->aggs, g->rows_at, c) != 0;
+}
+
+/* The batch's rows' codes into g->gid (marked seen unless a count() says
+ * it: a byte stored at random a row costs as much as the count's update):
+ * false when one lies outside the range (the zone maps do not hold the
+ * file's values). */
 static bool range_groups(GroupState *g, const QExpr *e, const KVec *v, uint32_t n)
 {
     bool u64 = qx_u64_key(e), out = false;
     uint64_t lo = g->rlo, last = g->nrange - 1;
     const uint8_t *valid = v->valid;
+    const int64_t *in = v->i;
+    uint32_t *gid = g->gid;     /* in registers: byte stores could be g's */
+    uint8_t *seen = g->seen;
     for (uint32_t j = 0; j < n; j++) {
-        uint64_t c = range_image(u64, (uint64_t)v->i[j]) - lo + 1;
+        uint64_t c = range_image(u64, (uint64_t)in[j]) - lo + 1;
         c = valid && !valid[j] ? 0 : c;
         out |= c > last;
         c = c > last ? 0 : c;
-        g->gid[j] = (uint32_t)c;
-        g->seen[c] = 1;
+        gid[j] = (uint32_t)c;
     }
+    for (uint32_t j = 0; seen && j < n; j++)
+        seen[gid[j]] = 1;
     return !out;
 }
 
@@ -741,7 +755,9 @@ static bool group_begin(Worker *w)
         return false;
     if ((g->nrange = w->sh->grange_n)) {  /* its states fit the budget (range_codes) */
         g->rlo = w->sh->grange_lo;
-        return (g->seen = mem_calloc(g->nrange, 1)) && qa_grow(&g->aggs, g->nrange);
+        g->rows_at = qa_rows_at(&g->aggs);
+        return (g->rows_at >= 0 || (g->seen = mem_calloc(g->nrange, 1))) &&
+               qa_grow(&g->aggs, g->nrange);
     }
     /* half the budget for the groups, shared by the threads; half for the sort */
     if (sc->nkeys && qa_spillable(&g->aggs))
@@ -867,13 +883,13 @@ static bool key_order(GroupState *g)
         return true;
     uint32_t n = g->t.n;
     for (uint32_t c = 0; c < g->nrange; c++)
-        n += g->seen[c];
+        n += range_seen(g, c);
     if (!(g->order = mem_alloc((size_t)n * 4 + 4)))
         return false;
     g->ocap = n;
     if (g->nrange) {    /* the codes are in key order */
         for (uint32_t c = 0, m = 0; c < g->nrange; c++)
-            if (g->seen[c])
+            if (range_seen(g, c))
                 g->order[m++] = c;
         g->nseen = n;
         return true;
@@ -906,7 +922,7 @@ static bool group_merge(Worker *into, Worker *from)
     if (into->sh->gspill)   /* into's come back with them after the scan */
         return spill(from);
     if (a->nrange) {    /* slot by slot */
-        for (uint32_t c = 0; c < a->nrange; c++)
+        for (uint32_t c = 0; a->seen && c < a->nrange; c++)
             a->seen[c] |= b->seen[c];
         return qa_merge(&a->aggs, &b->aggs, NULL, a->nrange);
     }

@@ -4,7 +4,8 @@
 # codes"): the answers equal the hash table's (COMB_GROUP_HASH=1), on random
 # data over two loads whose files hold different ranges: negative ints, u64s
 # near and above 2^63 (where several read as one float), times, nil keys
-# (first of no such tag), every aggregate, top-N, no rows; on 1 and 2
+# (first of no such tag), every aggregate (with and without a count(),
+# whose rows say which values were met), top-N, no rows; on 1 and 2
 # threads, with a small COMB_SORT_MB (states that do not fit its share take
 # the table), and under COMB_GC_STRESS=1. A range a little wider than the
 # rows allow, several keys, and keys of few values keep their paths.
@@ -36,6 +37,7 @@ let u = open("u")
 fn show(name, r) { print(name, len(r), r) }
 show("k", rows(q | tags | group by k { n: count(), c: count(st > 100), s: sum(st), a: avg(x),
      lo: min(dd), hi: max(x), v: variance(st), d: distinct(st), m: median(dd) }))
+show("no-count", rows(q | tags | group by k { c: count(st > 100), hi: max(dd), s: sum(x) }))
 show("t", rows(q | group by t { n: count(), lo: min(id), hi: max(k), q: quantile(k, 0.9) }))
 show("dd", rows(q | tags | group by dd { n: count(), s: sum(st), m: median(x), sd: stddev(dd) }))
 show("first", rows(q | group by f: first(tags, st > 200).dd { n: count(), d: distinct(k) }))
