@@ -7,7 +7,9 @@
 # (first of no such tag), every aggregate (with and without a count(),
 # whose rows say which values were met), top-N, no rows; on 1 and 2
 # threads, with a small COMB_SORT_MB (states that do not fit its share take
-# the table), and under COMB_GC_STRESS=1. A range a little wider than the
+# the table), and under COMB_GC_STRESS=1; and those of the row steps'
+# group by of the same rows (count()'s runs of a tagset's tags, min and
+# max of ints: the scan's update loops both paths share). A range a little wider than the
 # rows allow, several keys, and keys of few values keep their paths.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 cat > q.comb <<'END'
@@ -46,6 +48,14 @@ show("top", rows(q | tags | group by k { n: count(), hi: max(st) } | sort n desc
 show("where", rows(q | where k > 0 | group by k { n: count(), s: sum(id) }))
 show("none", rows(q | where k > 100000 | group by k { n: count() }))
 show("wide", rows(q | group by wide { n: count() }))
+let a = rows(q)     # the row steps' group by: none of the scan's code
+fn same(name, x, y) {
+    if str(x) == str(y) { print(name, "== the rows' group by") } else { print(name, "DIFFERS") }
+}
+same("k-rows", rows(q | tags | group by k { n: count(), lo: min(dd), hi: max(dd), c: count(st > 9) }),
+     rows(a | tags | group by k { n: count(), lo: min(dd), hi: max(dd), c: count(st > 9) }))
+same("dd-rows", rows(q | tags | group by dd { n: count(), lo: min(k), hi: max(k) }),
+     rows(a | tags | group by dd { n: count(), lo: min(k), hi: max(k) }))
 show("u", rows(u | group by id { n: count(), s: sum(s), a: avg(s) }))
 show("u-top", rows(u | group by id { n: count() } | sort n desc, id | take 3))
 END
