@@ -1379,13 +1379,20 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     st_reader *r = st_reader_open(path, &o, err);
     if (!r)
         return -1;
+    int64_t nbad = st_reader_verify_open(r, bad, ctx, NULL, err);
+    st_reader_close(r);
+    return nbad;
+}
+
+int64_t st_reader_verify_open(st_reader *r, st_verify_fn bad, void *ctx, uint64_t *rows,
+                              st_err *err)
+{
+    const char *path = r->path;
     int64_t nbad = 0;
     size_t ks = r->s->key_size;
     unsigned char *keys = mem_alloc(2 * ks + 1);
-    if (!keys) {
-        st_reader_close(r);
+    if (!keys)
         return st_err_nomem(err, path);
-    }
     bool proj = r->info.projected;
     uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
@@ -1394,6 +1401,8 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         else if (proj && !e.code)
             st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum, &e);
+        else if (rows && !e.code)
+            st_proj_digest(r->s, &r->batch, 0, r->batch.ntagsets, rows, &e);
         if (e.code == ST_ENOMEM) {
             *err = e;
             nbad = -1;
@@ -1410,6 +1419,5 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     int64_t pbad = proj && nbad >= 0
                        ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad, ctx, err)
                        : 0;
-    st_reader_close(r);
     return pbad < 0 ? -1 : nbad + pbad;
 }

@@ -193,5 +193,11 @@ void st_reader_close(st_reader *r);
 typedef void (*st_verify_fn)(void *ctx, const char *path, uint64_t block, const char *msg);
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
                          st_err *err);
+/* The same of a reader just opened with the cache off, which it leaves
+ * open (-1: out of memory); rows (NULL: none) gets every good block's
+ * rows' digest added, as st_proj_digest sums a projection's (whose verify
+ * thus reads it once). */
+int64_t st_reader_verify_open(st_reader *r, st_verify_fn bad, void *ctx, uint64_t *rows,
+                              st_err *err);
 
 #endif
