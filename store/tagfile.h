@@ -81,6 +81,10 @@ int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_
 /* Tagsets appended so far. */
 uint64_t st_writer_count(const st_writer *w);
 int st_writer_commit(st_writer *w, st_err *err);
+/* st_writer_commit, giving the zone of column c over the file written (as
+ * st_reader_zone reads it: what a store records of a tags file's partition
+ * key, store/datastore.h, without opening the file again). */
+int st_writer_commit_zone(st_writer *w, uint32_t c, st_zone *z, st_err *err);
 void st_writer_abort(st_writer *w);
 
 typedef struct st_file_info {
