@@ -51,13 +51,6 @@ struct stage {
     char *path;
 };
 
-/* A kept tags file's range of the partition key, which its manifest did
- * not record (written before key ranges), read for the commit. */
-struct found {
-    uint32_t vol, part;
-    st_mkeys keys;
-};
-
 struct st_txn {
     st_store *s;
     uint32_t scope;       /* a volume or ST_ALL_VOLUMES */
@@ -67,8 +60,7 @@ struct st_txn {
     struct stage *st;
     size_t n, cap;
     int32_t *staged;      /* [vol][part][kind]: index into st, or -1 */
-    struct found *found;
-    size_t nfound, capfound;
+    st_mkeys *found;      /* [vol][part]: find_keys' (NULL: none read) */
     char label[ST_TEXT_MAX + 1];
     int has_label;
 };
@@ -595,7 +587,8 @@ static void end_txn(st_txn *t)
         if (t->st[i].path)
             mem_free(t->st[i].path, strlen(t->st[i].path) + 1);
     mem_free(t->st, t->cap * sizeof *t->st);
-    mem_free(t->found, t->capfound * sizeof *t->found);
+    if (t->found)
+        mem_free(t->found, (size_t)t->s->meta.volumes * t->s->meta.partitions * sizeof *t->found);
     if (t->staged)
         mem_free(t->staged, nslots(t->s) * sizeof *t->staged);
     mem_free(t, sizeof *t);
@@ -942,15 +935,11 @@ static int find_keys(st_txn *t, st_err *err)
                 describe(s, v, p, ST_TAGS, &f, &ignored) != 1 ||
                 file_keys(s, f.path, &got, &ignored) < 0)
                 continue;
-            if (t->nfound == t->capfound) {
-                size_t ncap = t->capfound ? 2 * t->capfound : 16;
-                struct found *nf = mem_realloc(t->found, t->capfound * sizeof *nf, ncap * sizeof *nf);
-                if (!nf)
-                    return st_err_nomem(err, "key ranges");
-                t->found = nf;
-                t->capfound = ncap;
-            }
-            t->found[t->nfound++] = (struct found){v, p, got};
+            /* all unknown (0) but those read */
+            if (!t->found && !(t->found = mem_calloc((size_t)s->meta.volumes * s->meta.partitions,
+                                                     sizeof *t->found)))
+                return st_err_nomem(err, "key ranges");
+            t->found[(size_t)v * s->meta.partitions + p] = got;
         }
     return 0;
 }
@@ -970,8 +959,9 @@ static int record_keys(st_txn *t, st_manifest *m, st_err *err)
         if (st->kind == ST_TAGS)
             *st_manifest_keys_at(m, st->vol, st->part) = st->keys;
     }
-    for (size_t i = 0; i < t->nfound; i++)
-        *st_manifest_keys_at(m, t->found[i].vol, t->found[i].part) = t->found[i].keys;
+    for (size_t i = 0; t->found && i < (size_t)s->meta.volumes * s->meta.partitions; i++)
+        if (t->found[i].state != ST_KEYS_UNKNOWN)
+            m->keys[i] = t->found[i];
     return 0;
 }
 
