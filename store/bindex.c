@@ -113,18 +113,19 @@ uint32_t st_bidx_find(const unsigned char *idx, uint64_t v)
     return lo < k && st_bidx_value(idx, lo) == v ? lo : k;
 }
 
-/* What reading a bitmap counts besides ORing its rows into a bitset (the
- * query's reading counts nothing): its rows, and those already set. */
+/* What reading a bitmap notes besides ORing its rows into a bitset (the
+ * query's reading notes nothing): the bits of its rows, and of those
+ * already set. */
 typedef struct tally {
-    uint64_t rows, twice;
+    uint64_t any, twice;
 } tally;
 
-/* ORs word i of a bitset with x, counting into t (NULL: nothing). */
+/* ORs word i of a bitset with x, noting into t (NULL: nothing). */
 static inline __attribute__((always_inline)) void put_word(uint64_t *w, size_t i, uint64_t x,
                                                             tally *t)
 {
     if (t) {
-        t->rows += (uint64_t)__builtin_popcountll(x);
+        t->any |= x;
         t->twice |= w[i] & x;
     }
     w[i] |= x;
@@ -152,8 +153,8 @@ static inline __attribute__((always_inline)) void set_rows(uint64_t *w, uint32_t
 #define COOKIE_RUNS 12347u
 #define COOKIE_NO_RUNS 12346u
 
-/* st_bidx_or_rows, counting into t unless it is NULL (inlined into both,
- * the query's reading pays nothing for the count). */
+/* st_bidx_or_rows, noting into t unless it is NULL (inlined into both,
+ * the query's reading pays nothing for the notes). */
 static inline __attribute__((always_inline)) int read_rows(const unsigned char *p, size_t sz,
                                                            uint32_t n, uint64_t *w, tally *t)
 {
@@ -239,8 +240,9 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_di
                                           " bytes of %zu", at, len);
     }
     /* each bitmap read as a query reads it (st_bidx_or_rows) into one
-     * bitset of all their rows, counting each bitmap's and those another
-     * (or itself) set already: rows + bitmaps' bytes, whatever the values */
+     * bitset of all their rows, noting whether it holds any and any that
+     * another (or itself) set already; the rows counted once at the end:
+     * rows + bitmaps' bytes, whatever the values */
     size_t nw = ((size_t)n + 63) / 64 + 1;
     uint64_t *all = mem_calloc(nw, 8);
     int rc = all ? 0 : st_err_nomem(err, "bitmap index");
@@ -254,12 +256,13 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_di
         }
         if (at + sz > len || read_rows(idx + at, sz, n, all, &t) < 0)
             rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is damaged", i);
-        if (rc == 0 && (!t.rows || t.twice))
+        if (rc == 0 && (!t.any || t.twice))
             rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is %s", i,
-                            t.rows ? "of rows another value's bitmap holds" : "empty");
-        rows += t.rows;
+                            t.any ? "of rows another value's bitmap holds" : "empty");
         at += sz;
     }
+    for (size_t j = 0; rc == 0 && j < nw; j++)
+        rows += (uint64_t)__builtin_popcountll(all[j]);
     if (rc == 0 && at != len)
         rc = st_err_set(err, ST_ECORRUPT, "index has %" PRIu64 " bytes after its bitmaps", len - at);
     if (rc == 0 && rows != n)
