@@ -86,59 +86,6 @@ done:
     return rc;
 }
 
-int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err)
-{
-    if (len < 4)
-        return st_err_set(err, ST_ECORRUPT, "index of %zu bytes has no count", len);
-    uint32_t k = st_get32(idx);
-    if (k > n || 4 + (uint64_t)ENTRY * k > len)
-        return st_err_set(err, ST_ECORRUPT, "index claims %" PRIu32 " values", k);
-    uint64_t at = 4 + (uint64_t)ENTRY * k, rows = 0;
-    if (only_dir) {
-        for (uint32_t i = 0; i < k; i++) {
-            if (i && st_bidx_value(idx, i) <= st_bidx_value(idx, i - 1))
-                return st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
-            at += st_get32(idx + 4 + ENTRY * i + 8);
-        }
-        return at == len ? 0 : st_err_set(err, ST_ECORRUPT, "index bitmaps fill %" PRIu64
-                                          " bytes of %zu", at, len);
-    }
-    /* each bitmap read as a query reads it (st_bidx_or_rows), the rows of
-     * all of them once each */
-    size_t nw = ((size_t)n + 63) / 64 + 1;
-    uint64_t *all = mem_calloc(nw, 8), *one = mem_alloc(nw * 8);
-    int rc = all && one ? 0 : st_err_nomem(err, "bitmap index");
-    for (uint32_t i = 0; rc == 0 && i < k; i++) {
-        const unsigned char *e = idx + 4 + ENTRY * i;
-        uint32_t sz = st_get32(e + 8);
-        uint64_t c = 0, twice = 0;
-        if (i && st_get64(e) <= st_get64(e - ENTRY)) {
-            rc = st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
-            break;
-        }
-        memset(one, 0, nw * 8);
-        if (at + sz > len || st_bidx_or_rows(idx + at, sz, n, one) < 0)
-            rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is damaged", i);
-        for (size_t j = 0; rc == 0 && j < nw; j++) {
-            c += (uint64_t)__builtin_popcountll(one[j]);
-            twice |= all[j] & one[j];
-            all[j] |= one[j];
-        }
-        if (rc == 0 && (!c || twice))
-            rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is %s", i,
-                            c ? "of rows another value's bitmap holds" : "empty");
-        rows += c;
-        at += sz;
-    }
-    if (rc == 0 && at != len)
-        rc = st_err_set(err, ST_ECORRUPT, "index has %" PRIu64 " bytes after its bitmaps", len - at);
-    if (rc == 0 && rows != n)
-        rc = st_err_set(err, ST_ECORRUPT, "index covers %" PRIu64 " rows of %" PRIu32, rows, n);
-    mem_free(all, nw * 8);
-    mem_free(one, nw * 8);
-    return rc;
-}
-
 uint32_t st_bidx_nvalues(const unsigned char *idx) { return st_get32(idx); }
 
 uint64_t st_bidx_value(const unsigned char *idx, uint32_t i) { return st_get64(idx + 4 + ENTRY * i); }
@@ -166,15 +113,34 @@ uint32_t st_bidx_find(const unsigned char *idx, uint64_t v)
     return lo < k && st_bidx_value(idx, lo) == v ? lo : k;
 }
 
-/* Sets rows [a, e) of bitset w. */
-static void set_rows(uint64_t *w, uint32_t a, uint32_t e)
+/* What reading a bitmap notes besides ORing its rows into a bitset (the
+ * query's reading notes nothing): the bits of its rows, and of those
+ * already set. */
+typedef struct tally {
+    uint64_t any, twice;
+} tally;
+
+/* ORs word i of a bitset with x, noting into t (NULL: nothing). */
+static inline __attribute__((always_inline)) void put_word(uint64_t *w, size_t i, uint64_t x,
+                                                            tally *t)
 {
-    for (; a < e && (a & 63); a++)
-        w[a >> 6] |= UINT64_C(1) << (a & 63);
-    for (; a + 64 <= e; a += 64)
-        w[a >> 6] = ~UINT64_C(0);
-    for (; a < e; a++)
-        w[a >> 6] |= UINT64_C(1) << (a & 63);
+    if (t) {
+        t->any |= x;
+        t->twice |= w[i] & x;
+    }
+    w[i] |= x;
+}
+
+/* Sets rows [a, e) of bitset w, a word at a time. */
+static inline __attribute__((always_inline)) void set_rows(uint64_t *w, uint32_t a, uint32_t e,
+                                                           tally *t)
+{
+    while (a < e) {
+        uint32_t end = e - (a & ~63u) < 64 ? e - (a & ~63u) : 64; /* in a's word */
+        uint64_t m = (end == 64 ? ~UINT64_C(0) : (UINT64_C(1) << end) - 1) & (~UINT64_C(0) << (a & 63));
+        put_word(w, a >> 6, m, t);
+        a = (a & ~63u) + end;
+    }
 }
 
 /* CRoaring's portable form (its RoaringFormatSpec): a cookie saying whether
@@ -187,7 +153,10 @@ static void set_rows(uint64_t *w, uint32_t a, uint32_t e)
 #define COOKIE_RUNS 12347u
 #define COOKIE_NO_RUNS 12346u
 
-int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
+/* st_bidx_or_rows, noting into t unless it is NULL (inlined into both,
+ * the query's reading pays nothing for the notes). */
+static inline __attribute__((always_inline)) int read_rows(const unsigned char *p, size_t sz,
+                                                           uint32_t n, uint64_t *w, tally *t)
 {
     if (sz < 8)
         return -1;
@@ -220,7 +189,7 @@ int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
                 uint64_t a = base + (uint64_t)st_get16(p + at), e = a + st_get16(p + at + 2) + 1;
                 if (e > n)
                     return -1;
-                set_rows(w, (uint32_t)a, (uint32_t)e);
+                set_rows(w, (uint32_t)a, (uint32_t)e, t);
             }
         } else if (card <= 4096) {
             if (at + 2 * (size_t)card > sz)
@@ -229,7 +198,7 @@ int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
                 uint32_t v = base + st_get16(p + at);
                 if (v >= n)
                     return -1;
-                w[v >> 6] |= UINT64_C(1) << (v & 63);
+                put_word(w, v >> 6, UINT64_C(1) << (v & 63), t);
             }
         } else {
             if (at + 8192 > sz)
@@ -241,9 +210,63 @@ int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
                 /* no row at or past n */
                 if (o + j >= nw || (o + j == nw - 1 && n % 64 && x >> (n % 64)))
                     return -1;
-                w[o + j] |= x;
+                put_word(w, o + j, x, t);
             }
         }
     }
     return at == sz ? 0 : -1;
+}
+
+int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w)
+{
+    return read_rows(p, sz, n, w, NULL);
+}
+
+int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_dir, st_err *err)
+{
+    if (len < 4)
+        return st_err_set(err, ST_ECORRUPT, "index of %zu bytes has no count", len);
+    uint32_t k = st_get32(idx);
+    if (k > n || 4 + (uint64_t)ENTRY * k > len)
+        return st_err_set(err, ST_ECORRUPT, "index claims %" PRIu32 " values", k);
+    uint64_t at = 4 + (uint64_t)ENTRY * k, rows = 0;
+    if (only_dir) {
+        for (uint32_t i = 0; i < k; i++) {
+            if (i && st_bidx_value(idx, i) <= st_bidx_value(idx, i - 1))
+                return st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
+            at += st_get32(idx + 4 + ENTRY * i + 8);
+        }
+        return at == len ? 0 : st_err_set(err, ST_ECORRUPT, "index bitmaps fill %" PRIu64
+                                          " bytes of %zu", at, len);
+    }
+    /* each bitmap read as a query reads it (st_bidx_or_rows) into one
+     * bitset of all their rows, noting whether it holds any and any that
+     * another (or itself) set already; the rows counted once at the end:
+     * rows + bitmaps' bytes, whatever the values */
+    size_t nw = ((size_t)n + 63) / 64 + 1;
+    uint64_t *all = mem_calloc(nw, 8);
+    int rc = all ? 0 : st_err_nomem(err, "bitmap index");
+    for (uint32_t i = 0; rc == 0 && i < k; i++) {
+        const unsigned char *e = idx + 4 + ENTRY * i;
+        uint32_t sz = st_get32(e + 8);
+        tally t = {0, 0};
+        if (i && st_get64(e) <= st_get64(e - ENTRY)) {
+            rc = st_err_set(err, ST_ECORRUPT, "index values out of order at value %" PRIu32, i);
+            break;
+        }
+        if (at + sz > len || read_rows(idx + at, sz, n, all, &t) < 0)
+            rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is damaged", i);
+        if (rc == 0 && (!t.any || t.twice))
+            rc = st_err_set(err, ST_ECORRUPT, "index bitmap %" PRIu32 " is %s", i,
+                            t.any ? "of rows another value's bitmap holds" : "empty");
+        at += sz;
+    }
+    for (size_t j = 0; rc == 0 && j < nw; j++)
+        rows += (uint64_t)__builtin_popcountll(all[j]);
+    if (rc == 0 && at != len)
+        rc = st_err_set(err, ST_ECORRUPT, "index has %" PRIu64 " bytes after its bitmaps", len - at);
+    if (rc == 0 && rows != n)
+        rc = st_err_set(err, ST_ECORRUPT, "index covers %" PRIu64 " rows of %" PRIu32, rows, n);
+    mem_free(all, nw * 8);
+    return rc;
 }

@@ -60,6 +60,7 @@ struct st_txn {
     struct stage *st;
     size_t n, cap;
     int32_t *staged;      /* [vol][part][kind]: index into st, or -1 */
+    st_mkeys *found;      /* [vol][part]: find_keys' (NULL: none read) */
     char label[ST_TEXT_MAX + 1];
     int has_label;
 };
@@ -382,6 +383,12 @@ static int load_manifest(const st_store *s, int fd, st_manifest *m, st_err *err)
     return -1;
 }
 
+/* A tags file's range of the partition key from that column's zone. */
+static st_mkeys keys_of(const st_zone *z)
+{
+    return (st_mkeys){z->min, z->max, z->min > z->max ? ST_KEYS_NONE : ST_KEYS_RANGE};
+}
+
 /* The range of the partition key in the tags file at path, from its
  * footer's zone maps. */
 static int file_keys(const st_store *s, const char *path, st_mkeys *k, st_err *err)
@@ -396,7 +403,7 @@ static int file_keys(const st_store *s, const char *path, st_mkeys *k, st_err *e
                    : st_reader_zone(r, (uint32_t)f, &z, err);
     st_reader_close(r);
     if (rc == 0)
-        *k = (st_mkeys){z.min, z.max, z.min > z.max ? ST_KEYS_NONE : ST_KEYS_RANGE};
+        *k = keys_of(&z);
     return rc;
 }
 
@@ -580,6 +587,8 @@ static void end_txn(st_txn *t)
         if (t->st[i].path)
             mem_free(t->st[i].path, strlen(t->st[i].path) + 1);
     mem_free(t->st, t->cap * sizeof *t->st);
+    if (t->found)
+        mem_free(t->found, (size_t)t->s->meta.volumes * t->s->meta.partitions * sizeof *t->found);
     if (t->staged)
         mem_free(t->staged, nslots(t->s) * sizeof *t->staged);
     mem_free(t, sizeof *t);
@@ -807,6 +816,18 @@ int st_store_stage(st_txn *t, uint32_t vol, uint32_t part, st_kind kind, const c
     return 0;
 }
 
+int st_store_stage_keys(st_txn *t, uint32_t vol, uint32_t part, const st_zone *z, st_err *err)
+{
+    if (check_part(t->s, vol, part, ST_TAGS, err) < 0)
+        return -1;
+    int32_t i = t->staged[slot_of(t->s, vol, part, ST_TAGS)];
+    if (i < 0 || !t->st[i].gen)
+        return st_err_set(err, ST_EINPUT, "%s: volume %u partition %u has no tags file staged in "
+                          "this writer", t->s->dir, vol, part);
+    t->st[i].keys = keys_of(z);
+    return 0;
+}
+
 int st_store_drop(st_txn *t, uint32_t vol, uint32_t part, st_kind kind, st_err *err)
 {
     return add_stage(t, vol, part, kind, 0, err);
@@ -859,8 +880,9 @@ static int sync_staged(st_txn *t, st_err *err)
         if (rc < 0)
             return -1;
         st->size = (uint64_t)sb.st_size;
-        if (key_sign(s) && st->kind == ST_TAGS && file_keys(s, st->path, &st->keys, err) < 0)
-            return -1;
+        if (key_sign(s) && st->kind == ST_TAGS && st->keys.state == ST_KEYS_UNKNOWN)
+            return st_err_set(err, ST_EINPUT, "%s: its writer gave no range of the partition key "
+                              "(st_store_stage_keys)", st->path);
     }
     char dir[PATH_MAX];
     for (uint32_t v = 0; v < s->meta.volumes; v++)
@@ -894,9 +916,37 @@ static void remove_superseded(st_txn *t, const st_manifest *old, uint64_t gen)
     }
 }
 
-/* The key ranges of the new manifest m: the staged tags files', and in
- * t's scope those of files whose manifest had none (written before key
- * ranges), if they read; a store placed by hash records none. */
+/* The ranges of the partition key of the tags files in t's scope that the
+ * commit keeps and whose manifest recorded none (written before key
+ * ranges), read from the files before the commit lock is taken (t's lock
+ * keeps anyone else from replacing them); one that does not read stays
+ * unknown, and queries read the file. */
+static int find_keys(st_txn *t, st_err *err)
+{
+    const st_store *s = t->s;
+    for (uint32_t v = 0; key_sign(s) && v < s->meta.volumes; v++)
+        for (uint32_t p = 0; p < s->meta.partitions; p++) {
+            const st_mkeys *k = st_manifest_keys_at(&s->m, v, p);
+            st_file f;
+            st_mkeys got;
+            st_err ignored;
+            if ((t->scope != ST_ALL_VOLUMES && v != t->scope) ||
+                (k && k->state != ST_KEYS_UNKNOWN) || t->staged[slot_of(s, v, p, ST_TAGS)] >= 0 ||
+                describe(s, v, p, ST_TAGS, &f, &ignored) != 1 ||
+                file_keys(s, f.path, &got, &ignored) < 0)
+                continue;
+            /* all unknown (0) but those read */
+            if (!t->found && !(t->found = mem_calloc((size_t)s->meta.volumes * s->meta.partitions,
+                                                     sizeof *t->found)))
+                return st_err_nomem(err, "key ranges");
+            t->found[(size_t)v * s->meta.partitions + p] = got;
+        }
+    return 0;
+}
+
+/* The key ranges of the new manifest m: the staged tags files', as their
+ * writers gave them, and those find_keys read; a store placed by hash
+ * records none. */
 static int record_keys(st_txn *t, st_manifest *m, st_err *err)
 {
     const st_store *s = t->s;
@@ -909,16 +959,9 @@ static int record_keys(st_txn *t, st_manifest *m, st_err *err)
         if (st->kind == ST_TAGS)
             *st_manifest_keys_at(m, st->vol, st->part) = st->keys;
     }
-    for (uint32_t v = 0; v < s->meta.volumes; v++)
-        for (uint32_t p = 0; p < s->meta.partitions; p++) {
-            st_mkeys *k = st_manifest_keys_at(m, v, p);
-            st_file f;
-            st_err ignored; /* unread, it stays unknown: queries read the file */
-            if ((t->scope == ST_ALL_VOLUMES || v == t->scope) && k->state == ST_KEYS_UNKNOWN &&
-                describe(s, v, p, ST_TAGS, &f, &ignored) == 1 &&
-                f.gen == st_manifest_at(m, v, p, ST_TAGS)->gen)
-                file_keys(s, f.path, k, &ignored);
-        }
+    for (size_t i = 0; t->found && i < (size_t)s->meta.volumes * s->meta.partitions; i++)
+        if (t->found[i].state != ST_KEYS_UNKNOWN)
+            m->keys[i] = t->found[i];
     return 0;
 }
 
@@ -929,7 +972,9 @@ int st_store_commit(st_txn *t, st_err *err)
     char *text = NULL;
     size_t len = 0;
     int rc = -1;
-    if (sync_staged(t, err) < 0 || st_lock_wait(&t->lock, BYTE_COMMIT, 1, err) < 0)
+    /* the lock serialises commits: held for the manifest's swap alone */
+    if (sync_staged(t, err) < 0 || find_keys(t, err) < 0 ||
+        st_lock_wait(&t->lock, BYTE_COMMIT, 1, err) < 0)
         goto done;
     /* Other volumes' writers may have committed since we began: start from
      * the latest manifest; our scope's entries are ours alone. */

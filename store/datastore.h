@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/block.h"
 #include "store/err.h"
 #include "store/manifest.h"
 #include "store/schema.h"
@@ -125,7 +126,7 @@ typedef struct st_file {
     st_kind kind;
     uint64_t gen, size; /* size as recorded at commit */
     /* a tags file of a store placed by windows: the range of the partition
-     * key it holds, as the commit that made it read it from its zone maps
+     * key it holds, as its writer gave it to the commit that made it
      * (ST_KEYS_UNKNOWN: a manifest from before key ranges; read the file) */
     st_mkeys keys;
     char path[PATH_MAX];
@@ -149,6 +150,11 @@ st_txn *st_store_begin(st_store *s, uint32_t vol, st_err *err);
  * ends); the commit makes it current. Each (vol, part, kind) once per txn. */
 int st_store_stage(st_txn *t, uint32_t vol, uint32_t part, st_kind kind, const char **path,
                    st_err *err);
+/* The zone of the partition key's column in the tags file staged for the
+ * partition, as its writer saw it (st_writer_commit_zone): the range the
+ * commit records for it. A store placed by windows of the key needs it of
+ * every tags file staged; the commit opens none of them. */
+int st_store_stage_keys(st_txn *t, uint32_t vol, uint32_t part, const st_zone *z, st_err *err);
 /* At commit the partition will have no file of kind. */
 int st_store_drop(st_txn *t, uint32_t vol, uint32_t part, st_kind kind, st_err *err);
 /* A label for the new generation (e.g. the cycle's name); printable text. */

@@ -37,9 +37,10 @@ typedef struct st_mfile {
 } st_mfile;
 
 /* What a partition's tags file holds of the partition key (a store placed
- * by windows of it): the range of its values, as st_field_order images,
- * read from the file's zone maps at commit, so that a query on a range of
- * the key skips the partitions outside it without opening their files. */
+ * by windows of it): the range of its values, as st_field_order images (the
+ * zone maps its writer wrote, handed to the commit), so that a query on a
+ * range of the key skips the partitions outside it without opening their
+ * files. */
 typedef enum st_keys_state {
     ST_KEYS_UNKNOWN, /* not recorded (a manifest older than key ranges): read it */
     ST_KEYS_RANGE,   /* every row's key is in [lo, hi] */

@@ -285,38 +285,27 @@ int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info 
     if (st_proj_path(file, path, sizeof path, err) < 0)
         return -1;
     st_err e = {0};
-    char msg[sizeof path + sizeof e.msg + 8];
-    int64_t nbad = st_reader_verify(path, NULL, bad, ctx, &e);
-    if (nbad != 0) {
-        if (nbad > 0 || e.code != ST_ENOMEM) {
-            if (nbad < 0)
-                bad(ctx, path, UINT64_MAX, e.msg);
-            return nbad < 0 ? 1 : nbad;
-        }
+    char msg[sizeof path + 40];
+    st_nbuf_opts io;
+    st_nbuf_opts_default(&io);
+    io.cache = false; /* verify reads what is on disk */
+    st_reader *r = st_proj_open(file, s, info, &io, &e);
+    if (!r && e.code == ST_ENOMEM) {
         *err = e;
         return -1;
     }
-    st_nbuf_opts io;
-    st_nbuf_opts_default(&io);
-    io.cache = false;
-    st_reader *r = st_proj_open(file, s, info, &io, &e);
     if (!r) {
         bad(ctx, path, UINT64_MAX, e.msg);
         return 1;
     }
+    /* its blocks checked and its rows digested in one reading */
     uint64_t got = 0;
-    const st_batch *b;
-    int rc;
-    while ((rc = st_reader_next(r, &b, &e)) == 1)
-        if ((rc = st_proj_digest(st_reader_schema(r), b, 0, b->ntagsets, &got, &e)) < 0)
-            break;
+    int64_t nbad = st_reader_verify_open(r, bad, ctx, &got, err);
     st_reader_close(r);
-    if (rc < 0 && e.code == ST_ENOMEM) {
-        *err = e;
-        return -1;
-    }
-    if (rc < 0 || (sum && got != *sum)) {
-        snprintf(msg, sizeof msg, "%s: %s", path, rc < 0 ? e.msg : "holds other tags than its file's");
+    if (nbad != 0)
+        return nbad;
+    if (sum && got != *sum) {
+        snprintf(msg, sizeof msg, "%s: holds other tags than its file's", path);
         bad(ctx, path, UINT64_MAX, msg);
         return 1;
     }

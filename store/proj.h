@@ -58,11 +58,11 @@ st_reader *st_proj_open(const char *file, const st_schema *s, const st_file_info
  * with err set (out of memory). */
 int st_proj_digest(const st_schema *s, const st_batch *b, uint32_t a, uint32_t e, uint64_t *sum,
                    st_err *err);
-/* Verify of file's projection: its blocks as st_reader_verify checks them
- * (bad names the projection's path), then that it is the file's and, when
- * sum is given (st_proj_digest over all the file's tags), holds its tags
- * (bad with block UINT64_MAX when not). The number of bad blocks, or -1
- * with err set (out of memory). */
+/* Verify of file's projection: that it is the file's (st_proj_open), then
+ * its blocks as st_reader_verify checks them (bad names the projection's
+ * path) and, when sum is given (st_proj_digest over all the file's tags),
+ * that it holds its tags (bad with block UINT64_MAX when not), in one
+ * reading. The number of bad blocks, or -1 with err set (out of memory). */
 int64_t st_proj_verify(const char *file, const st_schema *s, const st_file_info *info,
                        const uint64_t *sum, st_verify_fn bad, void *ctx, st_err *err);
 

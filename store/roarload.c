@@ -13,9 +13,7 @@
 /* return type, name, parameters, arguments */
 #define ROAR_FUNCS(X)                                                                          \
     X(void, roaring_bitmap_free, (const roaring_bitmap_t *r), (r))                             \
-    X(uint64_t, roaring_bitmap_get_cardinality, (const roaring_bitmap_t *r), (r))              \
     X(roaring_bitmap_t *, roaring_bitmap_of_ptr, (size_t n, const uint32_t *v), (n, v))        \
-    X(roaring_bitmap_t *, roaring_bitmap_portable_deserialize_safe, (const char *b, size_t n), (b, n)) \
     X(size_t, roaring_bitmap_portable_serialize, (const roaring_bitmap_t *r, char *b), (r, b)) \
     X(size_t, roaring_bitmap_portable_size_in_bytes, (const roaring_bitmap_t *r), (r))         \
     X(bool, roaring_bitmap_run_optimize, (roaring_bitmap_t *r), (r))

@@ -395,11 +395,39 @@ static int write_footer(st_writer *w, st_err *err)
     return rc;
 }
 
+/* The zone of column c over n footer entries of es bytes at index: its
+ * blocks' zone maps joined (min > max when none holds a value). */
+static st_zone index_zone(const st_schema *s, const unsigned char *index, size_t es, uint64_t n,
+                          uint32_t c)
+{
+    st_zone out = {UINT64_MAX, 0};
+    for (uint64_t i = 0; i < n; i++) {
+        const unsigned char *p =
+            index + i * es + ENTRY_FIXED + 2 * (size_t)s->key_size + 16 * (size_t)c;
+        uint64_t min = st_get64(p), max = st_get64(p + 8);
+        if (min > max)
+            continue;
+        out.min = min < out.min ? min : out.min;
+        out.max = max > out.max ? max : out.max;
+    }
+    return out;
+}
+
 int st_writer_commit(st_writer *w, st_err *err)
+{
+    return st_writer_commit_zone(w, 0, NULL, err);
+}
+
+int st_writer_commit_zone(st_writer *w, uint32_t c, st_zone *z, st_err *err)
 {
     int rc = -1;
     if (w->failed) {
         st_err_set(err, ST_EIO, "%s: the writer failed earlier; nothing was written", w->path);
+        goto fail;
+    }
+    if (z && c >= st_schema_ncols(w->s)) {
+        st_err_set(err, ST_EINPUT, "%s: no column %" PRIu32 " (the schema has %" PRIu32 ")",
+                   w->path, c, st_schema_ncols(w->s));
         goto fail;
     }
     if (st_block_enc_count(w->enc) && flush_block(w, err) < 0) {
@@ -414,6 +442,8 @@ int st_writer_commit(st_writer *w, st_err *err)
         goto fail;
     if ((rc = st_nbuf_commit(w->io, err)) < 0 && w->proj)
         st_proj_remove(w->path);
+    if (z && rc == 0)
+        *z = index_zone(w->s, w->index, entry_size(w->s), w->nblocks, c);
     writer_free(w);
     return rc;
 fail:
@@ -803,15 +833,7 @@ int st_reader_zone(st_reader *r, uint32_t c, st_zone *out, st_err *err)
 {
     if (check_col(r, c, err) < 0)
         return -1;
-    *out = (st_zone){UINT64_MAX, 0};
-    for (uint64_t i = 0; i < r->info.nblocks; i++) {
-        st_zone z;
-        entry_zone(r, i, c, &z);
-        if (z.min > z.max)
-            continue;
-        out->min = z.min < out->min ? z.min : out->min;
-        out->max = z.max > out->max ? z.max : out->max;
-    }
+    *out = index_zone(r->s, r->footer + FOOT_FIXED, r->esize, r->info.nblocks, c);
     return 0;
 }
 
@@ -1379,13 +1401,20 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     st_reader *r = st_reader_open(path, &o, err);
     if (!r)
         return -1;
+    int64_t nbad = st_reader_verify_open(r, bad, ctx, NULL, err);
+    st_reader_close(r);
+    return nbad;
+}
+
+int64_t st_reader_verify_open(st_reader *r, st_verify_fn bad, void *ctx, uint64_t *rows,
+                              st_err *err)
+{
+    const char *path = r->path;
     int64_t nbad = 0;
     size_t ks = r->s->key_size;
     unsigned char *keys = mem_alloc(2 * ks + 1);
-    if (!keys) {
-        st_reader_close(r);
+    if (!keys)
         return st_err_nomem(err, path);
-    }
     bool proj = r->info.projected;
     uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
@@ -1394,6 +1423,8 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         else if (proj && !e.code)
             st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum, &e);
+        else if (rows && !e.code)
+            st_proj_digest(r->s, &r->batch, 0, r->batch.ntagsets, rows, &e);
         if (e.code == ST_ENOMEM) {
             *err = e;
             nbad = -1;
@@ -1410,6 +1441,5 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     int64_t pbad = proj && nbad >= 0
                        ? st_proj_verify(path, r->s, &r->info, nbad ? NULL : &sum, bad, ctx, err)
                        : 0;
-    st_reader_close(r);
     return pbad < 0 ? -1 : nbad + pbad;
 }

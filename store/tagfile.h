@@ -81,6 +81,10 @@ int st_writer_append_batch(st_writer *w, const st_batch *b, uint32_t t0, uint32_
 /* Tagsets appended so far. */
 uint64_t st_writer_count(const st_writer *w);
 int st_writer_commit(st_writer *w, st_err *err);
+/* st_writer_commit, giving the zone of column c over the file written (as
+ * st_reader_zone reads it: what a store records of a tags file's partition
+ * key, store/datastore.h, without opening the file again). */
+int st_writer_commit_zone(st_writer *w, uint32_t c, st_zone *z, st_err *err);
 void st_writer_abort(st_writer *w);
 
 typedef struct st_file_info {
@@ -193,5 +197,11 @@ void st_reader_close(st_reader *r);
 typedef void (*st_verify_fn)(void *ctx, const char *path, uint64_t block, const char *msg);
 int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn bad, void *ctx,
                          st_err *err);
+/* The same of a reader just opened with the cache off, which it leaves
+ * open (-1: out of memory); rows (NULL: none) gets every good block's
+ * rows' digest added, as st_proj_digest sums a projection's (whose verify
+ * thus reads it once). */
+int64_t st_reader_verify_open(st_reader *r, st_verify_fn bad, void *ctx, uint64_t *rows,
+                              st_err *err);
 
 #endif

@@ -122,13 +122,19 @@ static int out_put(void *self, const st_tagset *ts, st_err *err)
     return out_open(o, err) < 0 ? -1 : st_rec_put(&o->rec, ts, err);
 }
 
-/* Completes the file; if nothing was written, drops the partition's current one. */
-static int out_finish(struct out *o, const st_store *s, st_err *err)
+/* Completes the file (a tags file with its range of the partition key, pk,
+ * for the commit); if nothing was written, drops the partition's current one. */
+static int out_finish(struct out *o, const st_store *s, const st_field *pk, st_err *err)
 {
     if (o->rec.w) {
         st_writer *w = o->rec.w;
+        st_zone z;
         o->rec.w = NULL;
-        return st_writer_commit(w, err);
+        if (o->kind != ST_TAGS)
+            return st_writer_commit(w, err);
+        if (st_writer_commit_zone(w, (uint32_t)(pk - o->rec.s->fields), &z, err) < 0)
+            return -1;
+        return st_store_stage_keys(o->t, o->vol, o->part, &z, err);
     }
     st_file f;
     int has = st_store_file(s, o->vol, o->part, o->kind, &f, err);
@@ -516,8 +522,8 @@ static int update(st_txn *t, const st_store *s, const st_schema *schema, uint32_
     };
     st_merge_stats ms;
     if (cmerge(&spec, schema, target == ST_TAGS ? &pol : NULL, old, &tags, &ms, err) < 0 ||
-        out_finish(&tags, s, err) < 0 ||
-        (target == ST_TAGS && out_finish(&dels, s, err) < 0) ||
+        out_finish(&tags, s, chk.pk, err) < 0 ||
+        (target == ST_TAGS && out_finish(&dels, s, chk.pk, err) < 0) ||
         (addf && st_store_drop(t, vol, part, ST_ADDS, err) < 0))
         goto done;
     if (stats)

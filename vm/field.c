@@ -12,6 +12,13 @@
 
 /* ---- decoding --------------------------------------------------------- */
 
+/* The bytes of a char[width] value: up to its first NUL. */
+static size_t char_len(const void *p, uint32_t width)
+{
+    const char *z = memchr(p, 0, width);
+    return z ? (size_t)(z - (const char *)p) : width;
+}
+
 Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p)
 {
     const st_field *fd = &vs->s->fields[f];
@@ -38,11 +45,7 @@ Value vm_field_value(VM *vm, const VSchema *vs, uint32_t f, const void *p)
         if (u.u8 < fd->nsyms)
             return v_obj(vs->syms[f][u.u8]);
         return v_int(u.u8);
-    case ST_CHAR: {
-        const char *s = p;
-        const char *z = memchr(s, 0, fd->width);
-        return v_obj(vm_str_new(vm, s, z ? (size_t)(z - s) : fd->width));
-    }
+    case ST_CHAR: return v_obj(vm_str_new(vm, p, char_len(p, fd->width)));
     }
     return v_nil();
 }
@@ -63,13 +66,10 @@ Value vm_field_shared(VM *vm, const VSchema *vs, uint32_t f, const unsigned char
     const st_field *fd = &vs->s->fields[f];
     if (!last || fd->type != ST_CHAR)
         return vm_field_value(vm, vs, f, p);
-    const unsigned char *z = memchr(p, 0, fd->width);
-    size_t len = z ? (size_t)(z - p) : fd->width;
-    if (last[i] && last[i]->len == len && memcmp(last[i]->data, p, len) == 0)
-        return v_obj(last[i]);
-    Value v = vm_field_value(vm, vs, f, p);
-    last[i] = AS_STR(v);
-    return v;
+    size_t len = char_len(p, fd->width);
+    if (!last[i] || last[i]->len != len || memcmp(last[i]->data, p, len) != 0)
+        last[i] = vm_str_new(vm, (const char *)p, len);
+    return v_obj(last[i]);
 }
 
 Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
@@ -77,9 +77,8 @@ Value vm_record_value(VM *vm, const VSchema *vs, const unsigned char *row,
 {
     const st_schema *s = vs->s;
     const bool *fields = shape ? shape->fields : NULL;
-    uint32_t nrowf = shape ? shape->nrow : s->nrow, ntagf = 0;
-    for (uint32_t f = s->nrow; f < s->nfields; f++)
-        ntagf += !fields || fields[f];
+    uint32_t nrowf = shape ? shape->nrow : s->nrow;
+    uint32_t ntagf = shape ? shape->ntag : s->nfields - s->nrow;
     /* sized to its fields: a row of a few is one allocation (vm_map_new_keyed) */
     VMap *m = vm_map_new_keyed(vm, nrowf + (flat ? ntagf : ntagf > 0));
     Value mv = v_obj(m);

@@ -142,6 +142,7 @@ typedef struct VRowShape {
     const uint32_t *row;
     uint32_t nrow;
     const bool *fields;     /* [nfields] */
+    uint32_t ntag;          /* the tag fields marked in fields, counted (once a plan) */
     VStr *const *names;     /* row's names (NULL: its fields'), as a select calls them */
     VStr **last;            /* [nrow]: the last string of each, given again for the same
                              * bytes (NULL: none kept); the caller keeps them alive */

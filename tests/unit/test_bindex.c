@@ -11,9 +11,19 @@
 
 #include "store/bindex.h"
 #include "store/bytes.h"
+#include "store/dynlib.h"
 #include "store/mem.h"
 #include "store/schema.h"
 #include "tests/unit/xorshift.h"
+
+/* CRoaring's own reader, which comb does not call (it reads bitmaps in
+ * place, st_bidx_or_rows, and store/roarload.c binds only what comb
+ * calls): bound here, to compare the two readings. */
+#define READER_FUNCS(X)                                                                            \
+    X(roaring_bitmap_t *, roaring_bitmap_portable_deserialize_safe, (const char *b, size_t n),     \
+      (b, n))                                                                                      \
+    X(uint64_t, roaring_bitmap_get_cardinality, (const roaring_bitmap_t *r), (r))
+ST_DYN_LIB(READER_FUNCS, ROARING_SONAME, "the bitmap index library")
 
 static st_schema *parse(const char *t)
 {
@@ -83,10 +93,11 @@ static void rows_of_every_value(void **state)
                 int64_t c = rows_at(idx, len, i, n, w);
                 assert_true(c > 0);
                 total += (uint64_t)c;
-                roaring_bitmap_t *b = roaring_bitmap_portable_deserialize_safe(
+                load_once();
+                roaring_bitmap_t *b = lib.roaring_bitmap_portable_deserialize_safe(
                     (const char *)idx + st_bidx_at(idx, i), st_bidx_size(idx, i));
                 assert_non_null(b);
-                assert_int_equal(roaring_bitmap_get_cardinality(b), c);
+                assert_int_equal(lib.roaring_bitmap_get_cardinality(b), c);
                 for (uint32_t r = 0; r < n; r++) {
                     bool in = (w[r / 64] >> (r % 64)) & 1;
                     assert_int_equal(in, st_bidx_key(f, col + (size_t)r * f->width) == v);
@@ -161,6 +172,58 @@ static void damage_is_refused(void **state)
     st_schema_free(s);
 }
 
+/* The bitmap of rows [a, e) (every step-th) of n, as an index holds it:
+ * its bytes into *bm, its size returned. */
+static uint32_t bitmap_of(const st_field *f, uint32_t n, uint32_t a, uint32_t e, uint32_t step,
+                          unsigned char *bm, size_t cap)
+{
+    unsigned char col[1000];
+    for (uint32_t r = 0; r < n; r++)
+        col[r] = r >= a && r < e && (r - a) % step == 0 ? 0 : 1;
+    unsigned char *idx;
+    size_t len;
+    st_err err;
+    assert_int_equal(st_bidx_build(f, col, n, &idx, &len, &err), 0);
+    uint32_t sz = st_bidx_size(idx, 0);
+    assert_true(st_bidx_value(idx, 0) == 0 && sz <= cap);
+    memcpy(bm, idx + st_bidx_at(idx, 0), sz);
+    mem_free(idx, len);
+    return sz;
+}
+
+/* Two values whose bitmaps share rows are refused, whether the rows they
+ * hold add up to more than the block's, or to exactly its count with rows
+ * missing: of runs and of arrays of rows. */
+static void shared_rows_are_refused(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key k: u32; tagset e: u8 index");
+    const st_field *f = &s->fields[1];
+    const uint32_t n = 1000;
+    /* rows of the first value, then the second: [a, e) every step-th */
+    static const uint32_t cases[][6] = {
+        {0, 600, 1, 400, 1000, 1},  /* runs: 200 rows in both, 1200 in all */
+        {0, 600, 1, 400, 800, 1},   /* runs: 200 in both, 800..999 in none: 1000 in all */
+        {0, 1000, 2, 0, 1000, 2},   /* arrays: the same rows twice, the odd ones in none */
+        {0, 1000, 2, 500, 1000, 1}, /* an array and a run: 250 in both, 250 in none */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        unsigned char idx[4 + 24 + 2 * 4096];
+        uint32_t s0 = bitmap_of(f, n, cases[c][0], cases[c][1], cases[c][2], idx + 28, 4096);
+        uint32_t s1 = bitmap_of(f, n, cases[c][3], cases[c][4], cases[c][5], idx + 28 + s0, 4096);
+        st_put32(idx, 2);
+        st_put64(idx + 4, 3);
+        st_put32(idx + 12, s0);
+        st_put64(idx + 16, 7);
+        st_put32(idx + 24, s1);
+        st_err err;
+        assert_int_equal(st_bidx_check(idx, 28 + s0 + s1, n, true, &err), 0); /* the directory holds */
+        assert_int_equal(st_bidx_check(idx, 28 + s0 + s1, n, false, &err), -1);
+        assert_non_null(strstr(err.msg, "index bitmap 1 is of rows another value's bitmap holds"));
+    }
+    st_schema_free(s);
+}
+
 /* The schema says which fields have an index, and refuses one elsewhere. */
 static void schema_declares_indexes(void **state)
 {
@@ -199,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rows_of_every_value),
         cmocka_unit_test(damage_is_refused),
+        cmocka_unit_test(shared_rows_are_refused),
         cmocka_unit_test(schema_declares_indexes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

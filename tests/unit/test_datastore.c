@@ -963,7 +963,8 @@ static void allocation_failures_are_clean(void **state)
 
 static const char run_schema[] = "key run: i32\nkey event: u32\n";
 
-/* Stages and writes partition p's tags file holding the runs given. */
+/* Stages and writes partition p's tags file holding the runs given, and
+ * hands the commit its range of run, as the writer saw it. */
 static void stage_runs(st_txn *t, uint32_t p, const int32_t *runs, size_t n)
 {
     st_err err;
@@ -984,7 +985,9 @@ static void stage_runs(st_txn *t, uint32_t p, const int32_t *runs, size_t n)
         if (st_writer_append(w, row, NULL, 0, &err) < 0)
             fail_msg("%s", err.msg);
     }
-    assert_int_equal(st_writer_commit(w, &err), 0);
+    st_zone z;
+    assert_int_equal(st_writer_commit_zone(w, 0, &z, &err), 0);
+    assert_int_equal(st_store_stage_keys(t, 0, p, &z, &err), 0);
     st_schema_free(s);
 }
 
@@ -1072,12 +1075,29 @@ static void commits_record_key_ranges(void **state)
     assert_keys(s, 2, ST_KEYS_NONE, 0, 0);
     st_store_close(s);
 
-    /* a staged file that is no tagset file: the commit fails, nothing changes */
+    /* a staged tags file whose writer gave no range: the commit fails,
+     * nothing changes; and a range only for a tags file staged */
     s = st_store_open(dir, &err);
     t = st_store_begin(s, 0, &err);
     stage_write(t, 0, 1, ST_TAGS);
     assert_int_equal(st_store_commit(t, &err), -1);
+    assert_non_null(strstr(err.msg, "gave no range of the partition key"));
     assert_keys(s, 1, ST_KEYS_RANGE, -20, 11);
+    t = st_store_begin(s, 0, &err);
+    st_zone z = {5, 4};
+    assert_int_equal(st_store_stage_keys(t, 0, 1, &z, &err), -1);
+    assert_int_equal(st_store_drop(t, 0, 1, ST_TAGS, &err), 0);
+    assert_int_equal(st_store_stage_keys(t, 0, 1, &z, &err), -1);
+    assert_int_equal(st_store_stage_keys(t, 0, 3, &z, &err), -1);
+    st_store_abort(t);
+    /* the commit records the range given, and opens no staged file for
+     * it: one that is no tagset file commits */
+    t = st_store_begin(s, 0, &err);
+    stage_write(t, 0, 1, ST_TAGS);
+    z = (st_zone){(uint64_t)(int64_t)-3 ^ (UINT64_C(1) << 63), UINT64_C(8) ^ (UINT64_C(1) << 63)};
+    assert_int_equal(st_store_stage_keys(t, 0, 1, &z, &err), 0);
+    assert_int_equal(st_store_commit(t, &err), 0);
+    assert_keys(s, 1, ST_KEYS_RANGE, -3, 8);
     st_store_close(s);
 
     /* a manifest with key ranges on a store placed by hash is refused */

@@ -5,7 +5,8 @@
  * (by st_writer_append and st_writer_append_batch alike), named by the
  * file's footer checksum, so a projection of another file, or of the same
  * file rewritten, is refused; verify passes on it and names it when
- * damaged; a file written without one says so; version 5 in the header. */
+ * damaged or holding other tags; a file written without one says so;
+ * version 5 in the header. */
 #include "config.h"
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +113,15 @@ static void count_bad(void *ctx, const char *path, uint64_t block, const char *m
         (*(int *)ctx)++;
     else
         fail_msg("not the projection: %s: %s", path, msg);
+}
+
+/* The message of the one bad block or file verify names (ctx: a char[512]). */
+static void note_msg(void *ctx, const char *path, uint64_t block, const char *msg)
+{
+    (void)block;
+    if (!strstr(path, ".proj") || *(char *)ctx)
+        fail_msg("not the projection alone: %s: %s", path, msg);
+    snprintf(ctx, 512, "%s", msg);
 }
 
 /* n tagsets of 0 to 3 tags (t: a time, v: a u16 from t, w: a byte) into
@@ -242,13 +252,32 @@ static void files_carry_their_projection(void **state)
     assert_int_equal(st_reader_verify(a, NULL, count_bad, &nbad, &err), 1);
     assert_int_equal(nbad, 1);
 
+    /* the file's label and count, other tags (zeros): the blocks hold,
+     * the digest of what verify read of them tells */
+    r = st_reader_open(a, NULL, &err);
+    assert_non_null(r);
+    st_reader_info(r, &info);
+    st_reader_close(r);
+    st_proj *p = st_proj_new(s, &err);
+    unsigned char *zeros = mem_calloc(info.ntags, s->tag_size);
+    assert_true(p && zeros && info.ntags);
+    assert_int_equal(st_proj_add(p, zeros, (uint32_t)info.ntags, &err), 0);
+    st_write_opts o;
+    st_write_opts_default(&o);
+    o.block_size = 4096;
+    assert_int_equal(st_proj_write(p, a, info.id, &o, &err), 0);
+    st_proj_free(p);
+    mem_free(zeros, info.ntags * s->tag_size);
+    char msg[512] = "";
+    assert_int_equal(st_reader_verify(a, NULL, note_msg, msg, &err), 1);
+    assert_non_null(strstr(msg, ".proj: holds other tags than its file's"));
+
     /* missing */
     unlink(pa);
     nbad = 0;
     assert_int_equal(st_reader_verify(a, NULL, count_bad, &nbad, &err), 1);
 
     /* written without (a store's dels): flagged, verify asks for none */
-    st_write_opts o;
     st_write_opts_default(&o);
     o.no_projection = true;
     st_writer *w = st_writer_create(a, s, &o, &err);

@@ -450,7 +450,8 @@ Value qcollect_value(VM *vm, const QScan *sc, const unsigned char *p, VStr **las
         memcpy(&nt, tags, 4);
         tags += 4;
     }
-    VRowShape shape = {sc->out_row, sc->nout_row, sc->out_fields, sc->out_names, last};
+    VRowShape shape = {.row = sc->out_row, .nrow = sc->nout_row, .fields = sc->out_fields,
+                       .ntag = sc->out_ntag, .names = sc->out_names, .last = last};
     return vm_record_value(vm, sc->vs, row, s->tag_size ? tags : NULL, nt, &shape, sc->tags);
 }
 

@@ -749,6 +749,9 @@ static void out_layout(VM *vm, QPlan *p)
             sc->out_roww += s->fields[f].width;
         }
     }
+    sc->out_ntag = 0;
+    for (uint32_t f = s->nrow; f < s->nfields; f++)
+        sc->out_ntag += sc->out_fields[f];
     if (fused) {
         sc->out_names = st->names;
         st->by_scan = true;

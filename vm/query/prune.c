@@ -275,34 +275,23 @@ static bool parts_of(VM *vm, QPlan *p, const QExpr *e, uint32_t **out, uint32_t 
     return false;
 }
 
-/* The partitions a store placed by windows of its partition key can hold
- * the rows of the where's ranges on that key in (their intersection):
- * `run between A and B`, `run >= A`, `run in A..B` read only the windows
- * those cover. */
-static bool parts_of_ranges(VM *vm, QPlan *p, const Ranges *rs, uint32_t **out, uint32_t *n)
+/* Narrows a bound [*lo, *hi] to [a, b] too (st_field_order images: a
+ * above b leaves nothing). */
+static void narrow(uint64_t *lo, uint64_t *hi, uint64_t a, uint64_t b)
 {
-    QScan *sc = &p->scan;
-    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
-    const void *lo = NULL, *hi = NULL;
-    for (uint32_t i = 0; i < rs->n; i++) {
-        const st_range *r = &rs->r[i];
-        if (r->col != sc->src->partkey)
-            continue;
-        if (r->lo && (!lo || st_field_order(f, r->lo) > st_field_order(f, lo)))
-            lo = r->lo;
-        if (r->hi && (!hi || st_field_order(f, r->hi) < st_field_order(f, hi)))
-            hi = r->hi;
-    }
-    if (!lo && !hi)
-        return false;
-    st_storeinfo info;
-    st_store_info(sc->src->st, &info);
-    *out = qp_alloc(vm, p, (size_t)info.volumes * info.partitions * sizeof **out);
-    return st_store_place_range(sc->src->st, lo, hi, f->width, *out, n);
+    *lo = a > *lo ? a : *lo;
+    *hi = b < *hi ? b : *hi;
 }
 
-/* The where's bounds on the partition key: its ranges on the key (==, <,
- * between ...) and an `in` set of it (its least and greatest values). */
+/* Narrows a bound [*lo, *hi] of field f to its range r too. */
+static void narrow_by(const st_field *f, const st_range *r, uint64_t *lo, uint64_t *hi)
+{
+    narrow(lo, hi, r->lo ? st_field_order(f, r->lo) : 0,
+           r->hi ? st_field_order(f, r->hi) : UINT64_MAX);
+}
+
+/* The where's bounds on the partition key from an `in` set of it: its
+ * least and greatest values. */
 static void set_bounds(QScan *sc, const st_field *f, const QExpr *e)
 {
     unsigned char v[ST_MAX_CHAR];
@@ -325,11 +314,12 @@ static void set_bounds(QScan *sc, const st_field *f, const QExpr *e)
         lo = o < lo ? o : lo;
         hi = o > hi ? o : hi;
     }
-    sc->pk_lo = lo > sc->pk_lo ? lo : sc->pk_lo;    /* none: lo above hi, nothing */
-    sc->pk_hi = hi < sc->pk_hi ? hi : sc->pk_hi;
+    narrow(&sc->pk_lo, &sc->pk_hi, lo, hi);     /* none: lo above hi, nothing */
     sc->pk_bounded = true;
 }
 
+/* The where's bounds on the partition key (an integer's): its ranges on
+ * the key (==, <, between ...) and its `in` sets of it. */
 static void key_bounds(QScan *sc, const Ranges *rs)
 {
     const st_field *f = &sc->vs->s->fields[sc->src->partkey];
@@ -340,15 +330,43 @@ static void key_bounds(QScan *sc, const Ranges *rs)
         return;     /* key ranges are of integer keys */
     for (uint32_t i = 0; i < rs->n; i++) {
         const st_range *r = &rs->r[i];
-        if (r->col != sc->src->partkey)
-            continue;
-        uint64_t lo = r->lo ? st_field_order(f, r->lo) : 0;
-        uint64_t hi = r->hi ? st_field_order(f, r->hi) : UINT64_MAX;
-        sc->pk_lo = lo > sc->pk_lo ? lo : sc->pk_lo;
-        sc->pk_hi = hi < sc->pk_hi ? hi : sc->pk_hi;
-        sc->pk_bounded = true;
+        if (r->col == sc->src->partkey) {
+            narrow_by(f, r, &sc->pk_lo, &sc->pk_hi);
+            sc->pk_bounded = true;
+        }
     }
     set_bounds(sc, f, sc->where);
+}
+
+/* An integer field's value of order image o (st_field_order), as stored:
+ * the low bytes of the value, its sign bit flipped back when signed. */
+static void order_bytes(const st_field *f, uint64_t o, unsigned char *out)
+{
+    if ((f->type >= ST_I8 && f->type <= ST_I64) || f->type == ST_TIME)
+        o ^= UINT64_C(1) << 63;
+    memcpy(out, &o, f->width);
+}
+
+/* The partitions a store placed by windows of its partition key can hold
+ * the rows of the where's bounds on that key in (key_bounds): `run
+ * between A and B`, `run >= A`, `run in A..B` read only the windows those
+ * cover. */
+static bool parts_of_ranges(VM *vm, QPlan *p, uint32_t **out, uint32_t *n)
+{
+    QScan *sc = &p->scan;
+    const st_field *f = &sc->vs->s->fields[sc->src->partkey];
+    unsigned char lo[8], hi[8];
+    if (!sc->pk_bounded)
+        return false;
+    /* an image at either end of them all bounds nothing (no narrower
+     * type's value has one) */
+    order_bytes(f, sc->pk_lo, lo);
+    order_bytes(f, sc->pk_hi, hi);
+    st_storeinfo info;
+    st_store_info(sc->src->st, &info);
+    *out = qp_alloc(vm, p, (size_t)info.volumes * info.partitions * sizeof **out);
+    return st_store_place_range(sc->src->st, sc->pk_lo ? lo : NULL,
+                                sc->pk_hi < UINT64_MAX ? hi : NULL, f->width, *out, n);
 }
 
 /* ---- bitmap indexes ------------------------------------------------------ */
@@ -713,10 +731,7 @@ static void plan_tag_order(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
             (sc->tag_order >= 0 && (uint32_t)sc->tag_order != c))
             continue;
         sc->tag_order = (int)c;
-        uint64_t lo = tr[i].lo ? st_field_order(&s->fields[c], tr[i].lo) : 0;
-        uint64_t hi = tr[i].hi ? st_field_order(&s->fields[c], tr[i].hi) : UINT64_MAX;
-        sc->tag_order_lo = lo > sc->tag_order_lo ? lo : sc->tag_order_lo;
-        sc->tag_order_hi = hi < sc->tag_order_hi ? hi : sc->tag_order_hi;
+        narrow_by(&s->fields[c], &tr[i], &sc->tag_order_lo, &sc->tag_order_hi);
     }
     sc->tag_rest = sc->tag_order >= 0 ? order_rest(vm, p, sc->tag_where, sc->tag_order) : sc->tag_where;
 }
@@ -794,12 +809,8 @@ static void plan_proj(VM *vm, QPlan *p, const st_range *tr, uint32_t n)
     sc->proj_lo = 0;
     sc->proj_hi = UINT64_MAX;
     for (uint32_t i = 0; sc->proj && i < n; i++)
-        if (tr[i].col == (uint32_t)f) {
-            uint64_t lo = tr[i].lo ? st_field_order(&s->fields[f], tr[i].lo) : 0;
-            uint64_t hi = tr[i].hi ? st_field_order(&s->fields[f], tr[i].hi) : UINT64_MAX;
-            sc->proj_lo = lo > sc->proj_lo ? lo : sc->proj_lo;
-            sc->proj_hi = hi < sc->proj_hi ? hi : sc->proj_hi;
-        }
+        if (tr[i].col == (uint32_t)f)
+            narrow_by(&s->fields[f], &tr[i], &sc->proj_lo, &sc->proj_hi);
     sc->proj_rest = sc->proj ? order_rest(vm, p, sc->tag_where, f) : sc->tag_where;
 }
 
@@ -853,11 +864,11 @@ void qprune_plan(VM *vm, QPlan *p)
     sc->nranges = rs.n;
     plan_tag_order(vm, p, rs.r + ntagset_ranges, rs.n - ntagset_ranges);
     sc->nparts = UINT32_MAX;
-    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
-        !parts_of_ranges(vm, p, &rs, &sc->parts, &sc->nparts))
-        sc->nparts = UINT32_MAX;
     if (sc->src->st)
         key_bounds(sc, &rs);
+    if (sc->src->st && !parts_of(vm, p, sc->where, &sc->parts, &sc->nparts) &&
+        !parts_of_ranges(vm, p, &sc->parts, &sc->nparts))
+        sc->nparts = UINT32_MAX;
     if (sc->pk_bounded && sc->pk_lo > sc->pk_hi)
         sc->nparts = 0;     /* no key can be in an empty range: no partition */
     else if (sc->where && sc->src->st && keys_inside(sc))

@@ -152,6 +152,7 @@ typedef struct QScan {
                          * collected row holds of the tagset, packed (out_layout) */
     uint32_t nout_row;
     uint32_t out_roww;  /* bytes of that packed row */
+    uint32_t out_ntag;  /* the tag fields among out_fields, counted */
     VStr **out_names;   /* a select the collector makes (by_scan): out_row in its order,
                          * with its names; else NULL */
     st_range *ranges;   /* zone-map ranges from the where's conjuncts */

@@ -5,7 +5,8 @@
 # lo..hi, == and in a set, also with other conjuncts) reads only the
 # partitions that can hold it (explain: partitions_read of partitions) and
 # counts what the same where counts over a store placed by hash. Signed
-# keys place negative values in the windows below zero.
+# keys place negative values in the windows below zero, bounded on one
+# side or both.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 "$COMB" - <<'END' 2>&1
 let s = schema("key run: u32; key event: u64; tagset x: u16; tagset ok: bool")
@@ -44,5 +45,7 @@ for w in -25..25 { push(recs, {when: w, id: 1, v: 1}) }
 load(neg, recs)
 for f in files(neg) { print(f.partition, rows(open(f.path) | group by { lo: min(when), hi: max(when) })) }
 print((neg | explain where between(when, -20, -11) | count).partitions_read, neg | where between(when, -20, -11) | count)
+print((neg | explain where when < -15 | count).partitions_read, neg | where when < -15 | count)
+print((neg | explain where when >= 5 | count).partitions_read, neg | where when >= 5 | count)
 try { create_store("bad", schema("key f: f64"), {bucket: 1}) } catch e { print(e) }
 END
