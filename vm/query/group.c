@@ -204,11 +204,11 @@ static bool range_groups(GroupState *g, const QExpr *e, const KVec *v, uint32_t 
     uint32_t *gid = g->gid;     /* in registers: byte stores could be g's */
     uint8_t *seen = g->seen;
     for (uint32_t j = 0; j < n; j++) {
-        uint64_t c = range_image(u64, (uint64_t)in[j]) - lo + 1;
-        c = valid && !valid[j] ? 0 : c;
-        out |= c > last;
-        c = c > last ? 0 : c;
-        gid[j] = (uint32_t)c;
+        /* tested before the 1 is added: one below the least would wrap to 0 */
+        uint64_t d = range_image(u64, (uint64_t)in[j]) - lo;
+        bool nil = valid && !valid[j], far = !nil && d >= last;
+        out |= far;
+        gid[j] = nil || far ? 0 : (uint32_t)(d + 1);
     }
     for (uint32_t j = 0; seen && j < n; j++)
         seen[gid[j]] = 1;
