@@ -38,6 +38,10 @@ static int end_all(void **state)
     return 0;
 }
 
+/* v's zone map in the files below: order images of 100 and 109 (signed) */
+#define V_LO (UINT64_C(100) ^ UINT64_C(1) << 63)
+#define V_HI (UINT64_C(109) ^ UINT64_C(1) << 63)
+
 /* Writes NAME.ts in dir: keys id 0..49 (u32, one block), tagset fields v
  * (i64, 100..109) and w (u64, 5..11). */
 static void make_file(const char *name)
@@ -52,9 +56,10 @@ static void make_file(const char *name)
     assert_int_equal(vm_run_module(vm, m), 0);
 }
 
-/* Adds delta to the zone map's least value of column c in block 0 of
- * NAME.ts, and makes the footer's checksum again. */
-static void shift_zone_min(const char *name, uint32_t c, uint64_t delta)
+/* Adds delta to the least value of the zone map [lo, hi] (order images)
+ * in NAME.ts's footer, found by its bytes (it must be there once), and
+ * makes the footer's checksum again. */
+static void shift_zone_min(const char *name, uint64_t lo, uint64_t hi, uint64_t delta)
 {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s.ts", dir, name);
@@ -63,14 +68,19 @@ static void shift_zone_min(const char *name, uint32_t c, uint64_t delta)
     static unsigned char buf[1 << 16];
     size_t n = fread(buf, 1, sizeof buf, f);
     assert_true(n > 32 && n < sizeof buf);
-    /* the trailer (32 bytes): the footer's offset and size, ... */
+    /* the trailer (32 bytes) begins with the footer's offset and size */
     uint64_t off = st_get64(buf + n - 32), size = st_get64(buf + n - 24);
-    assert_true(off + size + 32 == n);
-    unsigned char *foot = buf + off;
-    assert_int_equal(st_get64(foot + 16), 1);   /* one block */
-    /* block 0's entry: 24 bytes, first and last keys (u32), the columns' zones */
-    unsigned char *zone = foot + 40 + 24 + 2 * 4 + 16 * (size_t)c;
-    st_put64(zone, st_get64(zone) + delta);
+    assert_true(off + size + 32 == n && size > 24);
+    unsigned char *foot = buf + off, want[16], *zone = NULL;
+    st_put64(want, lo);
+    st_put64(want + 8, hi);
+    for (unsigned char *p = foot; p + 16 <= foot + size - 8; p++)
+        if (!memcmp(p, want, 16)) {
+            assert_null(zone);
+            zone = p;
+        }
+    assert_non_null(zone);
+    st_put64(zone, lo + delta);
     st_put64(foot + size - 8, XXH3_64bits(foot, size - 8));
     assert_int_equal(fseek(f, 0, SEEK_SET), 0);
     assert_int_equal(fwrite(buf, 1, n, f), n);
@@ -122,10 +132,10 @@ static void value_just_below_the_zone_fails(void **state)
 {
     (void)state;
     make_file("v1");
-    shift_zone_min("v1", 1, 1);
+    shift_zone_min("v1", V_LO, V_HI, 1);
     check_damaged("v1", "v");
     make_file("w1");
-    shift_zone_min("w1", 2, 1);
+    shift_zone_min("w1", 5, 11, 1);
     check_damaged("w1", "w");
 }
 
@@ -133,7 +143,7 @@ static void value_further_below_the_zone_fails(void **state)
 {
     (void)state;
     make_file("v2");
-    shift_zone_min("v2", 1, 2);
+    shift_zone_min("v2", V_LO, V_HI, 2);
     check_damaged("v2", "v");
 }
 
