@@ -682,12 +682,6 @@ void qa_prefetch(const QAggs *s, uint32_t g)
     }
 }
 
-void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows)
-{
-    for (int i = 0; i < s->n; i++)
-        s->a[i].n[g] += rows;
-}
-
 int qa_rows_at(const QAggs *s)
 {
     for (int i = 0; i < s->n; i++)

@@ -28,8 +28,6 @@ bool qa_update(QAggs *s, int i, const KVec *v, const uint32_t *gid, uint32_t n);
 /* Asks the cache for group g's states (rows made in key order visit the
  * groups out of their order). */
 void qa_prefetch(const QAggs *s, uint32_t g);
-/* Adds every count() of rows counted per group (dense codes) at once. */
-void qa_add_rows(QAggs *s, uint32_t g, uint64_t rows);
 /* The index of a count() among s's aggregates, or -1: its qa_count of a
  * group is the group's rows (a group's other counts are of its values). */
 int qa_rows_at(const QAggs *s);
