@@ -439,16 +439,9 @@ static void events(const st_schema *s, uint32_t n, bool tagless, gen_tagsets *t)
     gen g = {77};
     gen_make_tagsets(&g, s, n, tagless ? 0 : 2, 1, t);
     for (uint32_t i = 0; i < n; i++) {
-        unsigned char *row = (unsigned char *)gen_row(s, t, i);
-        uint32_t run = 7;
-        uint64_t ev = 100000 + 3 * (uint64_t)i;
         int16_t small = (int16_t)((int)gen_below(&g, 200) - 100);
-        char ref[37];
-        snprintf(ref, sizeof ref, "%08x-0000-4000-8000-%012x", i / 50, i / 50 * 7);
-        memcpy(row + s->fields[0].offset, &run, 4);
-        memcpy(row + s->fields[1].offset, &ev, 8);
-        memcpy(row + s->fields[2].offset, ref, 36);
-        memcpy(row + s->fields[3].offset, &small, 2);
+        gen_event_row(s, i, 7, 100000 + 3 * (uint64_t)i, (uint64_t)(int64_t)small,
+                      (unsigned char *)gen_row(s, t, i));
     }
 }
 

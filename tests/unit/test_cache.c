@@ -359,15 +359,10 @@ static st_schema *write_events(const char *path)
     assert_non_null(w);
     unsigned char row[56];
     for (uint32_t i = 0; i < 12000; i++) {
-        uint32_t run = 1 + i / 500;
-        uint64_t ev = 7 * (uint64_t)i;
         double x = i * 0.37;
-        char ref[37];
-        snprintf(ref, sizeof ref, "%08x-0000-4000-8000-%012x", i / 50, i / 50 * 3);
-        memcpy(row + s->fields[0].offset, &run, 4);
-        memcpy(row + s->fields[1].offset, &ev, 8);
-        memcpy(row + s->fields[2].offset, ref, 36);
-        memcpy(row + s->fields[3].offset, &x, 8);
+        uint64_t xb;
+        memcpy(&xb, &x, 8);
+        gen_event_row(s, i, 1 + i / 500, 7 * (uint64_t)i, xb, row);
         assert_int_equal(st_writer_append(w, row, NULL, 0, &err), 0);
     }
     assert_int_equal(st_writer_commit(w, &err), 0);
