@@ -708,8 +708,9 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
     r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
-    if (!r->want || !r->want_key || !r->defer || !r->enc || !r->seek_key || !r->held || !r->hcol || !r->need ||
-        !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf || !r->icap || !r->iheld)
+    if (!r->want || !r->want_key || !r->defer || !r->enc || !r->seek_key || !r->held || !r->hcol ||
+        !r->need || !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf ||
+        !r->icap || !r->iheld)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -1214,7 +1215,8 @@ static int cached_block(st_reader *r, uint64_t i, bool seeking, st_err *err)
     memset(r->enc, 0, r->ncols * sizeof *r->enc);
     for (uint32_t j = 0; j < n; j++) {
         uint32_t c = need[j];
-        bool enc = !seeking && r->defer[c] && (r->held[c] = st_cache_get(&r->id, i, ST_CACHE_ENCODED | c));
+        bool enc = !seeking && r->defer[c] &&
+                   (r->held[c] = st_cache_get(&r->id, i, ST_CACHE_ENCODED | c));
         if (!enc && !(r->held[c] = st_cache_get(&r->id, i, c))) {
             release_held(r);
             return 0;
@@ -1442,7 +1444,8 @@ int64_t st_reader_verify(const char *path, const st_nbuf_opts *io, st_verify_fn 
     uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
-        if (read_block(r, i, r->want, NULL, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
+        if (read_block(r, i, r->want, NULL, false, &e) == 0 &&
+            verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         else if (proj && !e.code)
             st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum, &e);
