@@ -4,7 +4,8 @@
 # counts by bitmap index and kernel, rows returned by a cut (the columns
 # only the rows show gathered at the rows kept), select *, group by, sort
 # and take, rows per tag through a projection, a where on the tags; both
-# verify, and the newer are smaller. A version 5 file still reads.
+# verify, and the newer are smaller. A version 5 file still reads. Explain
+# names the columns a select gathers at the rows kept.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 cat >load.comb <<'END'
 let a = args()
@@ -49,4 +50,8 @@ for pair in [["old", "new"], ["old.ts", "new.ts"]] {
 print("same", same, "of", 2 * len(shapes))
 print("versions", info(open("old.ts")).version, info(open("new.ts")).version, "verify", verify(open("old")), verify(open("new")), verify("new.ts"))
 print("smaller", info(open("new.ts")).size < info(open("old.ts")).size)
+# what explain says a select gathers at the rows kept (not what a where, sort or group reads)
+print("gathered", (open("new") | explain where flag && q == 3 | select run, event, ref).columns_gathered,
+      (open("new") | explain where event % 7 == 0 | sort neg | select event, ref, neg).columns_gathered,
+      (open("new") | explain where flag | group by ref { n: count() }).columns_gathered)
 END
