@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "store/bindex.h"
+#include "store/lwcodec.h"
 #include "store/oindex.h"
 #include "store/bytes.h"
 #include "store/mem.h"
@@ -47,6 +48,7 @@ struct st_block_enc {
     const st_schema *s;
     st_codec codec;
     int level;
+    bool light;     /* may store columns by RLE or FOR (format version 6) */
     uint32_t ncols;
     bytevec *cols;
     uint32_t ntagsets, ntags;
@@ -77,7 +79,8 @@ void st_block_enc_free(st_block_enc *e)
     mem_free(e, sizeof *e);
 }
 
-st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st_err *err)
+st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, bool light,
+                               st_err *err)
 {
     st_block_enc *e = mem_calloc(1, sizeof *e);
     if (!e) {
@@ -86,6 +89,7 @@ st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st
     }
     e->s = s;
     e->codec = codec;
+    e->light = light && codec != ST_CODEC_NONE;
     e->ncols = st_schema_ncols(s);
     if (codec == ST_CODEC_LZ4) {
         e->level = level > 0 ? level : 1;
@@ -113,6 +117,7 @@ uint64_t st_block_tagset_size(const st_schema *s, uint32_t ntags)
 }
 
 uint32_t st_block_enc_count(const st_block_enc *e) { return e->ntagsets; }
+bool st_block_enc_light(const st_block_enc *e) { return e->light; }
 uint64_t st_block_enc_raw(const st_block_enc *e) { return e->raw; }
 
 /* Appends to a vector that has room (st_block_enc_add reserves first). */
@@ -234,16 +239,56 @@ void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, 
     }
 }
 
-/* Compresses src into dst (room for LZ4_compressBound(n)); returns the codec
- * and sets *stored. Stores raw when compression does not pay. */
-static int compress_col(st_block_enc *e, const unsigned char *src, size_t n, unsigned char *dst,
-                        size_t *stored)
+/* Whether FOR orders the field's values as signed integers. */
+static bool signed_int(const st_field *f)
+{
+    return f->type == ST_I8 || f->type == ST_I16 || f->type == ST_I32 || f->type == ST_I64;
+}
+
+/* The smaller of RLE and FOR for column c's n bytes (codec 0: neither
+ * applies), its size in *size. */
+static unsigned light_codec(const st_block_enc *e, uint32_t c, const unsigned char *src, size_t n,
+                            size_t *size)
+{
+    const st_field *f = st_schema_col(e->s, c);
+    uint32_t w = f->width, nv = w ? (uint32_t)(n / w) : 0;
+    if (!e->light || nv == 0)
+        return 0;
+    size_t rle = st_lw_rle_size(src, nv, w), fr = st_lw_for_size(src, nv, w, signed_int(f));
+    bool by_for = fr && fr < rle;
+    *size = by_for ? fr : rle;
+    return by_for ? ST_LW_FOR : ST_LW_RLE;
+}
+
+/* Compresses column c's n bytes at src into dst (room for
+ * LZ4_compressBound(n)); returns the codec and sets *stored. The rule
+ * (docs/STORE.md): RLE or FOR, whichever is smaller, where it is smaller
+ * than raw and within a quarter of the smaller of LZ4 and raw, or within
+ * 1/32 of the raw size of it (both tiny: a few runs), as it reads a few
+ * rows without decoding the column; else LZ4 where that is smaller than
+ * raw; else raw. */
+static int compress_col(st_block_enc *e, uint32_t c, const unsigned char *src, size_t n,
+                        unsigned char *dst, size_t *stored)
 {
     int k = 0, bound = LZ4_compressBound((int)n);
+    size_t lsize = 0;
+    unsigned light = light_codec(e, c, src, n, &lsize);
     if (n > 0 && e->codec == ST_CODEC_LZ4)
         k = LZ4_compress_fast_extState(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
     else if (n > 0 && e->codec == ST_CODEC_LZ4HC)
         k = LZ4_compress_HC_extStateHC(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
+    size_t best = k > 0 && (size_t)k < n ? (size_t)k : n;
+    size_t slack = best / 4 > n / 32 ? best / 4 : n / 32;
+    if (light && lsize < n && lsize <= best + slack) {
+        const st_field *f = st_schema_col(e->s, c);
+        uint32_t w = f->width, nv = (uint32_t)(n / w);
+        if (light == ST_LW_RLE)
+            st_lw_rle_encode(src, nv, w, dst);
+        else
+            st_lw_for_encode(src, nv, w, signed_int(f), dst);
+        *stored = lsize;
+        return (int)light;
+    }
     if (k > 0 && (size_t)k < n) {
         *stored = (size_t)k;
         return CODEC_LZ4;
@@ -295,7 +340,7 @@ int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, c
         bytevec *v = &e->cols[c];
         size_t stored;
         unsigned char *d = o + ST_BLOCK_HEADER + (size_t)ST_BLOCK_DIRENT * c;
-        d[0] = (unsigned char)compress_col(e, v->p, v->n, o + at, &stored);
+        d[0] = (unsigned char)compress_col(e, c, v->p, v->n, o + at, &stored);
         d[1] = d[2] = d[3] = 0;
         st_put32(d + 4, (uint32_t)v->n);
         st_put32(d + 8, (uint32_t)stored);
@@ -335,6 +380,7 @@ void st_batch_free(st_batch *b)
     for (uint32_t c = 0; c < b->ncols; c++)
         mem_free(b->vec[c], b->cap[c]);
     mem_free(b->cols, b->ncols * sizeof *b->cols);
+    mem_free(b->enc, b->ncols * sizeof *b->enc);
     mem_free(b->vec, b->ncols * sizeof *b->vec);
     mem_free(b->cap, b->ncols * sizeof *b->cap);
     mem_free(b->starts, b->starts_cap);
@@ -347,12 +393,14 @@ static int batch_shape(st_batch *b, uint32_t ncols, st_err *err)
         return 0;
     st_batch_free(b);
     b->cols = mem_calloc(ncols, sizeof *b->cols);
+    b->enc = mem_calloc(ncols, sizeof *b->enc);
     b->vec = mem_calloc(ncols, sizeof *b->vec);
     b->cap = mem_calloc(ncols, sizeof *b->cap);
     b->ncols = ncols;
-    if (!b->cols || !b->vec || !b->cap) {
+    if (!b->cols || !b->enc || !b->vec || !b->cap) {
         /* st_batch_free must see consistent sizes: free what exists by hand. */
         mem_free(b->cols, ncols * sizeof *b->cols);
+        mem_free(b->enc, ncols * sizeof *b->enc);
         mem_free(b->vec, ncols * sizeof *b->vec);
         mem_free(b->cap, ncols * sizeof *b->cap);
         st_batch_init(b);
@@ -396,16 +444,19 @@ static int read_dir(const st_schema *s, uint32_t version, const unsigned char *p
         d[c].sum = version == 1 ? 0 : st_get64(e + 12);
         uint64_t want = (uint64_t)(st_schema_col_is_tag(s, c) ? ntags : ntagsets) * f->width;
         total += want;
-        if (d[c].codec > CODEC_LZ4 || e[1] || e[2] || e[3])
+        if (d[c].codec > (version >= 6 ? ST_LW_FOR : CODEC_LZ4) || e[1] || e[2] || e[3])
             return st_err_set(err, ST_ECORRUPT, "column '%s' has unknown codec bytes %02x %02x %02x %02x", f->name,
                            e[0], e[1], e[2], e[3]);
         if (d[c].raw != want || total > ST_BLOCK_MAX_RAW)
             return st_err_set(err, ST_ECORRUPT, "column '%s' holds %" PRIu32 " bytes, expected %" PRIu64, f->name,
                            d[c].raw, want);
         /* LZ4 expands at most 255 times; this bounds what a hostile block
-         * can make us allocate by its own size. */
-        if (d[c].codec == CODEC_RAW ? d[c].stored != d[c].raw
-                                    : d[c].raw == 0 || d[c].raw > 255 * (uint64_t)d[c].stored + 16)
+         * can make us allocate by its own size. RLE and FOR are smaller
+         * than raw (else the writer stores raw); what they expand to, the
+         * checked head's counts say. */
+        if (d[c].codec == CODEC_RAW   ? d[c].stored != d[c].raw
+            : d[c].codec == CODEC_LZ4 ? d[c].raw == 0 || d[c].raw > 255 * (uint64_t)d[c].stored + 16
+                                      : d[c].raw == 0 || d[c].stored >= d[c].raw)
             return st_err_set(err, ST_ECORRUPT, "column '%s' stores %" PRIu32 " bytes for %" PRIu32, f->name,
                            d[c].stored, d[c].raw);
         d[c].off = at;
@@ -432,18 +483,29 @@ static int read_dir(const st_schema *s, uint32_t version, const unsigned char *p
     return 0;
 }
 
+/* Column c's stored bytes at data into the batch, checked: decoded, or
+ * by RLE or FOR and deferred, left encoded (b->enc[c]). */
 static int decode_col(st_batch *b, uint32_t c, const colent *d, const unsigned char *data, uint32_t version,
-                      const char *name, st_err *err)
+                      const st_field *f, bool defer, st_err *err)
 {
     size_t need = d->raw ? d->raw : 1;
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer past the checksum */
     uint64_t sum = version == 1 ? 0 : XXH3_64bits(data, d->stored);
     if (sum != d->sum)
         return st_err_set(err, ST_ECORRUPT, "column '%s': checksum mismatch (stored %016" PRIx64
-                          ", computed %016" PRIx64 ")", name, d->sum, sum);
+                          ", computed %016" PRIx64 ")", f->name, d->sum, sum);
 #else
     (void)version;
 #endif
+    bool light = d->codec == ST_LW_RLE || d->codec == ST_LW_FOR;
+    if (light && st_lw_check(d->codec, data, d->stored, d->raw / f->width, f->width, err) < 0) {
+        st_err_prefix(err, "column '%s': ", f->name);
+        return -1;
+    }
+    if (light && defer) {
+        b->enc[c] = (st_colenc){d->codec, d->stored, data};
+        return 0;
+    }
     if (need > b->cap[c]) {
         void *q = mem_realloc(b->vec[c], b->cap[c], need);
         if (!q)
@@ -453,13 +515,31 @@ static int decode_col(st_batch *b, uint32_t c, const colent *d, const unsigned c
     }
     if (d->codec == CODEC_RAW) {
         memcpy(b->vec[c], data, d->raw);
+    } else if (light) {
+        st_lw_decode(d->codec, data, d->raw / f->width, f->width, b->vec[c]);
     } else {
         int k = LZ4_decompress_safe((const char *)data, b->vec[c], (int)d->stored, (int)d->raw);
         if (k != (int)d->raw)
-            return st_err_set(err, ST_ECORRUPT, "column '%s' does not decompress", name);
+            return st_err_set(err, ST_ECORRUPT, "column '%s' does not decompress", f->name);
     }
     b->cols[c] = b->vec[c];
     return 0;
+}
+
+void st_batch_gather(const st_schema *s, const st_batch *b, uint32_t c, const uint32_t *rows,
+                     uint32_t k, void *out)
+{
+    uint32_t w = st_schema_col(s, c)->width;
+    const st_colenc *e = b->enc ? &b->enc[c] : NULL;
+    if (b->cols[c]) {
+        for (uint32_t j = 0; j < k; j++)
+            memcpy((char *)out + (size_t)j * w, (const char *)b->cols[c] + (size_t)rows[j] * w, w);
+    } else if (e && e->codec) {
+        uint32_t n = st_schema_col_is_tag(s, c) ? b->ntags : b->ntagsets;
+        st_lw_gather(e->codec, e->p, n, w, rows, k, out);
+    } else {
+        memset(out, 0, (size_t)k * w);
+    }
 }
 
 /* Builds tag_start from the counts, which must add up to ntags. */
@@ -487,7 +567,8 @@ static int count_tags(st_batch *b, const uint32_t *counts, st_err *err)
 }
 
 int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
-                    const void *const *cols, const uint32_t *starts, st_err *err)
+                    const void *const *cols, const st_colenc *enc, const uint32_t *starts,
+                    st_err *err)
 {
     uint32_t ncols = st_schema_ncols(s);
     if (batch_shape(b, ncols, err) < 0)
@@ -496,8 +577,10 @@ int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t
     b->ntags = ntags;
     b->first = 0;
     b->counts = b->tag_start = NULL;
-    for (uint32_t c = 0; c < ncols; c++)
+    for (uint32_t c = 0; c < ncols; c++) {
         b->cols[c] = (void *)cols[c];
+        b->enc[c] = enc ? enc[c] : (st_colenc){0};
+    }
     if (s->nfields > s->nrow && cols[s->nfields] && starts) {
         b->counts = cols[s->nfields];
         b->tag_start = starts;
@@ -555,7 +638,8 @@ bool st_block_needs(const st_schema *s, const bool *want, uint32_t c)
 /* Decodes from a block whose head (hn bytes at p) is in memory and whose
  * needed columns' bytes are at data[c] (NULL: at p + their offset). */
 static int decode(const st_schema *s, uint32_t version, const unsigned char *p, size_t hn, size_t n,
-                  const void *const *data, const bool *want, st_batch *b, st_err *err)
+                  const void *const *data, const bool *want, const bool *defer, st_batch *b,
+                  st_err *err)
 {
     uint32_t ntagsets, ntags, ncols = st_schema_ncols(s);
     if (check_head(s, version, p, hn, n, &ntagsets, &ntags, err) < 0)
@@ -574,13 +658,14 @@ static int decode(const st_schema *s, uint32_t version, const unsigned char *p, 
         b->counts = b->tag_start = NULL;
         for (uint32_t c = 0; c < ncols && rc == 0; c++) {
             b->cols[c] = NULL;
+            b->enc[c] = (st_colenc){0};
             if (!st_block_needs(s, want, c))
                 continue;
             if (data && !data[c])
                 rc = st_err_set(err, ST_EINPUT, "column '%s' was not read", st_schema_col(s, c)->name);
             else
                 rc = decode_col(b, c, &dir[c], data ? data[c] : p + dir[c].off, version,
-                                st_schema_col(s, c)->name, err);
+                                st_schema_col(s, c), defer && defer[c] && c < s->nrow, err);
         }
         if (rc == 0 && s->nfields > s->nrow && st_block_needs(s, want, s->nfields))
             rc = count_tags(b, b->cols[s->nfields], err);
@@ -591,26 +676,22 @@ static int decode(const st_schema *s, uint32_t version, const unsigned char *p, 
 }
 
 int st_block_decode(const st_schema *s, uint32_t version, const void *block, size_t n, const bool *want,
-                    st_batch *b, st_err *err)
+                    const bool *defer, st_batch *b, st_err *err)
 {
-    return decode(s, version, block, n, n, NULL, want, b, err);
+    return decode(s, version, block, n, n, NULL, want, defer, b, err);
 }
 
-/* The layout of a block whose head is read apart (version 2 or 3: the
- * schema says which, a file with indexes being version 3). */
-static uint32_t layout(const st_schema *s) { return s->nindex ? 3 : 2; }
-
-int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *off, uint32_t *len,
-                    st_err *err)
+int st_block_locate(const st_schema *s, uint32_t version, const void *head, size_t n, uint64_t *off,
+                    uint32_t *len, st_err *err)
 {
     uint32_t ntagsets, ntags, ncols = st_schema_ncols(s), nd = ncols + s->nindex;
     size_t hn = st_block_head_size(s);
-    if (check_head(s, layout(s), head, hn, n, &ntagsets, &ntags, err) < 0)
+    if (check_head(s, version, head, hn, n, &ntagsets, &ntags, err) < 0)
         return -1;
     colent dir_small[64], *dir = dir_small;
     if (nd > 64 && !(dir = mem_alloc(nd * sizeof *dir)))
         return st_err_nomem(err, "block directory");
-    int rc = read_dir(s, layout(s), head, n, ntagsets, ntags, ncols, dir, err);
+    int rc = read_dir(s, version, head, n, ntagsets, ntags, ncols, dir, err);
     for (uint32_t c = 0; c < nd && rc == 0; c++) {
         off[c] = dir[c].off;
         len[c] = dir[c].stored;
@@ -644,8 +725,9 @@ int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const
     return rc;
 }
 
-int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
-                         const bool *want, st_batch *b, st_err *err)
+int st_block_decode_cols(const st_schema *s, uint32_t version, const void *head, size_t n,
+                         const void *const *data, const bool *want, const bool *defer, st_batch *b,
+                         st_err *err)
 {
-    return decode(s, layout(s), head, st_block_head_size(s), n, data, want, b, err);
+    return decode(s, version, head, st_block_head_size(s), n, data, want, defer, b, err);
 }

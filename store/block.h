@@ -4,8 +4,10 @@
  * tagset field (a value per tagset), the tag count column (a u32 per tagset,
  * present when the schema has tag fields) and one column per tag field (a
  * value per tag, tags of consecutive tagsets one after another). Each column
- * is compressed on its own (LZ4, LZ4 HC, or stored), so a reader decodes only
- * the columns a query uses. An XXH3-64 checksum covers the block's head
+ * is compressed on its own (LZ4, LZ4 HC, or stored; from format version 6
+ * also run-length or frame of reference, store/lwcodec.h, where smaller),
+ * so a reader decodes only the columns a query uses, and of a column by RLE
+ * or FOR only the rows it uses (st_batch_gather). An XXH3-64 checksum covers the block's head
  * (header and column directory) and each column's stored bytes carry their
  * own (format version 2; in version 1 one checksum covered the whole
  * block), so a reader can read and check just the columns it decodes; each
@@ -49,6 +51,14 @@ typedef struct st_zone {
     uint64_t min, max;
 } st_zone;
 
+/* A column left encoded by RLE or FOR (codec ST_LW_RLE or ST_LW_FOR, 0:
+ * none), its len stored bytes at p, checked (checksum, structure). */
+typedef struct st_colenc {
+    unsigned codec;
+    uint32_t len;
+    const unsigned char *p;
+} st_colenc;
+
 /* One decoded block. Value i of column c is at
  * (const char *)cols[c] + i * st_schema_col(s, c)->width, for i below
  * ntagsets (key, tagset and count columns) or ntags (tag columns). The tags
@@ -59,6 +69,8 @@ typedef struct st_batch {
     uint64_t block;       /* block number in its file */
     uint32_t ncols;
     void **cols;          /* [ncols]; NULL where the column was not decoded */
+    st_colenc *enc;       /* [ncols]: key and tagset columns asked for deferred and
+                           * stored by RLE or FOR, left encoded (their cols NULL) */
     const uint32_t *counts;  /* tags per tagset, when tag columns were decoded */
     const uint32_t *tag_start; /* [ntagsets + 1], likewise */
     /* Private: the vectors behind cols, kept from block to block. */
@@ -73,8 +85,12 @@ void st_batch_free(st_batch *b);
 
 typedef struct st_block_enc st_block_enc;
 
-st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, st_err *err);
+/* light: columns may be stored by RLE or FOR (format version 6). */
+st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, bool light,
+                               st_err *err);
 void st_block_enc_free(st_block_enc *e);
+/* Whether e may store columns by RLE or FOR: its blocks need format version 6. */
+bool st_block_enc_light(const st_block_enc *e);
 /* Uncompressed bytes a tagset with ntags tags adds to a block. */
 uint64_t st_block_tagset_size(const st_schema *s, uint32_t ntags);
 /* Adds a tagset row and its ntags tag rows (ntags * tag_size bytes). The
@@ -90,14 +106,20 @@ uint64_t st_block_enc_raw(const st_block_enc *e);
 int st_block_enc_finish(st_block_enc *e, const unsigned char **out, size_t *n, const st_zone **zones,
                         st_err *err);
 
-/* Checks a block of a file of format version (1, 2 or 3) and decodes the
+/* Checks a block of a file of format version (1 .. 6) and decodes the
  * columns with want[c] set (want NULL: all); asking for any tag column also
- * decodes the counts. Checksums come first: version 2 checks the head's
+ * decodes the counts. A key or tagset column with defer[c] set (defer may
+ * be NULL) stored by RLE or FOR is checked but left encoded (b->enc[c]). Checksums come first: version 2 checks the head's
  * (header and directory) and then each decoded column's, version 1 the
  * whole block's. Errors say what is wrong but not where: the caller adds
  * the file and block number. */
 int st_block_decode(const st_schema *s, uint32_t version, const void *p, size_t n, const bool *want,
-                    st_batch *b, st_err *err);
+                    const bool *defer, st_batch *b, st_err *err);
+/* Column c's values at rows[0 .. k) (nondecreasing, each below its count)
+ * into out (k values): from the decoded column, or gathered from the
+ * encoded one without decoding the rest; zeros where it is neither. */
+void st_batch_gather(const st_schema *s, const st_batch *b, uint32_t c, const uint32_t *rows,
+                     uint32_t k, void *out);
 /* Whether decoding want needs column c (want itself, or the counts for tags). */
 bool st_block_needs(const st_schema *s, const bool *want, uint32_t c);
 
@@ -108,10 +130,11 @@ bool st_block_needs(const st_schema *s, const bool *want, uint32_t c);
  * from the head and data[c], the stored bytes of each column needed
  * (st_block_needs), NULL for the others. */
 size_t st_block_head_size(const st_schema *s);
-int st_block_locate(const st_schema *s, const void *head, size_t n, uint64_t *off, uint32_t *len,
-                    st_err *err);
-int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const void *const *data,
-                         const bool *want, st_batch *b, st_err *err);
+int st_block_locate(const st_schema *s, uint32_t version, const void *head, size_t n, uint64_t *off,
+                    uint32_t *len, st_err *err);
+int st_block_decode_cols(const st_schema *s, uint32_t version, const void *head, size_t n,
+                         const void *const *data, const bool *want, const bool *defer, st_batch *b,
+                         st_err *err);
 /* A block of a schema with indexed fields (format version 3; 4 with a tag
  * field's) carries, after its columns, the index of each: a bitmap index
  * of a key or tagset field (store/bindex.h), an order index of a tag field
@@ -124,11 +147,13 @@ int st_block_decode_cols(const st_schema *s, const void *head, size_t n, const v
 int st_block_check_index(const st_schema *s, const void *head, uint32_t j, const void *data,
                          uint32_t ntagsets, uint32_t ntags, bool full, st_err *err);
 /* Makes b show columns that live elsewhere (the cache): cols[c], NULL for
- * a column not there, for a block of ntagsets tagsets and ntags tags; the
+ * a column not there, and enc[c] (enc NULL: none) of those left encoded,
+ * for a block of ntagsets tagsets and ntags tags; the
  * tag starts (ntagsets + 1) are starts, made from those counts before, or
  * when NULL come from the count column when it is there. */
 int st_batch_attach(const st_schema *s, st_batch *b, uint32_t ntagsets, uint32_t ntags,
-                    const void *const *cols, const uint32_t *starts, st_err *err);
+                    const void *const *cols, const st_colenc *enc, const uint32_t *starts,
+                    st_err *err);
 /* The zone of n values of column c. */
 void st_block_zone(const st_schema *s, uint32_t c, const void *vec, uint32_t n, st_zone *z);
 

@@ -32,6 +32,9 @@
 
 #define ST_CACHE_META UINT32_MAX /* the column number of a file's header and footer */
 #define ST_CACHE_STARTS (UINT32_MAX - 1) /* of a block's tag starts, made from its counts */
+/* | a column: that column left encoded (RLE or FOR, store/lwcodec.h), as
+ * [u32 codec][u32 0][its stored bytes] */
+#define ST_CACHE_ENCODED 0x80000000u
 
 typedef struct st_cache_ent st_cache_ent;
 

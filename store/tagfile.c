@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -48,6 +49,10 @@ void st_write_opts_default(st_write_opts *o)
     o->label = NULL;
     o->checked = false;
     o->no_projection = false;
+    /* COMB_CODEC=lz4: LZ4 only, as before format version 6 (tests and
+     * comparisons write both ways) */
+    const char *codec = getenv("COMB_CODEC");
+    o->light = !codec || strcmp(codec, "lz4") != 0;
     st_nbuf_opts_default(&o->io);
 }
 
@@ -105,9 +110,11 @@ static int write_header(st_writer *w, const st_write_opts *o, st_err *err)
         return st_err_nomem(err, w->path);
     }
     memcpy(h, head_magic, 8);
-    /* a file without indexes stays version 2, which older combs read; one
-     * without an order index of a tag field 3, without a projection 4 */
-    st_put32(h + 8, st_schema_proj(w->s) >= 0  ? ST_FORMAT_VERSION
+    /* a file that may hold RLE or FOR columns is version 6; else one
+     * without indexes stays version 2, which older combs read; one without
+     * an order index of a tag field 3, without a projection 4 */
+    st_put32(h + 8, st_block_enc_light(w->enc) ? ST_FORMAT_VERSION
+                    : st_schema_proj(w->s) >= 0  ? 5
                     : st_schema_tag_index(w->s) ? 4
                     : w->s->nindex              ? 3
                                                 : ST_FORMAT_VERSION_PLAIN);
@@ -168,7 +175,7 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
     }
     if (st_schema_proj(s) >= 0 && !o->no_projection && !(w->proj = st_proj_new(s, err)))
         goto fail;
-    if (!(w->enc = st_block_enc_new(s, o->codec, o->level, err))) {
+    if (!(w->enc = st_block_enc_new(s, o->codec, o->level, o->light, err))) {
         st_err_prefix(err, "%s: ", path);
         goto fail;
     }
@@ -481,6 +488,10 @@ struct st_reader {
     size_t footer_size, esize;
     bool *want;     /* columns chosen by st_reader_select */
     bool *want_key; /* the same plus the key columns, for the block a seek lands in */
+    bool *defer;    /* of want, those st_reader_defer leaves encoded where it can */
+    st_colenc *enc; /* [ncols]: scratch for st_batch_attach */
+    unsigned char *encbuf; /* a column left encoded, as the cache keeps it */
+    size_t encbuf_cap;
     range_ord *ranges;
     uint32_t nranges;
     uint64_t next; /* next block to consider */
@@ -705,6 +716,8 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->key_size = r->s->key_size;
     r->want = mem_alloc(r->ncols * sizeof *r->want);
     r->want_key = mem_alloc(r->ncols * sizeof *r->want_key);
+    r->defer = mem_calloc(r->ncols, sizeof *r->defer);
+    r->enc = mem_calloc(r->ncols, sizeof *r->enc);
     r->seek_key = mem_alloc(2 * (size_t)r->s->key_size);
     r->held = mem_calloc(r->ncols, sizeof *r->held);
     r->hcol = mem_alloc(r->ncols * sizeof *r->hcol);
@@ -725,8 +738,9 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
     r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
-    if (!r->want || !r->want_key || !r->seek_key || !r->held || !r->hcol || !r->need ||
-        !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf || !r->icap || !r->iheld)
+    if (!r->want || !r->want_key || !r->defer || !r->enc || !r->seek_key || !r->held || !r->hcol ||
+        !r->need || !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf ||
+        !r->icap || !r->iheld)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -852,6 +866,17 @@ int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err
     return 0;
 }
 
+int st_reader_defer(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (check_col(r, cols[i], err) < 0)
+            return -1;
+    memset(r->defer, 0, r->ncols * sizeof *r->defer);
+    for (uint32_t i = 0; i < n; i++)
+        r->defer[cols[i]] = cols[i] < r->s->nrow;
+    return 0;
+}
+
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -922,7 +947,8 @@ uint64_t st_reader_blocks_cached(const st_reader *r)
     for (uint64_t i = r->next; i < r->info.nblocks; i++) {
         bool all = !excluded(r, i);
         for (uint32_t c = 0; all && c < r->ncols; c++)
-            all = !st_block_needs(r->s, r->want, c) || st_cache_has(&r->id, i, c);
+            all = !st_block_needs(r->s, r->want, c) || st_cache_has(&r->id, i, c) ||
+                  (r->defer[c] && st_cache_has(&r->id, i, ST_CACHE_ENCODED | c));
         n += all;
     }
     return n;
@@ -987,7 +1013,7 @@ static int read_head(st_reader *r, uint64_t i, st_err *err)
     r->head_block = UINT64_MAX;
     if (st_nbuf_pread(r->io, st_get64(e), hn, r->head, err) < 0)
         return 1;
-    if (st_block_locate(r->s, r->head, stored, r->coff, r->clen, err) < 0)
+    if (st_block_locate(r->s, r->info.version, r->head, stored, r->coff, r->clen, err) < 0)
         return -1;
     r->head_block = i;
     return 0;
@@ -1085,7 +1111,8 @@ static uint32_t run_last(const st_reader *r, const bool *want, uint32_t c)
 
 /* Block i's head, then the runs of columns want needs, each with one
  * positioned read, and decodes them. *nbytes: the bytes read. */
-static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbytes, st_err *err)
+static int read_cols(st_reader *r, uint64_t i, const bool *want, const bool *defer, uint64_t *nbytes,
+                     st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint64_t off = st_get64(e);
@@ -1115,7 +1142,8 @@ static int read_cols(st_reader *r, uint64_t i, const bool *want, uint64_t *nbyte
             return -1;
     }
     *nbytes = hn + total;
-    return st_block_decode_cols(r->s, r->head, stored, r->colp, want, &r->batch, err);
+    return st_block_decode_cols(r->s, r->info.version, r->head, stored, r->colp, want, defer,
+                                &r->batch, err);
 }
 
 int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err)
@@ -1149,21 +1177,22 @@ int st_reader_bytes_kept(st_reader *r, uint64_t *bytes, st_err *err)
  * read on its own (positioned: a seek, or an isolated block) takes one
  * positioned read of its bytes: a point lookup then costs one block, not a
  * stream restart with its read-ahead. */
-static int read_block(st_reader *r, uint64_t i, const bool *want, bool positioned, st_err *err)
+static int read_block(st_reader *r, uint64_t i, const bool *want, const bool *defer, bool positioned,
+                      st_err *err)
 {
     const unsigned char *e = entry(r, i);
     uint32_t stored = st_get32(e + 8);
     uint64_t nbytes = stored;
     int rc;
     if (sparse(r, i, want)) {
-        rc = read_cols(r, i, want, &nbytes, err);
+        rc = read_cols(r, i, want, defer, &nbytes, err);
     } else {
         if (grow_scratch(r, stored, err) < 0)
             return -1;
         const void *p = positioned ? (st_nbuf_pread(r->io, st_get64(e), stored, r->scratch, err) < 0
                                           ? NULL : r->scratch)
                                    : st_nbuf_get(r->io, st_get64(e), stored, r->scratch, err);
-        rc = p ? st_block_decode(r->s, r->info.version, p, stored, want, &r->batch, err) : 1;
+        rc = p ? st_block_decode(r->s, r->info.version, p, stored, want, defer, &r->batch, err) : 1;
     }
     if (rc > 0) { /* the I/O layer's message names the file */
         st_err_suffix(err, " (block %" PRIu64 ")", i);
@@ -1205,21 +1234,28 @@ static int cached_block(st_reader *r, uint64_t i, bool seeking, st_err *err)
     const uint32_t *need = seeking ? r->need_key : r->need;
     uint32_t n = seeking ? r->nneed_key : r->nneed;
     memset(r->colp, 0, r->ncols * sizeof *r->colp);
+    memset(r->enc, 0, r->ncols * sizeof *r->enc);
     for (uint32_t j = 0; j < n; j++) {
         uint32_t c = need[j];
-        if (!(r->held[c] = st_cache_get(&r->id, i, c))) {
+        bool enc = !seeking && r->defer[c] &&
+                   (r->held[c] = st_cache_get(&r->id, i, ST_CACHE_ENCODED | c));
+        if (!enc && !(r->held[c] = st_cache_get(&r->id, i, c))) {
             release_held(r);
             return 0;
         }
         r->hcol[r->nheld++] = c;
-        r->colp[c] = st_cache_data(r->held[c]);
+        const unsigned char *d = st_cache_data(r->held[c]);
+        if (enc)    /* [u32 codec][u32 0][its bytes]: cache_block */
+            r->enc[c] = (st_colenc){st_get32(d), (uint32_t)(st_cache_size(r->held[c]) - 8), d + 8};
+        else
+            r->colp[c] = d;
     }
     /* the tag starts made when the counts were put there (else made anew) */
     st_cache_release(r->starts_held);
     r->starts_held = s->nfields < r->ncols && r->colp[s->nfields]
                          ? st_cache_get(&r->id, i, ST_CACHE_STARTS) : NULL;
     const unsigned char *e = entry(r, i);
-    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp,
+    if (st_batch_attach(s, &r->batch, st_get32(e + 16), st_get32(e + 20), r->colp, r->enc,
                         r->starts_held ? st_cache_data(r->starts_held) : NULL, err) < 0) {
         st_err_prefix(err, "%s: block %" PRIu64 ": ", r->path, i);
         return -1;
@@ -1229,7 +1265,9 @@ static int cached_block(st_reader *r, uint64_t i, bool seeking, st_err *err)
     return 1;
 }
 
-/* The decoded columns of the batch (block i) into the cache. */
+/* The columns of the batch (block i) into the cache: as decoded, or as
+ * left encoded (a few rows of them gathered at a time cost their runs or
+ * packed bits in the cache, not the whole column decoded). */
 static void cache_block(st_reader *r, uint64_t i)
 {
     const st_batch *b = &r->batch;
@@ -1237,6 +1275,19 @@ static void cache_block(st_reader *r, uint64_t i)
         if (b->cols[c]) {
             size_t n = st_schema_col_is_tag(r->s, c) ? b->ntags : b->ntagsets;
             st_cache_put(&r->id, i, c, b->cols[c], n * st_schema_col(r->s, c)->width);
+        } else if (b->enc[c].codec) {
+            size_t n = 8 + (size_t)b->enc[c].len;
+            if (n > r->encbuf_cap) {
+                unsigned char *q = mem_realloc(r->encbuf, r->encbuf_cap, n);
+                if (!q)
+                    continue;   /* caching is best effort */
+                r->encbuf = q;
+                r->encbuf_cap = n;
+            }
+            st_put32(r->encbuf, b->enc[c].codec);
+            st_put32(r->encbuf + 4, 0);
+            memcpy(r->encbuf + 8, b->enc[c].p, b->enc[c].len);
+            st_cache_put(&r->id, i, ST_CACHE_ENCODED | c, r->encbuf, n);
         }
     if (b->tag_start && r->s->nfields < r->ncols && b->cols[r->s->nfields])
         st_cache_put(&r->id, i, ST_CACHE_STARTS, b->tag_start, ((size_t)b->ntagsets + 1) * 4);
@@ -1266,7 +1317,7 @@ int st_reader_next(st_reader *r, const st_batch **out, st_err *err)
             return -1;
         if (!hit) {
             bool positioned = seeking || isolated(r, i);
-            if (read_block(r, i, want, positioned, err) < 0)
+            if (read_block(r, i, want, seeking ? NULL : r->defer, positioned, err) < 0)
                 return -1;
             r->streamed = positioned ? UINT64_MAX : i + 1;
             if (r->cache)
@@ -1315,6 +1366,9 @@ void st_reader_close(st_reader *r)
     st_nbuf_close(r->io);
     mem_free(r->want, r->ncols * sizeof *r->want);
     mem_free(r->want_key, r->ncols * sizeof *r->want_key);
+    mem_free(r->defer, r->ncols * sizeof *r->defer);
+    mem_free(r->enc, r->ncols * sizeof *r->enc);
+    mem_free(r->encbuf, r->encbuf_cap);
     mem_free(r->seek_key, 2 * r->key_size);
     if (!r->borrowed)
         st_schema_free(r->s);
@@ -1419,7 +1473,8 @@ int64_t st_reader_verify_open(st_reader *r, st_verify_fn bad, void *ctx, uint64_
     uint64_t sum = 0;   /* of the tags, which the projection must hold */
     for (uint64_t i = 0; i < r->info.nblocks; i++) {
         st_err e = {0};
-        if (read_block(r, i, r->want, false, &e) == 0 && verify_block(r, i, keys, keys + ks, &e) < 0)
+        if (read_block(r, i, r->want, NULL, false, &e) == 0 &&
+            verify_block(r, i, keys, keys + ks, &e) < 0)
             st_err_prefix(&e, "%s: block %" PRIu64 ": ", path, i);
         else if (proj && !e.code)
             st_proj_digest(r->s, &r->batch, 0, r->batch.ntags, &sum, &e);

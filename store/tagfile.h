@@ -41,7 +41,7 @@
 #include "store/nbuf.h"
 #include "store/schema.h"
 
-#define ST_FORMAT_VERSION 5       /* the newest this comb reads and writes */
+#define ST_FORMAT_VERSION 6       /* the newest this comb reads and writes */
 #define ST_FORMAT_VERSION_PLAIN 2 /* what it writes for a schema without indexes */
 #define ST_FLAG_PROJECTED 1u      /* header flag (version 5): a projection beside the file */
 #define ST_BLOCK_SIZE_MIN (4u << 10)
@@ -59,6 +59,9 @@ typedef struct st_write_opts {
     /* Without the projection the schema may declare (store/proj.h): a
      * file no query reads, such as a store's delete and adds files. */
     bool no_projection;
+    /* Columns may be stored by RLE or FOR where smaller (format version 6;
+     * store/lwcodec.h); default on, off when COMB_CODEC=lz4. */
+    bool light;
     st_nbuf_opts io;
 } st_write_opts;
 
@@ -156,6 +159,11 @@ int st_reader_index_full(st_reader *r, uint32_t f, const unsigned char **idx, si
  * before choosing the index or the column. */
 int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, uint32_t *idx,
                           st_err *err);
+/* Of the selected key and tagset columns, leave these encoded in the
+ * batch where a block stores them by RLE or FOR (st_batch.enc; read them
+ * with st_batch_gather at the rows wanted); n = 0 clears. Not in the block
+ * a seek lands in, which decodes its keys. */
+int st_reader_defer(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
 /* Skip blocks where any of these ranges matches no value; n = 0 clears. */
 int st_reader_where(st_reader *r, const st_range *ranges, uint32_t n, st_err *err);
 /* Continue from the first tagset whose key is >= key (a bare key or a

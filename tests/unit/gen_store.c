@@ -306,3 +306,14 @@ uint32_t gen_check_batch(const st_schema *s, const gen_tagsets *t, uint32_t i0, 
     }
     return i0 + n;
 }
+
+void gen_event_row(const st_schema *s, uint32_t i, uint32_t run, uint64_t event, uint64_t last,
+                   unsigned char *row)
+{
+    char ref[37];
+    snprintf(ref, sizeof ref, "%08x-0000-4000-8000-%012x", i / 50, i / 50 * 7);
+    memcpy(row + s->fields[0].offset, &run, 4);
+    memcpy(row + s->fields[1].offset, &event, 8);
+    memcpy(row + s->fields[2].offset, ref, 36);
+    memcpy(row + s->fields[3].offset, &last, s->fields[3].width);   /* little-endian: the low bytes */
+}

@@ -49,6 +49,11 @@ void gen_free_tagsets(const st_schema *s, gen_tagsets *t);
 uint32_t gen_ntags(const gen_tagsets *t, uint32_t i);
 const unsigned char *gen_row(const st_schema *s, const gen_tagsets *t, uint32_t i);
 const unsigned char *gen_tags(const st_schema *s, const gen_tagsets *t, uint32_t i);
+/* Fields 0 .. 3 of row i of an event-like schema (key run: u32, key event:
+ * u64, a char[36] reference, then a field of 8 bytes or fewer): run, event,
+ * a reference the same for 50 consecutive i, and last's low bytes. */
+void gen_event_row(const st_schema *s, uint32_t i, uint32_t run, uint64_t event, uint64_t last,
+                   unsigned char *row);
 /* Checks batch rows [b->first .. ntagsets) against model tagsets from i0 on,
  * for every column the batch decoded; returns the model index after them. */
 uint32_t gen_check_batch(const st_schema *s, const gen_tagsets *t, uint32_t i0, const st_batch *b);

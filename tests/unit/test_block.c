@@ -11,6 +11,7 @@
 
 #include "store/block.h"
 #include "store/bytes.h"
+#include "store/lwcodec.h"
 #include "store/mem.h"
 #include "tests/unit/gen_store.h"
 
@@ -21,11 +22,11 @@ static void seal(const st_schema *s, unsigned char *blk)
 }
 
 /* Encodes all of t into one block; the bytes are a copy the caller frees. */
-static unsigned char *encode(const st_schema *s, const gen_tagsets *t, st_codec codec, size_t *n,
-                             st_zone *zones)
+static unsigned char *encode_by(const st_schema *s, const gen_tagsets *t, st_codec codec, bool light,
+                                size_t *n, st_zone *zones)
 {
     st_err err = {0};
-    st_block_enc *e = st_block_enc_new(s, codec, 0, &err);
+    st_block_enc *e = st_block_enc_new(s, codec, 0, light, &err);
     assert_non_null(e);
     uint64_t raw = 0;
     for (uint32_t i = 0; i < t->n; i++) {
@@ -46,23 +47,41 @@ static unsigned char *encode(const st_schema *s, const gen_tagsets *t, st_codec 
     return copy;
 }
 
+/* LZ4 only, as format versions 2 to 5 hold. */
+static unsigned char *encode(const st_schema *s, const gen_tagsets *t, st_codec codec, size_t *n,
+                             st_zone *zones)
+{
+    return encode_by(s, t, codec, false, n, zones);
+}
+
+/* The codec byte of column c's directory entry. */
+static unsigned codec_of(const unsigned char *blk, uint32_t c)
+{
+    return blk[ST_BLOCK_HEADER + ST_BLOCK_DIRENT * c];
+}
+
 static void round_trips_random_blocks(void **state)
 {
     (void)state;
     gen g = {11};
+    uint32_t nlight = 0;    /* columns stored by RLE or FOR, over the rounds */
     for (int round = 0; round < 150; round++) {
         st_schema *s = gen_schema(&g, 25, round % 4);
         gen_tagsets t;
         gen_make_tagsets(&g, s, 1 + (uint32_t)gen_below(&g, 300), round % 5 == 0 ? 200 : 12, 0, &t);
         st_codec codec = (st_codec)(round % 3);
+        bool light = round % 2;     /* RLE and FOR where smaller: version 6 */
+        uint32_t version = light ? 6 : 2;
         size_t n;
         uint32_t ncols = st_schema_ncols(s);
         st_zone zones[ST_MAX_FIELDS + 1];
-        unsigned char *blk = encode(s, &t, codec, &n, zones);
+        unsigned char *blk = encode_by(s, &t, codec, light, &n, zones);
         st_batch b;
         st_batch_init(&b);
         st_err err = {0};
-        assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), 0);
+        assert_int_equal(st_block_decode(s, version, blk, n, NULL, NULL, &b, &err), 0);
+        for (uint32_t c = 0; c < ncols; c++)
+            nlight += codec_of(blk, c) >= ST_LW_RLE;
         assert_int_equal(b.ntagsets, t.n);
         assert_int_equal(b.ntags, t.tag_start[t.n]);
         assert_int_equal(gen_check_batch(s, &t, 0, &b), t.n);
@@ -83,7 +102,7 @@ static void round_trips_random_blocks(void **state)
         for (uint32_t c = 0; c < ncols; c++) {
             memset(want, 0, sizeof want);
             want[c] = true;
-            assert_int_equal(st_block_decode(s, 2, blk, n, want, &b, &err), 0);
+            assert_int_equal(st_block_decode(s, version, blk, n, want, NULL, &b, &err), 0);
             for (uint32_t k = 0; k < ncols; k++) {
                 bool counts = k == s->nfields && c >= s->nrow;
                 assert_true((b.cols[k] != NULL) == (k == c || counts));
@@ -96,6 +115,7 @@ static void round_trips_random_blocks(void **state)
         gen_free_tagsets(s, &t);
         st_schema_free(s);
     }
+    assert_true(nlight > 0);    /* the rounds above went through RLE or FOR too */
 }
 
 static st_schema *calls_schema(void)
@@ -145,7 +165,7 @@ static void empty_tag_columns_have_empty_zones(void **state)
     st_schema *s = calls_schema();
     unsigned char row[17] = {1};
     st_err err = {0};
-    st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, &err);
+    st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, false, &err);
     assert_int_equal(st_block_enc_add(e, row, NULL, 0, &err), 0);
     const unsigned char *p;
     size_t n;
@@ -156,7 +176,7 @@ static void empty_tag_columns_have_empty_zones(void **state)
     assert_int_equal(z[6].max, 0);
     st_batch b;
     st_batch_init(&b);
-    assert_int_equal(st_block_decode(s, 2, p, n, NULL, &b, &err), 0);
+    assert_int_equal(st_block_decode(s, 2, p, n, NULL, NULL, &b, &err), 0);
     assert_int_equal(b.ntags, 0);
     assert_non_null(b.cols[3]);
     assert_int_equal(b.tag_start[1], 0);
@@ -179,14 +199,14 @@ static void every_bit_flip_is_caught(void **state)
     st_err err = {0};
     for (size_t bit = 0; bit < n * 8; bit++) {
         blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
-        assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), -1);
+        assert_int_equal(st_block_decode(s, 2, blk, n, NULL, NULL, &b, &err), -1);
         assert_int_equal(err.code, ST_ECORRUPT);
         assert_non_null(strstr(err.msg, "checksum mismatch"));
         blk[bit / 8] ^= (unsigned char)(1u << bit % 8);
     }
     for (size_t len = 0; len < n; len++)
-        assert_int_equal(st_block_decode(s, 2, blk, len, NULL, &b, &err), -1);
-    assert_int_equal(st_block_decode(s, 2, blk, n, NULL, &b, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, blk, len, NULL, NULL, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 2, blk, n, NULL, NULL, &b, &err), 0);
     mem_free(blk, n);
     st_batch_free(&b);
     gen_free_tagsets(s, &t);
@@ -230,7 +250,7 @@ static void structure_is_checked_behind_the_checksum(void **state)
         memcpy(bad, blk, n);
         st_put32(bad + cases[i].at, cases[i].value);
         seal(s, bad);
-        assert_int_equal(st_block_decode(s, 2, bad, n, NULL, &b, &err), -1);
+        assert_int_equal(st_block_decode(s, 2, bad, n, NULL, NULL, &b, &err), -1);
         assert_int_equal(err.code, ST_ECORRUPT);
         if (!strstr(err.msg, cases[i].msg))
             fail_msg("case %zu: got '%s'", i, err.msg);
@@ -246,9 +266,9 @@ static void structure_is_checked_behind_the_checksum(void **state)
     seal(s, rawblk);
     bool want[7] = {0};
     want[2] = true;
-    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, &b, &err), 0); /* counts not asked */
+    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, NULL, &b, &err), 0); /* counts not asked */
     want[6] = true;
-    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 2, rawblk, rn, want, NULL, &b, &err), -1);
     assert_non_null(strstr(err.msg, "tag counts add up to"));
     mem_free(rawblk, rn);
     /* A block longer than its columns. */
@@ -256,7 +276,7 @@ static void structure_is_checked_behind_the_checksum(void **state)
     memcpy(longer, blk, n);
     longer[n] = 0;
     seal(s, longer);
-    assert_int_equal(st_block_decode(s, 2, longer, n + 1, NULL, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 2, longer, n + 1, NULL, NULL, &b, &err), -1);
     assert_string_equal(err.msg, "block has 1 bytes after its last column");
     mem_free(longer, n + 1);
     mem_free(bad, n);
@@ -279,7 +299,7 @@ static void allocation_failures_are_clean(void **state)
     for (unsigned long nth = 1; nth < 40; nth++) {
         st_err err = {0};
         mem_fail_after(nth);
-        st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, &err);
+        st_block_enc *e = st_block_enc_new(s, ST_CODEC_LZ4, 0, false, &err);
         int rc = e ? 0 : -1;
         for (uint32_t i = 0; i < t.n && rc == 0; i++)
             rc = st_block_enc_add(e, gen_row(s, &t, i), gen_tags(s, &t, i), gen_ntags(&t, i), &err);
@@ -291,7 +311,7 @@ static void allocation_failures_are_clean(void **state)
         st_batch b;
         st_batch_init(&b);
         if (rc == 0)
-            rc = st_block_decode(s, 2, blk, n, NULL, &b, &err);
+            rc = st_block_decode(s, 2, blk, n, NULL, NULL, &b, &err);
         mem_fail_after(0);
         if (rc < 0)
             assert_int_equal(err.code, ST_ENOMEM);
@@ -323,7 +343,7 @@ static void columns_decode_on_their_own(void **state)
         uint64_t off[ST_MAX_FIELDS + 1];
         uint32_t len[ST_MAX_FIELDS + 1];
         st_err err = {0};
-        assert_int_equal(st_block_locate(s, blk, n, off, len, &err), 0);
+        assert_int_equal(st_block_locate(s, 2, blk, n, off, len, &err), 0);
         bool want[ST_MAX_FIELDS + 1];
         const void *data[ST_MAX_FIELDS + 1];
         for (uint32_t c = 0; c < ncols; c++)
@@ -341,8 +361,8 @@ static void columns_decode_on_their_own(void **state)
         st_batch part, whole;
         st_batch_init(&part);
         st_batch_init(&whole);
-        assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), 0);
-        assert_int_equal(st_block_decode(s, 2, blk, n, want, &whole, &err), 0);
+        assert_int_equal(st_block_decode_cols(s, 2, blk, n, data, want, NULL, &part, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, blk, n, want, NULL, &whole, &err), 0);
         for (uint32_t c = 0; c < ncols; c++) {
             assert_true((part.cols[c] != NULL) == st_block_needs(s, want, c));
             if (part.cols[c]) {
@@ -357,7 +377,7 @@ static void columns_decode_on_their_own(void **state)
             if (!copies[c] || !len[c])
                 continue;
             copies[c][len[c] / 2] ^= 0x40;
-            assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), -1);
+            assert_int_equal(st_block_decode_cols(s, 2, blk, n, data, want, NULL, &part, &err), -1);
             assert_int_equal(err.code, ST_ECORRUPT);
             char msg[128];
             snprintf(msg, sizeof msg, "column '%s': checksum mismatch", st_schema_col(s, c)->name);
@@ -368,7 +388,7 @@ static void columns_decode_on_their_own(void **state)
         for (uint32_t c = 0; c < ncols; c++)
             if (copies[c]) {
                 data[c] = NULL;
-                assert_int_equal(st_block_decode_cols(s, blk, n, data, want, &part, &err), -1);
+                assert_int_equal(st_block_decode_cols(s, 2, blk, n, data, want, NULL, &part, &err), -1);
                 assert_non_null(strstr(err.msg, "was not read"));
                 data[c] = copies[c];
                 break;
@@ -408,17 +428,121 @@ static void version_1_blocks_still_decode(void **state)
     st_batch b;
     st_batch_init(&b);
     st_err err = {0};
-    assert_int_equal(st_block_decode(s, 1, v1, n1, NULL, &b, &err), 0);
+    assert_int_equal(st_block_decode(s, 1, v1, n1, NULL, NULL, &b, &err), 0);
     assert_int_equal(gen_check_batch(s, &t, 0, &b), t.n);
     /* The whole-block checksum covers the columns too. */
     v1[n1 - 1] ^= 1;
     bool want[7] = {true};
-    assert_int_equal(st_block_decode(s, 1, v1, n1, want, &b, &err), -1);
+    assert_int_equal(st_block_decode(s, 1, v1, n1, want, NULL, &b, &err), -1);
     assert_non_null(strstr(err.msg, "checksum mismatch"));
     mem_free(v1, n1);
     mem_free(blk, n);
     st_batch_free(&b);
     gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+/* Tagsets shaped like an event store's: a constant run, ascending event
+ * numbers, a 36-byte reference the same for 50 rows, small signed numbers,
+ * random doubles; tags on every third tagset only, none at all when
+ * tagless. */
+static void events(const st_schema *s, uint32_t n, bool tagless, gen_tagsets *t)
+{
+    gen g = {77};
+    gen_make_tagsets(&g, s, n, tagless ? 0 : 2, 1, t);
+    for (uint32_t i = 0; i < n; i++) {
+        int16_t small = (int16_t)((int)gen_below(&g, 200) - 100);
+        gen_event_row(s, i, 7, 100000 + 3 * (uint64_t)i, (uint64_t)(int64_t)small,
+                      (unsigned char *)gen_row(s, t, i));
+    }
+}
+
+static const char events_text[] = "key run: u32\nkey event: u64\ntagset ref: char[36]\n"
+                                  "tagset small: i16\ntagset x: f64\ntag hit: u32\n";
+
+/* A block may store columns by RLE or FOR (version 6): it decodes as the
+ * LZ4 block of the same tagsets does, its deferred columns give any rows
+ * as the decoded ones, and a version 5 reader refuses it. */
+static void light_codecs_decode_and_gather(void **state)
+{
+    (void)state;
+    st_err err = {0};
+    st_schema *s = st_schema_parse(events_text, strlen(events_text), 1, 1, &err);
+    assert_non_null(s);
+    uint32_t ncols = st_schema_ncols(s);
+    for (int tagless = 0; tagless < 2; tagless++) {
+        gen_tagsets t;
+        events(s, 300, tagless, &t);
+        size_t n6, n2;
+        unsigned char *b6 = encode_by(s, &t, ST_CODEC_LZ4, true, &n6, NULL);
+        unsigned char *b2 = encode(s, &t, ST_CODEC_LZ4, &n2, NULL);
+        assert_true(n6 < n2);
+        assert_int_equal(codec_of(b6, 0), ST_LW_RLE);   /* the run: one run */
+        assert_int_equal(codec_of(b6, 1), ST_LW_FOR);   /* events: 10 bits each */
+        assert_int_equal(codec_of(b6, 2), ST_LW_RLE);   /* references: 6 runs */
+        assert_int_equal(codec_of(b6, 3), ST_LW_FOR);   /* small: 8 bits each, signed */
+        st_batch a, b;
+        st_batch_init(&a);
+        st_batch_init(&b);
+        assert_int_equal(st_block_decode(s, 6, b6, n6, NULL, NULL, &a, &err), 0);
+        assert_int_equal(st_block_decode(s, 2, b2, n2, NULL, NULL, &b, &err), 0);
+        assert_int_equal(gen_check_batch(s, &t, 0, &a), t.n);
+        for (uint32_t c = 0; c < ncols; c++) {
+            size_t len = (size_t)(st_schema_col_is_tag(s, c) ? a.ntags : a.ntagsets) * st_schema_col(s, c)->width;
+            assert_true(!len || !memcmp(a.cols[c], b.cols[c], len));
+        }
+        /* deferred: left encoded, gathered at random rows as decoded */
+        bool defer[ST_MAX_FIELDS + 1] = {true, true, true, true, true, true, true};
+        st_batch d;
+        st_batch_init(&d);
+        assert_int_equal(st_block_decode(s, 6, b6, n6, NULL, defer, &d, &err), 0);
+        gen g = {5};
+        uint32_t rows[300], k = 0;
+        unsigned char got[300 * 36];
+        for (uint32_t i = 0; i < 300; i++)
+            if (gen_below(&g, 10) == 0)
+                rows[k++] = i;
+        for (uint32_t c = 0; c < s->nrow; c++) {
+            uint32_t w = s->fields[c].width;
+            bool light = codec_of(b6, c) >= ST_LW_RLE;    /* x (random) is not */
+            assert_true((d.cols[c] == NULL) == light && d.enc[c].codec == (light ? codec_of(b6, c) : 0));
+            st_batch_gather(s, &d, c, rows, k, got);
+            for (uint32_t j = 0; j < k; j++)
+                assert_memory_equal(got + (size_t)j * w, (char *)a.cols[c] + (size_t)rows[j] * w, w);
+            st_batch_gather(s, &a, c, rows, k, got);   /* from a decoded column, the same */
+            for (uint32_t j = 0; j < k; j++)
+                assert_memory_equal(got + (size_t)j * w, (char *)a.cols[c] + (size_t)rows[j] * w, w);
+        }
+        assert_non_null(d.cols[s->nrow]);   /* tag columns are decoded, deferred or not */
+        /* format versions before 6 know no such codec */
+        assert_int_equal(st_block_decode(s, 5, b6, n6, NULL, NULL, &a, &err), -1);
+        assert_non_null(strstr(err.msg, "unknown codec"));
+        /* every byte flipped is caught (the column checksums) */
+        for (size_t i = 0; i < n6; i++) {
+            b6[i] ^= 0x5a;
+            assert_int_equal(st_block_decode(s, 6, b6, n6, NULL, defer, &d, &err), -1);
+            b6[i] ^= 0x5a;
+        }
+        /* a run table damaged behind its checksum is named */
+        const unsigned char *e = b6 + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * 2;
+        uint64_t off = st_block_head_size(s);
+        for (uint32_t c = 0; c < 2; c++)
+            off += st_get32(b6 + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * c + 8);
+        st_put32(b6 + off + 8, 301);    /* the second run's end, past the rows */
+        st_put64(b6 + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * 2 + 12, XXH3_64bits(b6 + off, st_get32(e + 8)));
+        seal(s, b6);
+        for (int dfr = 0; dfr < 2; dfr++) {
+            assert_int_equal(st_block_decode(s, 6, b6, n6, NULL, dfr ? defer : NULL, &d, &err), -1);
+            assert_non_null(strstr(err.msg, "column 'ref'"));
+            assert_non_null(strstr(err.msg, "run 1 ends at row 301"));
+        }
+        st_batch_free(&a);
+        st_batch_free(&b);
+        st_batch_free(&d);
+        mem_free(b6, n6);
+        mem_free(b2, n2);
+        gen_free_tagsets(s, &t);
+    }
     st_schema_free(s);
 }
 
@@ -433,6 +557,7 @@ int main(void)
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(columns_decode_on_their_own),
         cmocka_unit_test(version_1_blocks_still_decode),
+        cmocka_unit_test(light_codecs_decode_and_gather),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,14 +24,61 @@ static size_t record_size(const QScan *sc, uint32_t ntags)
     return sc->keyw + sc->out_roww + tags;
 }
 
-/* Tagset t's shown fields, packed, into p. */
-static void packed_row(const QScan *sc, const st_batch *b, uint32_t t, unsigned char *p)
+/* The shown fields the block left encoded, gathered at the selected rows
+ * (w->gcol, w->gath): false when out of memory. */
+static bool gather_rows(Worker *w, const st_batch *b, const KSel *sel)
 {
+    const QScan *sc = w->sh->sc;
+    const st_schema *s = sc->vs->s;
+    size_t need = 0;
+    for (uint32_t i = 0; i < sc->nout_row; i++) {
+        uint32_t f = sc->out_row[i];
+        if (w->gcol)
+            w->gcol[i] = NULL;  /* (not the last block's) */
+        if (!b->cols[f] && b->enc && b->enc[f].codec)
+            need += (size_t)sel->n * s->fields[f].width;
+    }
+    if (!need)
+        return true;
+    if (!w->gcol && !(w->gcol = mem_calloc(sc->nout_row, sizeof *w->gcol)))
+        return false;
+    if (need > w->gath_cap) {
+        unsigned char *q = mem_realloc(w->gath, w->gath_cap, need);
+        if (!q)
+            return false;
+        w->gath = q;
+        w->gath_cap = need;
+    }
+    size_t at = 0;
+    for (uint32_t i = 0; i < sc->nout_row; i++) {
+        uint32_t f = sc->out_row[i];
+        if (b->cols[f] || !b->enc || !b->enc[f].codec)
+            continue;
+        st_batch_gather(s, b, f, sel->idx, sel->n, w->gath + at);
+        w->gcol[i] = w->gath + at;
+        at += (size_t)sel->n * s->fields[f].width;
+    }
+    return true;
+}
+
+static void collect_end(Worker *w)
+{
+    mem_free(w->gath, w->gath_cap);
+    mem_free(w->gcol, w->sh->sc->nout_row * sizeof *w->gcol);
+}
+
+/* Tagset t's shown fields, packed, into p: the j-th selected row, whose
+ * gathered fields are at row j of w->gcol. */
+static void packed_row(const Worker *wk, const st_batch *b, uint32_t t, uint32_t j, unsigned char *p)
+{
+    const QScan *sc = wk->sh->sc;
     const st_field *fs = sc->vs->s->fields;
     for (uint32_t i = 0; i < sc->nout_row; i++) {
         uint32_t f = sc->out_row[i], w = fs[f].width;
         if (b->cols[f])
             st_copy_value(p, (const char *)b->cols[f] + (size_t)t * w, w);
+        else if (wk->gcol && wk->gcol[i])
+            memcpy(p, wk->gcol[i] + (size_t)j * w, w);
         else
             memset(p, 0, w);
         p += w;
@@ -52,6 +99,10 @@ static void collect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
     }
     for (int i = 0; i < sc->nsort; i++)
         kv[i] = k_eval(&w->k, sc->sort[i].e, tag, sel);
+    if (sc->defer && !gather_rows(w, b, sel)) {
+        scan_fail(sh, SCAN_OOM);
+        return;
+    }
     for (uint32_t j = 0; j < sel->n; j++) {
         if (!sc->nsort && pr->n >= sc->limit)
             return;
@@ -69,7 +120,7 @@ static void collect_rows(Worker *w, uint32_t pi, bool tag, const KSel *sel)
             k_key(sc->sort[i].e, kv[i], j, sc->sort[i].desc, p);
             p += qx_keywidth(sc->sort[i].e);
         }
-        packed_row(sc, b, t, p);
+        packed_row(w, b, t, j, p);
         p += sc->out_roww;
         if (tag) {
             st_batch_tag(s, b, r, p);
@@ -522,5 +573,6 @@ void qcollect_free(Shared *sh, Ordered *o)
  * partitions' buffers are shared (Shared.rows), so nothing merges. */
 const QConsumerOps qcons_collect = {
     .consume = collect_consume,
+    .end = collect_end,
     .finish = collect_finish,
 };

@@ -263,6 +263,13 @@ Value qexplain_scan(VM *vm, QPlan *p)
     for (uint32_t c = 0; !sc->footer_count && c < st_schema_ncols(s); c++)
         if (sc->want[c])
             vm_array_push(vm, cols, v_obj(vm_str_cstr(vm, st_schema_col(s, c)->name)));
+    /* of those, the ones only the rows show: where a block stores them by
+     * RLE or FOR, read at the rows kept alone */
+    VArray *gathered = vm_array_new(vm, 4);
+    map_setc(vm, m, "columns_gathered", v_obj(gathered));
+    for (uint32_t c = 0; sc->defer && c < st_schema_ncols(s); c++)
+        if (sc->defer[c])
+            vm_array_push(vm, gathered, v_obj(vm_str_cstr(vm, st_schema_col(s, c)->name)));
     VArray *ranges = vm_array_new(vm, sc->nranges);
     map_setc(vm, m, "zone_ranges", v_obj(ranges));
     for (uint32_t i = 0; i < sc->nranges; i++) {

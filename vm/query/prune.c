@@ -427,17 +427,45 @@ static void split_indexed(VM *vm, QPlan *p, QExpr **where, QExpr **idx)
     *where = NULL;
 }
 
+/* The columns the scan's wheres, sort, keys and aggregates read, as they
+ * are planned now [ncols]. */
+static bool *uses_now(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    bool *want = sc->want, *used = qp_alloc(vm, p, st_schema_ncols(sc->vs->s));
+    sc->want = used;
+    qp_scan_uses(sc);
+    sc->want = want;
+    return used;
+}
+
 /* The columns only the indexed conjuncts read need no decoding now. */
 static void unwant_indexed(VM *vm, QPlan *p)
 {
     QScan *sc = &p->scan;
-    uint32_t n = st_schema_ncols(sc->vs->s);
-    bool *want = sc->want, *rest = qp_alloc(vm, p, n);
-    sc->want = rest;
-    qp_scan_uses(sc);
-    sc->want = want;
+    bool *rest = uses_now(vm, p);
     for (uint32_t c = 0; c < sc->vs->s->nfields; c++)
-        want[c] = want[c] && (rest[c] || sc->out_fields[c]);
+        sc->want[c] = sc->want[c] && (rest[c] || sc->out_fields[c]);
+}
+
+/* Columns only the collected rows show need their values at the rows the
+ * where keeps alone: a block storing them by RLE or FOR gives those
+ * without decoding the column (a 1% cut of four columns decoded 65% of
+ * its time away). Not for a row per tag, nor a projection's blocks. */
+static void plan_defer(VM *vm, QPlan *p)
+{
+    QScan *sc = &p->scan;
+    const st_schema *s = sc->vs->s;
+    sc->defer = NULL;
+    if (sc->consumer != QC_COLLECT || sc->tags || sc->proj)
+        return;
+    bool *used = uses_now(vm, p), any = false;
+    for (uint32_t c = 0; c < s->nrow; c++) {
+        used[c] = sc->want[c] && sc->out_fields[c] && !used[c];    /* used: now the deferred */
+        any |= used[c];
+    }
+    memset(used + s->nrow, 0, st_schema_ncols(s) - s->nrow);
+    sc->defer = any ? used : NULL;
 }
 
 /* The indexed fields whose index, in the first block the scan reads, is
@@ -878,6 +906,7 @@ void qprune_plan(VM *vm, QPlan *p)
         plan_index(vm, p);
     plan_key_rest(vm, p);
     plan_proj(vm, p, rs.r + ntagset_ranges, rs.n - ntagset_ranges);
+    plan_defer(vm, p);
 }
 
 /* ---- a block's rows by the key, a reader's columns ---------------------- */
@@ -976,6 +1005,12 @@ int qprune_select(const QScan *sc, st_reader *r, st_err *err)
         if (sc->want[c])
             cols[ncols++] = c;
     if (st_reader_select(r, cols, ncols, err) < 0)
+        return -1;
+    uint32_t ndefer = 0;
+    for (uint32_t c = 0; c < n && sc->defer; c++)
+        if (sc->defer[c])
+            cols[ndefer++] = c;
+    if (st_reader_defer(r, cols, ndefer, err) < 0)
         return -1;
     return st_reader_where(r, sc->ranges, sc->nranges, err);
 }

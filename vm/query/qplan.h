@@ -148,6 +148,9 @@ typedef struct QScan {
     int nagg_list;
     bool *want;         /* columns to decode [ncols] */
     bool *out_fields;   /* fields the collected rows show [nfields] */
+    bool *defer;        /* COLLECT: of want, the key and tagset columns only the collected
+                         * rows show, gathered at the rows kept from blocks that store them
+                         * by RLE or FOR (st_reader_defer); NULL: none [ncols] */
     uint32_t *out_row;  /* the tagset fields among them, in schema order: all a
                          * collected row holds of the tagset, packed (out_layout) */
     uint32_t nout_row;

@@ -88,6 +88,12 @@ typedef struct Worker {
     st_batch pv;            /* a block of the projection as a block of one tagset of the
                              * source's schema: pv.cols [ncols], its start and end */
     uint32_t pstart[2];
+    /* COLLECT: the shown fields a block left encoded (QScan.defer), gathered
+     * at the selected rows: gath holds them field after field, gcol[i]
+     * where out_row[i]'s are (NULL: not gathered) */
+    unsigned char *gath;
+    size_t gath_cap;
+    const unsigned char **gcol;
     pthread_t th;
     bool started;
 } Worker;

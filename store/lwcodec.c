@@ -1,0 +1,233 @@
+/* lwcodec: run-length and frame-of-reference column codecs (layouts in lwcodec.h). */
+#include "config.h"
+#include "store/lwcodec.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "store/bytes.h"
+
+#define FOR_HEAD 16u
+#define FOR_PAD 8u
+#define FOR_MAXBITS 56u /* past this a value may straddle 9 bytes: 64 bits are used */
+
+/* ---- run-length --------------------------------------------------------- */
+
+size_t st_lw_rle_size(const void *col, uint32_t n, uint32_t w)
+{
+    const unsigned char *p = col;
+    size_t runs = 1;
+    for (uint32_t i = 1; i < n; i++)
+        runs += memcmp(p + (size_t)i * w, p + (size_t)(i - 1) * w, w) != 0;
+    return 4 + runs * (4 + (size_t)w);
+}
+
+void st_lw_rle_encode(const void *col, uint32_t n, uint32_t w, unsigned char *out)
+{
+    const unsigned char *p = col;
+    uint32_t runs = 0;
+    /* the ends first, then the values after them (their count known) */
+    for (uint32_t i = 1; i <= n; i++)
+        if (i == n || memcmp(p + (size_t)i * w, p + (size_t)(i - 1) * w, w) != 0)
+            st_put32(out + 4 + 4 * (size_t)runs++, i);
+    st_put32(out, runs);
+    unsigned char *v = out + 4 + 4 * (size_t)runs;
+    for (uint32_t r = 0, start = 0; r < runs; r++) {
+        memcpy(v + (size_t)r * w, p + (size_t)start * w, w);
+        start = st_get32(out + 4 + 4 * (size_t)r);
+    }
+}
+
+static int rle_check(const unsigned char *p, size_t len, uint32_t n, uint32_t w, st_err *err)
+{
+    if (len < 4)
+        return st_err_set(err, ST_ECORRUPT, "run table of %zu bytes", len);
+    uint32_t runs = st_get32(p);
+    if (runs == 0 || runs > n || len != 4 + (uint64_t)runs * (4 + (uint64_t)w))
+        return st_err_set(err, ST_ECORRUPT, "run table of %" PRIu32 " runs in %zu bytes for %" PRIu32
+                          " values", runs, len, n);
+    uint32_t prev = 0;
+    for (uint32_t r = 0; r < runs; r++) {
+        uint32_t e = st_get32(p + 4 + 4 * (size_t)r);
+        if (e <= prev || e > n)
+            return st_err_set(err, ST_ECORRUPT, "run %" PRIu32 " ends at row %" PRIu32 " after %" PRIu32
+                              " (of %" PRIu32 ")", r, e, prev, n);
+        prev = e;
+    }
+    if (prev != n)
+        return st_err_set(err, ST_ECORRUPT, "runs end at row %" PRIu32 " of %" PRIu32, prev, n);
+    return 0;
+}
+
+static void rle_decode(const unsigned char *p, uint32_t w, unsigned char *out)
+{
+    uint32_t runs = st_get32(p);
+    const unsigned char *v = p + 4 + 4 * (size_t)runs;
+    for (uint32_t r = 0, start = 0; r < runs; r++) {
+        uint32_t end = st_get32(p + 4 + 4 * (size_t)r);
+        size_t len = (size_t)(end - start) * w, have = w;
+        unsigned char *o = out + (size_t)start * w;
+        memcpy(o, v + (size_t)r * w, w);
+        while (have < len) {    /* doubling: a long run costs a few copies */
+            size_t k = have < len - have ? have : len - have;
+            memcpy(o + have, o, k);
+            have += k;
+        }
+        start = end;
+    }
+}
+
+static void rle_gather(const unsigned char *p, uint32_t w, const uint32_t *rows, uint32_t k,
+                       unsigned char *out)
+{
+    uint32_t runs = st_get32(p), r = 0;
+    const unsigned char *ends = p + 4, *v = ends + 4 * (size_t)runs;
+    for (uint32_t j = 0; j < k; j++) {
+        while (st_get32(ends + 4 * (size_t)r) <= rows[j])   /* rows in order: a walk */
+            r++;
+        memcpy(out + (size_t)j * w, v + (size_t)r * w, w);
+    }
+}
+
+/* ---- frame of reference, bit-packed --------------------------------------- */
+
+/* Value i of a column of w-byte values, as a u64 (sign-extended when sign). */
+static uint64_t load(const unsigned char *p, uint32_t w, bool sign)
+{
+    switch (w) {
+    case 1: return sign ? (uint64_t)(int64_t)(int8_t)p[0] : p[0];
+    case 2: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return sign ? (uint64_t)(int64_t)(int16_t)x : x;
+    }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return sign ? (uint64_t)(int64_t)(int32_t)x : x;
+    }
+    default: {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    }
+}
+
+static bool for_width(uint32_t w)
+{
+    return w == 1 || w == 2 || w == 4 || w == 8;
+}
+
+/* The bits of each packed value and the reference: min and max in the
+ * values' order. */
+static unsigned for_bits(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *ref)
+{
+    uint64_t lo = load(p, w, sign), hi = lo;
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t x = load(p + (size_t)i * w, w, sign);
+        if (sign ? (int64_t)x < (int64_t)lo : x < lo)
+            lo = x;
+        if (sign ? (int64_t)x > (int64_t)hi : x > hi)
+            hi = x;
+    }
+    uint64_t range = hi - lo;
+    unsigned bits = range ? 64u - (unsigned)__builtin_clzll(range) : 0;
+    *ref = lo;
+    return bits > FOR_MAXBITS ? 64 : bits;
+}
+
+static size_t for_len(uint32_t n, unsigned bits)
+{
+    return FOR_HEAD + (size_t)(((uint64_t)n * bits + 7) / 8) + FOR_PAD;
+}
+
+size_t st_lw_for_size(const void *col, uint32_t n, uint32_t w, bool sign)
+{
+    uint64_t ref;
+    return for_width(w) ? for_len(n, for_bits(col, n, w, sign, &ref)) : 0;
+}
+
+void st_lw_for_encode(const void *col, uint32_t n, uint32_t w, bool sign, unsigned char *out)
+{
+    const unsigned char *p = col;
+    uint64_t ref;
+    unsigned bits = for_bits(p, n, w, sign, &ref);
+    size_t len = for_len(n, bits);
+    memset(out, 0, len);
+    out[0] = (unsigned char)bits;
+    st_put64(out + 8, ref);
+    unsigned char *d = out + FOR_HEAD;
+    for (uint32_t i = 0; bits && i < n; i++) {
+        uint64_t x = load(p + (size_t)i * w, w, sign) - ref, at = (uint64_t)i * bits, word;
+        if (bits == 64) {
+            memcpy(d + at / 8, &x, 8);
+            continue;
+        }
+        memcpy(&word, d + at / 8, 8);   /* the padding keeps this inside */
+        word |= x << (at % 8);
+        memcpy(d + at / 8, &word, 8);
+    }
+}
+
+static int for_check(const unsigned char *p, size_t len, uint32_t n, uint32_t w, st_err *err)
+{
+    if (!for_width(w))
+        return st_err_set(err, ST_ECORRUPT, "frame of reference for values of %" PRIu32 " bytes", w);
+    if (len < FOR_HEAD)
+        return st_err_set(err, ST_ECORRUPT, "frame of reference of %zu bytes", len);
+    unsigned bits = p[0];
+    for (int i = 1; i < 8; i++)
+        if (p[i])
+            return st_err_set(err, ST_ECORRUPT, "frame of reference with reserved byte %d = %02x", i, p[i]);
+    if ((bits > FOR_MAXBITS && bits != 64) || bits > 8 * w)
+        return st_err_set(err, ST_ECORRUPT, "bit width %u for values of %" PRIu32 " bytes", bits, w);
+    if (len != for_len(n, bits))
+        return st_err_set(err, ST_ECORRUPT, "%zu bytes of %u-bit values for %" PRIu32 " values", len, bits, n);
+    return 0;
+}
+
+/* Value i of a checked FOR column, its low w bytes to out. */
+static inline void for_value(const unsigned char *p, uint32_t i, uint32_t w, unsigned char *out)
+{
+    unsigned bits = p[0];
+    uint64_t x = st_get64(p + 8);
+    if (bits) {
+        uint64_t at = (uint64_t)i * bits, word;
+        memcpy(&word, p + FOR_HEAD + at / 8, 8);
+        x += bits == 64 ? word : (word >> (at % 8)) & ((UINT64_C(1) << bits) - 1);
+    }
+    memcpy(out, &x, w);     /* little-endian: the low bytes first */
+}
+
+/* ---- either -------------------------------------------------------------- */
+
+int st_lw_check(unsigned codec, const unsigned char *p, size_t len, uint32_t n, uint32_t w,
+                st_err *err)
+{
+    if (n == 0)
+        return st_err_set(err, ST_ECORRUPT, "an encoded column of no values");
+    return codec == ST_LW_RLE ? rle_check(p, len, n, w, err) : for_check(p, len, n, w, err);
+}
+
+void st_lw_decode(unsigned codec, const unsigned char *p, uint32_t n, uint32_t w, void *out)
+{
+    if (codec == ST_LW_RLE) {
+        rle_decode(p, w, out);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for_value(p, i, w, (unsigned char *)out + (size_t)i * w);
+}
+
+void st_lw_gather(unsigned codec, const unsigned char *p, uint32_t n, uint32_t w,
+                  const uint32_t *rows, uint32_t k, void *out)
+{
+    (void)n;
+    if (codec == ST_LW_RLE) {
+        rle_gather(p, w, rows, k, out);
+        return;
+    }
+    for (uint32_t j = 0; j < k; j++)
+        for_value(p, rows[j], w, (unsigned char *)out + (size_t)j * w);
+}
