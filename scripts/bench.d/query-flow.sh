@@ -59,6 +59,7 @@ group-50k;ds | group by onum { n: count() };SELECT onum, count(*) FROM c GROUP B
 group-1m;ds | tags | group by peer { n: count(), d: max(dur) };SELECT peer, count(*), max(dur) FROM t GROUP BY peer ORDER BY peer
 topn-50k;ds | tags | group by onum { n: count() } | sort n desc, onum | take 10;SELECT onum, count(*) n FROM t GROUP BY onum ORDER BY n DESC, onum LIMIT 10
 any-bsid-dur;ds | where any(tags, bsid == 34 && dur > 1800) | count;SELECT count(*) FROM c WHERE cid IN (SELECT cid FROM t WHERE bsid = 34 AND dur > 1800)
+any-rics-1;ds | where any(tags, sys == \"RICS\" && status == 1) | count;SELECT count(*) FROM c WHERE cid IN (SELECT cid FROM t WHERE sys = 'RICS' AND status = 1)
 bill-no-setl;ds | where any(tags, sys == \"BILL\") && !any(tags, sys == \"SETL\") | count;SELECT count(*) FROM (SELECT cid FROM t GROUP BY cid HAVING bool_or(sys = 'BILL') AND NOT bool_or(sys = 'SETL'))
 time-6h;ds | tags | where seen >= $t0 && seen < $t1 | group by sys { n: count(), a: avg(dur) };SELECT sys, count(*), avg(dur) FROM t WHERE seen >= $t0 AND seen < $t1 GROUP BY sys ORDER BY sys
 new-aggs;ds | tags | group by sys { m: median(dur), s: stddev(dur), c: count(status == 1), f: avg(status > 0) };SELECT sys, median(dur), stddev_samp(dur), count(*) FILTER (WHERE status = 1), avg(CASE WHEN status > 0 THEN 1 ELSE 0 END) FROM t GROUP BY sys ORDER BY sys"
