@@ -261,12 +261,34 @@ int st_bidx_check(const unsigned char *idx, size_t len, uint32_t n, bool only_di
                             t.any ? "of rows another value's bitmap holds" : "empty");
         at += sz;
     }
-    for (size_t j = 0; rc == 0 && j < nw; j++)
-        rows += (uint64_t)__builtin_popcountll(all[j]);
+    rows = rc == 0 ? st_bidx_count(all, 0, n) : 0;
     if (rc == 0 && at != len)
         rc = st_err_set(err, ST_ECORRUPT, "index has %" PRIu64 " bytes after its bitmaps", len - at);
     if (rc == 0 && rows != n)
         rc = st_err_set(err, ST_ECORRUPT, "index covers %" PRIu64 " rows of %" PRIu32, rows, n);
     mem_free(all, nw * 8);
     return rc;
+}
+
+/* A portable x86-64 build has no popcnt instruction, and its
+ * __builtin_popcountll is a call into libgcc (5% of a hot count of bitmap
+ * rows): a clone for CPUs with popcnt is chosen when the program loads. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+uint64_t st_bidx_count(const uint64_t *w, uint32_t lo, uint32_t hi)
+{
+    if (lo >= hi)
+        return 0;
+    uint32_t a = lo >> 6, z = (hi - 1) >> 6;
+    uint64_t first = ~UINT64_C(0) << (lo & 63), last = ~UINT64_C(0) >> (63 - ((hi - 1) & 63));
+    if (a == z)
+        return (uint64_t)__builtin_popcountll(w[a] & first & last);
+    uint64_t c = (uint64_t)__builtin_popcountll(w[a] & first) +
+                 (uint64_t)__builtin_popcountll(w[z] & last);
+    for (uint32_t i = a + 1; i < z; i++)
+        c += (uint64_t)__builtin_popcountll(w[i]);
+    return c;
 }

@@ -49,6 +49,8 @@ uint32_t st_bidx_find(const unsigned char *idx, uint64_t v);
  * word at a time, no roaring_bitmap_t made; -1 when the bitmap is
  * malformed or holds a row at or past n (w then partly written). */
 int st_bidx_or_rows(const unsigned char *p, size_t sz, uint32_t n, uint64_t *w);
+/* The rows set in bitset w from row lo up to (not including) hi. */
+uint64_t st_bidx_count(const uint64_t *w, uint32_t lo, uint32_t hi);
 /* The stored value of field f at p, zero-extended: an index's key. */
 uint64_t st_bidx_key(const st_field *f, const void *p);
 

@@ -225,6 +225,27 @@ static void shared_rows_are_refused(void **state)
 }
 
 /* The schema says which fields have an index, and refuses one elsewhere. */
+/* st_bidx_count of random bitsets over random [lo, hi), word edges and
+ * empty ranges included, is the rows a bit-by-bit walk finds there. */
+static void counts_rows_in_ranges(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x2545f4914f6cdd1dULL, w[8];
+    for (int round = 0; round < 20000; round++) {
+        for (int j = 0; j < 8; j++) {
+            uint64_t x = xorshift(&seed);
+            w[j] = round % 3 == 0 ? x : round % 3 == 1 ? x & xorshift(&seed) : ~UINT64_C(0);
+        }
+        uint32_t lo = (uint32_t)(xorshift(&seed) % 513), hi = (uint32_t)(xorshift(&seed) % 513);
+        if (round % 7 == 0)
+            hi = (lo | 63) + 1 < 512 ? (lo | 63) + 1 : 512;   /* to a word's end */
+        uint64_t want = 0;
+        for (uint32_t i = lo; i < hi; i++)
+            want += w[i >> 6] >> (i & 63) & 1;
+        assert_int_equal(st_bidx_count(w, lo, hi), want);
+    }
+}
+
 static void schema_declares_indexes(void **state)
 {
     (void)state;
@@ -263,6 +284,7 @@ int main(void)
         cmocka_unit_test(rows_of_every_value),
         cmocka_unit_test(damage_is_refused),
         cmocka_unit_test(shared_rows_are_refused),
+        cmocka_unit_test(counts_rows_in_ranges),
         cmocka_unit_test(schema_declares_indexes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -679,9 +679,7 @@ int qprune_index_count(const QScan *sc, st_reader *r, const st_batch *b, uint32_
     uint64_t *w = block_rows(sc, r, b, &nw, err);
     if (!w)
         return -1;
-    *n = 0;
-    for (uint32_t i = lo, e; i < hi; i = e)
-        *n += (uint64_t)__builtin_popcountll(bits_at(w, i, hi, &e));
+    *n = st_bidx_count(w, lo, hi);
     mem_free(w, nw * 8);
     return 0;
 }
