@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <roaring/roaring.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "store/bytes.h"
@@ -25,29 +24,50 @@ typedef struct pair {
     uint32_t row;
 } pair;
 
-static int by_value(const void *a, const void *b)
+/* The n pairs of ps, which come in row order, sorted by value with each
+ * value's rows still in order: a stable radix sort, a pass per byte in
+ * which the values differ (one for a bool or an enum), through tmp; the
+ * sorted copy is ps or tmp. */
+static pair *by_value(pair *ps, pair *tmp, uint32_t n)
 {
-    const pair *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
+    uint64_t differ = 0;
+    for (uint32_t i = 1; i < n; i++)
+        differ |= ps[i].v ^ ps[0].v;
+    for (unsigned sh = 0; sh < 64; sh += 8) {
+        if (!(differ >> sh & 0xff))
+            continue;
+        uint32_t at[256] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            at[ps[i].v >> sh & 0xff]++;
+        for (uint32_t b = 0, sum = 0; b < 256; b++) {
+            uint32_t c = at[b];
+            at[b] = sum;
+            sum += c;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            tmp[at[ps[i].v >> sh & 0xff]++] = ps[i];
+        pair *t = ps;
+        ps = tmp;
+        tmp = t;
+    }
+    return ps;
 }
 
 int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char **out, size_t *len,
                   st_err *err)
 {
-    pair *ps = mem_alloc((n ? n : 1) * sizeof *ps);
+    pair *pairs = mem_alloc((n ? n : 1) * 2 * sizeof *pairs), *ps = pairs;
     uint32_t *rows = mem_alloc((n ? n : 1) * sizeof *rows);
     roaring_bitmap_t **bm = mem_alloc((n ? n : 1) * sizeof *bm);
     unsigned char *o = NULL;
     uint32_t k = 0;
     size_t total = 4;
     int rc = -1;
-    if (!ps || !rows || !bm)
+    if (!pairs || !rows || !bm)
         goto done;
     for (uint32_t i = 0; i < n; i++)
         ps[i] = (pair){st_bidx_key(f, (const unsigned char *)col + (size_t)i * f->width), i};
-    qsort(ps, n, sizeof *ps, by_value);
+    ps = by_value(ps, pairs + (n ? n : 1), n);
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i;
         while (j < n && ps[j].v == ps[i].v) {
@@ -78,7 +98,7 @@ int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char 
 done:
     for (uint32_t i = 0; bm && i < k; i++)
         roaring_bitmap_free(bm[i]);
-    mem_free(ps, (n ? n : 1) * sizeof *ps);
+    mem_free(pairs, (n ? n : 1) * 2 * sizeof *pairs);
     mem_free(rows, (n ? n : 1) * sizeof *rows);
     mem_free(bm, (n ? n : 1) * sizeof *bm);
     if (rc < 0)

@@ -60,7 +60,7 @@ static void rows_of_every_value(void **state)
 {
     (void)state;
     st_schema *s = parse("key k: u32; tagset b: bool index; tagset e: enum(x, y, z) index; "
-                         "tagset i: i16 index; tagset c: char[3] index");
+                         "tagset i: i16 index; tagset c: char[3] index; tagset w: char[8] index");
     uint64_t rng = 7;
     for (int round = 0; round < 48; round++) {
         uint32_t n = 1 + (uint32_t)(xorshift(&rng) % (round % 8 == 7 ? 140000 : 3000));
@@ -78,6 +78,8 @@ static void rows_of_every_value(void **state)
                     v %= 3;
                 if (f->type == ST_I16)
                     v = (uint64_t)(int64_t)((int16_t)v - 20);
+                if (f->type == ST_CHAR && f->width == 8)
+                    v *= UINT64_C(0x9e3779b97f4a7c15);  /* values ordered by every byte */
                 memset(col + (size_t)r * f->width, 0, f->width);
                 memcpy(col + (size_t)r * f->width, &v, f->width < 8 ? f->width : 8);
             }
