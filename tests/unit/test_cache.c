@@ -433,6 +433,60 @@ static void deferred_columns_cached_encoded(void **state)
     st_schema_free(s);
 }
 
+/* A block's columns cached both ways, encoded by a reader leaving them so
+ * and decoded by one that does not (ST_CACHE_ENCODED keeps their keys
+ * apart): each reader then takes its own form, reads nothing, and sees or
+ * gathers the values the file holds. */
+static void both_forms_cached_apart(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/ev2.ts", dir);
+    st_schema *s = write_events(path);
+    st_cache_set_limit(64 << 20);
+    uint32_t cols[] = {0, 1, 2, 3}, deferred[] = {1, 2};
+    uint32_t rows[200];
+    unsigned char got[200 * 36];
+    uint64_t nblocks = 0;
+    for (int round = 0; round < 4; round++) {
+        bool defer = round % 2 == 0;    /* first the deferring reader: encoded, then decoded */
+        st_err err = {0};
+        st_reader *r = open_cols(path, cols, 4, true), *plain = open_cols(path, cols, 4, false);
+        assert_int_equal(st_reader_defer(r, deferred, defer ? 2 : 0, &err), 0);
+        const st_batch *a, *b;
+        nblocks = 0;
+        while (st_reader_next(r, &b, &err) == 1) {
+            assert_int_equal(st_reader_next(plain, &a, &err), 1);
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < b->ntagsets && k < 200; i += 7)
+                rows[k++] = i;
+            for (uint32_t c = 0; c < 4; c++) {
+                uint32_t w = s->fields[c].width;
+                bool enc = defer && (c == 1 || c == 2);
+                assert_true(enc ? !b->cols[c] && b->enc[c].codec : b->cols[c] && !b->enc[c].codec);
+                st_batch_gather(s, b, c, rows, k, got);
+                for (uint32_t j = 0; j < k; j++)
+                    assert_memory_equal(got + (size_t)j * w, (const char *)a->cols[c] + (size_t)rows[j] * w, w);
+            }
+            nblocks++;
+        }
+        assert_int_equal(err.code, 0);
+        st_read_stats rs;
+        st_reader_stats(r, &rs);
+        assert_int_equal(rs.blocks_cached, round < 2 ? 0 : nblocks);
+        if (round >= 2)
+            assert_int_equal(rs.bytes_read, 0);
+        st_reader_close(r);
+        st_reader_close(plain);
+    }
+    st_cache_stats cs;
+    st_cache_stats_get(&cs);
+    /* a block's run, x, and event and ref both ways; the file's header and footer */
+    assert_int_equal(cs.entries, 6 * nblocks + 1);
+    st_cache_set_limit(0);
+    st_schema_free(s);
+}
+
 static void note_bad(void *ctx, const char *path, uint64_t block, const char *msg)
 {
     (void)path;
@@ -494,6 +548,7 @@ int main(void)
         cmocka_unit_test(predicts_cached_blocks),
         cmocka_unit_test(passes_keep_what_they_cached),
         cmocka_unit_test(deferred_columns_cached_encoded),
+        cmocka_unit_test(both_forms_cached_apart),
         cmocka_unit_test(damaged_run_table_is_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
