@@ -746,6 +746,10 @@ static int reader_arrays(st_reader *r, st_err *err)
         return corrupt(r, err, "an indexed tag field in a file of format version 3 or older");
     if (st_schema_proj(r->s) >= 0 && r->info.version < 5)
         return corrupt(r, err, "a projection in a file of format version 4 or older");
+    /* (verify, taking the flag's word, would digest the file's blocks as a
+     * projection's own: its tagset columns read at tag rows, past their end) */
+    if (r->info.projected && st_schema_proj(r->s) < 0)
+        return corrupt(r, err, "the header flags a projection its schema does not declare");
     r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
     r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
     r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);

@@ -331,12 +331,47 @@ static void older_versions_refused(void **state)
     gen_rmdir(dir);
 }
 
+/* The header's projection flag on a file whose schema declares none (a
+ * writer never sets it so; a hostile or damaged header, its checksum
+ * remade) is refused when the file opens: verify took the flag's word and
+ * summed the file's tag rows as a projection's rows of every field, reading
+ * its tagset columns as far as its tag count, past their end. */
+static void flag_without_projection_refused(void **state)
+{
+    (void)state;
+    const char *dir = gen_tmpdir("projf");
+    char path[400];
+    snprintf(path, sizeof path, "%s/f.ts", dir);
+    st_schema *s = parse("key k: u32; tag t: time; tag v: u16; tag w: u8");
+    write_file(path, s, 200, 5, false);    /* 1.5 tags a tagset: more tags than tagsets */
+    size_t len;
+    unsigned char *f = gen_slurp(path, &len);
+    size_t hsize = 32 + st_get32(f + 20) + st_get32(f + 24) + 8;
+    assert_int_equal(st_get32(f + 12), 0);
+    st_put32(f + 12, 1);
+    st_put64(f + hsize - 8, XXH3_64bits(f, hsize - 8));
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(f, 1, len, fp), len);
+    fclose(fp);
+    mem_free(f, len + 1);
+    st_err err = {0};
+    assert_null(st_reader_open(path, NULL, &err));
+    assert_non_null(strstr(err.msg, "f.ts: "));
+    assert_non_null(strstr(err.msg, "a projection its schema does not declare"));
+    assert_int_equal(st_reader_verify(path, NULL, no_bad, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "a projection its schema does not declare"));
+    st_schema_free(s);
+    gen_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(schema_declares_projections),
         cmocka_unit_test(files_carry_their_projection),
         cmocka_unit_test(older_versions_refused),
+        cmocka_unit_test(flag_without_projection_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
