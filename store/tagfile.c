@@ -41,6 +41,16 @@ static size_t entry_size(const st_schema *s)
     return ENTRY_FIXED + 2 * (size_t)s->key_size + 16 * (size_t)st_schema_ncols(s);
 }
 
+/* COMB_CODEC, NULL when unset or empty (RLE and FOR where smaller). "lz4":
+ * LZ4 only, as before format version 6 (tests and comparisons write both
+ * ways); st_writer_create refuses any other value (a typo, or a codec it
+ * does not name), which would otherwise write version 6 unasked. */
+static const char *codec_env(void)
+{
+    const char *v = getenv("COMB_CODEC");
+    return v && *v ? v : NULL;
+}
+
 void st_write_opts_default(st_write_opts *o)
 {
     o->block_size = ST_BLOCK_DEFAULT;
@@ -49,9 +59,7 @@ void st_write_opts_default(st_write_opts *o)
     o->label = NULL;
     o->checked = false;
     o->no_projection = false;
-    /* COMB_CODEC=lz4: LZ4 only, as before format version 6 (tests and
-     * comparisons write both ways) */
-    const char *codec = getenv("COMB_CODEC");
+    const char *codec = codec_env();
     o->light = !codec || strcmp(codec, "lz4") != 0;
     st_nbuf_opts_default(&o->io);
 }
@@ -148,6 +156,12 @@ st_writer *st_writer_create(const char *path, const st_schema *s, const st_write
     }
     if ((unsigned)o->codec > ST_CODEC_LZ4HC) {
         st_err_set(err, ST_EINPUT, "%s: unknown codec %d", path, (int)o->codec);
+        return NULL;
+    }
+    const char *env = codec_env();
+    if (env && strcmp(env, "lz4") != 0) {
+        st_err_set(err, ST_EINPUT, "%s: COMB_CODEC=%s: the one value known is lz4 (LZ4 only); unset, "
+                   "columns are stored by RLE or FOR where smaller", path, env);
         return NULL;
     }
     if (o->label && strlen(o->label) > ST_LABEL_MAX) {
@@ -732,6 +746,10 @@ static int reader_arrays(st_reader *r, st_err *err)
         return corrupt(r, err, "an indexed tag field in a file of format version 3 or older");
     if (st_schema_proj(r->s) >= 0 && r->info.version < 5)
         return corrupt(r, err, "a projection in a file of format version 4 or older");
+    /* (verify, taking the flag's word, would digest the file's blocks as a
+     * projection's own: its tagset columns read at tag rows, past their end) */
+    if (r->info.projected && st_schema_proj(r->s) < 0)
+        return corrupt(r, err, "the header flags a projection its schema does not declare");
     r->coff = mem_alloc((r->ncols + r->nidx) * sizeof *r->coff);
     r->clen = mem_alloc((r->ncols + r->nidx) * sizeof *r->clen);
     r->ibuf = mem_calloc(r->nidx + 1, sizeof *r->ibuf);

@@ -60,7 +60,8 @@ typedef struct st_write_opts {
      * file no query reads, such as a store's delete and adds files. */
     bool no_projection;
     /* Columns may be stored by RLE or FOR where smaller (format version 6;
-     * store/lwcodec.h); default on, off when COMB_CODEC=lz4. */
+     * store/lwcodec.h); default on, off when COMB_CODEC=lz4 (any other
+     * value of it st_writer_create refuses). */
     bool light;
     st_nbuf_opts io;
 } st_write_opts;

@@ -1,8 +1,9 @@
 /* fuzz_store: libFuzzer target for the tagset file reader (files are untrusted).
  *
- * Each input is written to a scratch file and opened, scanned (all columns,
- * then two with a range, after a seek), printed value by value and
- * verified. Built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, which turns
+ * Each input is written to a scratch file and opened, scanned (all columns;
+ * the key and tagset columns left encoded where stored by RLE or FOR and
+ * gathered at rows; then two with a range, after a seek), printed value by
+ * value and verified. Built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, which turns
  * the checksum comparisons off so mutations reach the parsers behind them.
  * `make fuzz-store` builds and runs it on seeds from store_seed. */
 #include "config.h"
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/mem.h"
 #include "store/nbuf.h"
 #include "store/tagfile.h"
 
@@ -50,6 +52,46 @@ static void scan(st_reader *r)
         touch(st_reader_schema(r), b);
 }
 
+/* The key and tagset columns left encoded where a block stores them by RLE
+ * or FOR (st_reader_defer, as a select's shown columns are), gathered at
+ * every row from the scan's first and at every third, as a collecting
+ * scan gathers them at the rows its where keeps. */
+static void gather(st_reader *r)
+{
+    const st_schema *s = st_reader_schema(r);
+    uint32_t cols[ST_MAX_FIELDS], n = 0, maxw = 1;
+    st_err err;
+    for (uint32_t c = 0; c < s->nrow && c < ST_MAX_FIELDS; c++) {
+        cols[n++] = c;
+        maxw = s->fields[c].width > maxw ? s->fields[c].width : maxw;
+    }
+    st_reader_rewind(r);
+    if (st_reader_select(r, cols, n, &err) < 0 || st_reader_defer(r, cols, n, &err) < 0)
+        return;
+    const st_batch *b;
+    char buf[8192];
+    while (st_reader_next(r, &b, &err) == 1) {
+        uint32_t k = 0, *rows = mem_alloc(((size_t)b->ntagsets + 1) * 4);
+        size_t size = (size_t)b->ntagsets * maxw + 1;
+        unsigned char *out = rows ? mem_alloc(size) : NULL;
+        for (int step = 1; out && step <= 3; step += 2) {
+            k = 0;
+            for (uint32_t i = b->first; i < b->ntagsets; i += (uint32_t)step)
+                rows[k++] = i;
+            for (uint32_t c = 0; c < n; c++) {
+                const st_field *f = st_schema_col(s, c);
+                st_batch_gather(s, b, c, rows, k, out);
+                for (uint32_t j = 0; j < k; j++)
+                    st_field_format(f, (const char *)out + (size_t)j * f->width, buf, sizeof buf);
+            }
+        }
+        mem_free(out, size);
+        mem_free(rows, ((size_t)b->ntagsets + 1) * 4);
+    }
+    st_reader_defer(r, NULL, 0, &err);
+    st_reader_rewind(r);
+}
+
 static void note(void *ctx, const char *path, uint64_t block, const char *msg)
 {
     (void)ctx, (void)path, (void)block, (void)msg;
@@ -70,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r) {
         const st_schema *s = st_reader_schema(r);
         scan(r);
+        gather(r);
         /* Two columns, a range on the first, from a key made of input bytes. */
         uint32_t cols[2] = {0, st_schema_ncols(s) - 1};
         unsigned char key[4096] = {0};

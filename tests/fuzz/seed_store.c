@@ -7,7 +7,9 @@
 
 #include "store/tagfile.h"
 
-static int seed(const char *dir, const char *name, const char *schema, uint32_t n, st_codec codec)
+/* n tagsets; the values after the key change every run rows (RLE's runs). */
+static int seed(const char *dir, const char *name, const char *schema, uint32_t n, uint32_t run,
+                st_codec codec)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -26,7 +28,7 @@ static int seed(const char *dir, const char *name, const char *schema, uint32_t 
         uint64_t k = (uint64_t)i * 3;
         memcpy(row, &k, 8);
         for (uint32_t j = 8; j < s->row_size && j < sizeof row; j++)
-            row[j] = (unsigned char)((i * 7 + j) % 2);
+            row[j] = (unsigned char)((i / run * 7 + j) % 2);
         for (uint32_t j = 0; j < sizeof tags; j++)
             tags[j] = (unsigned char)((i + j) % 2);
         rc = st_writer_append(w, row, tags, s->tag_size ? i % 4 : 0, &err);
@@ -50,9 +52,10 @@ int main(int argc, char **argv)
     const char *calls = "key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed)\n"
                         "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\ntag dnum: char[4]\n";
     const char *events = "key ev: u64\ntagset e: f64\ntagset n: i8\ntagset ok: bool\ntagset c: char[3]\n";
-    int rc = seed(argv[1], "calls-lz4", calls, 300, ST_CODEC_LZ4) |
-             seed(argv[1], "calls-raw", calls, 40, ST_CODEC_NONE) |
-             seed(argv[1], "events-hc", events, 600, ST_CODEC_LZ4HC) |
-             seed(argv[1], "empty", events, 0, ST_CODEC_LZ4);
+    int rc = seed(argv[1], "calls-lz4", calls, 300, 1, ST_CODEC_LZ4) |
+             seed(argv[1], "calls-raw", calls, 40, 1, ST_CODEC_NONE) |
+             seed(argv[1], "events-hc", events, 600, 1, ST_CODEC_LZ4HC) |
+             seed(argv[1], "events-runs", events, 900, 37, ST_CODEC_LZ4) |
+             seed(argv[1], "empty", events, 0, 1, ST_CODEC_LZ4);
     return rc ? 1 : 0;
 }

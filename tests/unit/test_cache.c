@@ -371,6 +371,20 @@ static st_schema *write_events(const char *path)
     return s;
 }
 
+/* Column c of b (left encoded or not) gathered at every step-th row, the
+ * first 200, holds what a decoding reader's batch a holds there. */
+static void gathers_as_decoded(const st_schema *s, const st_batch *b, const st_batch *a, uint32_t c,
+                               uint32_t step)
+{
+    uint32_t rows[200] = {0}, k = 0, w = s->fields[c].width;
+    unsigned char got[200 * 36];
+    for (uint32_t i = 0; i < b->ntagsets && k < 200; i += step)
+        rows[k++] = i;
+    st_batch_gather(s, b, c, rows, k, got);
+    for (uint32_t j = 0; j < k; j++)
+        assert_memory_equal(got + (size_t)j * w, (const char *)a->cols[c] + (size_t)rows[j] * w, w);
+}
+
 /* Columns left encoded (st_reader_defer) give, gathered, the values a
  * decoding reader gives; the cache keeps them encoded, much smaller than
  * decoded, and serves them on the next pass, which reads nothing. */
@@ -386,8 +400,6 @@ static void deferred_columns_cached_encoded(void **state)
     st_err err = {0};
     st_nbuf_opts io;
     st_nbuf_opts_default(&io);
-    uint32_t rows[200];
-    unsigned char got[200 * 36];
     for (int pass = 0; pass < 2; pass++) {
         st_reader *plain = st_reader_open(path, &io, &err);
         io.cache = true;
@@ -401,15 +413,9 @@ static void deferred_columns_cached_encoded(void **state)
         uint64_t nblocks = 0, enc = 0;
         while (st_reader_next(r, &b, &err) == 1) {
             assert_int_equal(st_reader_next(plain, &a, &err), 1);
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < b->ntagsets && k < 200; i += 3)
-                rows[k++] = i;
             for (uint32_t c = 0; c < 4; c++) {
-                uint32_t w = s->fields[c].width;
                 enc += b->enc[c].codec != 0;
-                st_batch_gather(s, b, c, rows, k, got);
-                for (uint32_t j = 0; j < k; j++)
-                    assert_memory_equal(got + (size_t)j * w, (const char *)a->cols[c] + (size_t)rows[j] * w, w);
+                gathers_as_decoded(s, b, a, c, 3);
             }
             assert_non_null(b->cols[3]);    /* not deferred: decoded */
             nblocks++;
@@ -430,6 +436,52 @@ static void deferred_columns_cached_encoded(void **state)
     }
     st_cache_set_limit(0);
     assert_int_equal(mem_in_use(), base);
+    st_schema_free(s);
+}
+
+/* A block's columns cached both ways, encoded by a reader leaving them so
+ * and decoded by one that does not (ST_CACHE_ENCODED keeps their keys
+ * apart): each reader then takes its own form, reads nothing, and sees or
+ * gathers the values the file holds. */
+static void both_forms_cached_apart(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/ev2.ts", dir);
+    st_schema *s = write_events(path);
+    st_cache_set_limit(64 << 20);
+    uint32_t cols[] = {0, 1, 2, 3}, deferred[] = {1, 2};
+    uint64_t nblocks = 0;
+    for (int round = 0; round < 4; round++) {
+        bool defer = round % 2 == 0;    /* first the deferring reader: encoded, then decoded */
+        st_err err = {0};
+        st_reader *r = open_cols(path, cols, 4, true), *plain = open_cols(path, cols, 4, false);
+        assert_int_equal(st_reader_defer(r, deferred, defer ? 2 : 0, &err), 0);
+        const st_batch *a, *b;
+        nblocks = 0;
+        while (st_reader_next(r, &b, &err) == 1) {
+            assert_int_equal(st_reader_next(plain, &a, &err), 1);
+            for (uint32_t c = 0; c < 4; c++) {
+                bool enc = defer && (c == 1 || c == 2);
+                assert_true(enc ? !b->cols[c] && b->enc[c].codec : b->cols[c] && !b->enc[c].codec);
+                gathers_as_decoded(s, b, a, c, 7);
+            }
+            nblocks++;
+        }
+        assert_int_equal(err.code, 0);
+        st_read_stats rs;
+        st_reader_stats(r, &rs);
+        assert_int_equal(rs.blocks_cached, round < 2 ? 0 : nblocks);
+        if (round >= 2)
+            assert_int_equal(rs.bytes_read, 0);
+        st_reader_close(r);
+        st_reader_close(plain);
+    }
+    st_cache_stats cs;
+    st_cache_stats_get(&cs);
+    /* a block's run, x, and event and ref both ways; the file's header and footer */
+    assert_int_equal(cs.entries, 6 * nblocks + 1);
+    st_cache_set_limit(0);
     st_schema_free(s);
 }
 
@@ -494,6 +546,7 @@ int main(void)
         cmocka_unit_test(predicts_cached_blocks),
         cmocka_unit_test(passes_keep_what_they_cached),
         cmocka_unit_test(deferred_columns_cached_encoded),
+        cmocka_unit_test(both_forms_cached_apart),
         cmocka_unit_test(damaged_run_table_is_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

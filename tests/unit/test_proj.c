@@ -300,6 +300,25 @@ static void files_carry_their_projection(void **state)
     gen_rmdir(dir);
 }
 
+/* Rewrites the header of the file at path with version (0: as it was) and
+ * flags, its checksum remade; returns the version it had. */
+static uint32_t rewrite_header(const char *path, uint32_t version, uint32_t flags)
+{
+    size_t len;
+    unsigned char *f = gen_slurp(path, &len);
+    size_t hsize = 32 + st_get32(f + 20) + st_get32(f + 24) + 8;
+    uint32_t was = st_get32(f + 8);
+    st_put32(f + 8, version ? version : was);
+    st_put32(f + 12, flags);
+    st_put64(f + hsize - 8, XXH3_64bits(f, hsize - 8));
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(f, 1, len, fp), len);
+    fclose(fp);
+    mem_free(f, len + 1);
+    return was;
+}
+
 /* Version 5 and its flag: a header saying 4 is refused (the flag is not
  * 4's; without it, a projection's schema is not 4's either). */
 static void older_versions_refused(void **state)
@@ -312,21 +331,34 @@ static void older_versions_refused(void **state)
     write_file(path, s, 200, 9, false);
     st_err err;
     for (int flag = 1; flag >= 0; flag--) {
-        size_t len;
-        unsigned char *f = gen_slurp(path, &len);
-        size_t hsize = 32 + st_get32(f + 20) + st_get32(f + 24) + 8;
-        assert_int_equal(st_get32(f + 8), flag ? ST_FORMAT_VERSION : 4);
-        st_put32(f + 8, 4);
-        st_put32(f + 12, (uint32_t)flag);
-        st_put64(f + hsize - 8, XXH3_64bits(f, hsize - 8));
-        FILE *fp = fopen(path, "wb");
-        assert_non_null(fp);
-        assert_int_equal(fwrite(f, 1, len, fp), len);
-        fclose(fp);
-        mem_free(f, len + 1);
+        assert_int_equal(rewrite_header(path, 4, (uint32_t)flag), flag ? ST_FORMAT_VERSION : 4);
         assert_null(st_reader_open(path, NULL, &err));
         assert_non_null(strstr(err.msg, flag ? "flags 00000001" : "a projection in a file of format version 4"));
     }
+    st_schema_free(s);
+    gen_rmdir(dir);
+}
+
+/* The header's projection flag on a file whose schema declares none (a
+ * writer never sets it so; a hostile or damaged header, its checksum
+ * remade) is refused when the file opens: verify took the flag's word and
+ * summed the file's tag rows as a projection's rows of every field, reading
+ * its tagset columns as far as its tag count, past their end. */
+static void flag_without_projection_refused(void **state)
+{
+    (void)state;
+    const char *dir = gen_tmpdir("projf");
+    char path[400];
+    snprintf(path, sizeof path, "%s/f.ts", dir);
+    st_schema *s = parse("key k: u32; tag t: time; tag v: u16; tag w: u8");
+    write_file(path, s, 200, 5, false);    /* 1.5 tags a tagset: more tags than tagsets */
+    rewrite_header(path, 0, 1);
+    st_err err = {0};
+    assert_null(st_reader_open(path, NULL, &err));
+    assert_non_null(strstr(err.msg, "f.ts: "));
+    assert_non_null(strstr(err.msg, "a projection its schema does not declare"));
+    assert_int_equal(st_reader_verify(path, NULL, no_bad, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "a projection its schema does not declare"));
     st_schema_free(s);
     gen_rmdir(dir);
 }
@@ -337,6 +369,7 @@ int main(void)
         cmocka_unit_test(schema_declares_projections),
         cmocka_unit_test(files_carry_their_projection),
         cmocka_unit_test(older_versions_refused),
+        cmocka_unit_test(flag_without_projection_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

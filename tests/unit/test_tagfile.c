@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,6 +225,55 @@ static void empty_file_and_label(void **state)
     st_reader_info(r, &info);
     assert_int_equal(info.version, ST_FORMAT_VERSION_PLAIN);
     st_reader_close(r);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+/* COMB_CODEC: unset or empty, columns by RLE or FOR where smaller (version
+ * 6); lz4, LZ4 only (here version 2, as before). Any other value, a typo or
+ * a codec it does not name, is refused with its name and nothing written,
+ * where it was taken for the default: version 6 files, unasked, that an
+ * older comb does not read. */
+static void codec_env_is_checked(void **state)
+{
+    (void)state;
+    st_schema *s = parse(calls_text);
+    gen_tagsets t;
+    gen g = {21};
+    gen_make_tagsets(&g, s, 200, 3, 1, &t);
+    const struct {
+        const char *value;
+        uint32_t version;   /* 0: refused */
+    } cases[] = {{NULL, ST_FORMAT_VERSION}, {"", ST_FORMAT_VERSION}, {"lz4", ST_FORMAT_VERSION_PLAIN},
+                 {"LZ4", 0}, {"lz4hc", 0}, {"none", 0}, {"rle", 0}, {"lz4 ", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (cases[i].value)
+            setenv("COMB_CODEC", cases[i].value, 1);
+        else
+            unsetenv("COMB_CODEC");
+        st_write_opts o = opts(4096, ST_CODEC_LZ4);
+        st_err err = {0};
+        unlink(file("env"));
+        int rc = write_model(file("env"), s, &t, &o, &err);
+        unsetenv("COMB_CODEC");
+        if (!cases[i].version) {
+            assert_int_equal(rc, -1);
+            assert_int_equal(err.code, ST_EINPUT);
+            char want[64];
+            snprintf(want, sizeof want, "COMB_CODEC=%s:", cases[i].value);
+            assert_non_null(strstr(err.msg, want));
+            assert_int_equal(access(file("env"), F_OK), -1);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_true(check_model(file("env"), s, &t) > 0);
+        st_reader *r = st_reader_open(file("env"), NULL, &err);
+        assert_non_null(r);
+        st_file_info info;
+        st_reader_info(r, &info);
+        assert_int_equal(info.version, cases[i].version);
+        st_reader_close(r);
+    }
     gen_free_tagsets(s, &t);
     st_schema_free(s);
 }
@@ -1074,6 +1124,7 @@ int main(void)
         cmocka_unit_test(random_files_round_trip),
         cmocka_unit_test(a_known_schema_is_used_when_the_header_matches),
         cmocka_unit_test(empty_file_and_label),
+        cmocka_unit_test(codec_env_is_checked),
         cmocka_unit_test(huge_schema_travels_in_the_header),
         cmocka_unit_test(oversized_tagset_gets_its_own_block),
         cmocka_unit_test(wide_schema_without_tags),

@@ -5,7 +5,8 @@
 # only the rows show gathered at the rows kept), select *, group by, sort
 # and take, rows per tag through a projection, a where on the tags; both
 # verify, and the newer are smaller. A version 5 file still reads. Explain
-# names the columns a select gathers at the rows kept.
+# names the columns a select gathers at the rows kept. A COMB_CODEC other
+# than lz4 is refused.
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT && cd "$d" || exit 99
 cat >load.comb <<'END'
 let a = args()
@@ -24,6 +25,9 @@ load(a[0] + ".ts", recs, {schema: s, block_size: 4096})
 END
 COMB_CODEC=lz4 "$COMB" load.comb old || exit 1
 "$COMB" load.comb new || exit 1
+# a COMB_CODEC it does not know is refused, named, not taken for the default
+COMB_CODEC=lz4hc "$COMB" load.comb bad 2>&1 | head -1
+echo "tags files written: $(find bad -name 'tags.*' | wc -l)"
 "$COMB" - <<'END' 2>&1
 let t0 = 2026-12-01
 let shapes = [
