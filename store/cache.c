@@ -36,7 +36,7 @@ static struct {
 static uint64_t key_hash(const st_file_id *f, uint64_t block, uint32_t col)
 {
     uint64_t h = f->ino * UINT64_C(0x9E3779B97F4A7C15) ^ f->dev ^ f->size ^ f->mtime_ns ^ f->ctime_ns;
-    h ^= (block * UINT64_C(0xff51afd7ed558ccd)) ^ ((uint64_t)col << 40);
+    h ^= (block * UINT64_C(0xff51afd7ed558ccd)) ^ ((uint64_t)col * UINT64_C(0x94d049bb133111eb));
     h ^= h >> 29;
     h *= UINT64_C(0xc4ceb9fe1a85ec53);
     return h ^ h >> 32;
