@@ -260,6 +260,16 @@ static unsigned light_codec(const st_block_enc *e, uint32_t c, const unsigned ch
     return by_for ? ST_LW_FOR : ST_LW_RLE;
 }
 
+/* LZ4 spends at least one output byte per 256 input bytes (a sequence's
+ * token and offset, 3 bytes, carry a match of at most 19 bytes, and each
+ * further length byte at most 255 more), so best >= n / 256 in the rule
+ * below and a light codec of at most this many bytes wins whatever LZ4
+ * gives: the writer then skips compressing the column by LZ4. */
+size_t st_block_light_sure(size_t n)
+{
+    return n / 256 + n / 32;
+}
+
 /* Compresses column c's n bytes at src into dst (room for
  * LZ4_compressBound(n)); returns the codec and sets *stored. The rule
  * (docs/STORE.md): RLE or FOR, whichever is smaller, where it is smaller
@@ -273,13 +283,14 @@ static int compress_col(st_block_enc *e, uint32_t c, const unsigned char *src, s
     int k = 0, bound = LZ4_compressBound((int)n);
     size_t lsize = 0;
     unsigned light = light_codec(e, c, src, n, &lsize);
-    if (n > 0 && e->codec == ST_CODEC_LZ4)
+    bool sure = light && lsize < n && lsize <= st_block_light_sure(n);
+    if (n > 0 && !sure && e->codec == ST_CODEC_LZ4)
         k = LZ4_compress_fast_extState(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
-    else if (n > 0 && e->codec == ST_CODEC_LZ4HC)
+    else if (n > 0 && !sure && e->codec == ST_CODEC_LZ4HC)
         k = LZ4_compress_HC_extStateHC(e->state, (const char *)src, (char *)dst, (int)n, bound, e->level);
     size_t best = k > 0 && (size_t)k < n ? (size_t)k : n;
     size_t slack = best / 4 > n / 32 ? best / 4 : n / 32;
-    if (light && lsize < n && lsize <= best + slack) {
+    if (sure || (light && lsize < n && lsize <= best + slack)) {
         const st_field *f = st_schema_col(e->s, c);
         uint32_t w = f->width, nv = (uint32_t)(n / w);
         if (light == ST_LW_RLE)

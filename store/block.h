@@ -85,6 +85,11 @@ void st_batch_free(st_batch *b);
 
 typedef struct st_block_enc st_block_enc;
 
+/* Bytes of a light codec (RLE or FOR) for a column of n raw bytes at or
+ * under which the writer's rule (docs/STORE.md) takes it whatever LZ4
+ * would give, so it does not compress the column by LZ4. */
+size_t st_block_light_sure(size_t n);
+
 /* light: columns may be stored by RLE or FOR (format version 6). */
 st_block_enc *st_block_enc_new(const st_schema *s, st_codec codec, int level, bool light,
                                st_err *err);

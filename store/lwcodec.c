@@ -119,9 +119,10 @@ static bool for_width(uint32_t w)
     return w == 1 || w == 2 || w == 4 || w == 8;
 }
 
-/* The bits of each packed value and the reference: min and max in the
- * values' order. */
-static unsigned for_bits(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *ref)
+/* min and max of the values in their order (signed or not), inlined for
+ * each constant width and sign so the loop has no per-value switch. */
+static inline __attribute__((always_inline)) void
+for_range(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *lo_, uint64_t *hi_)
 {
     uint64_t lo = load(p, w, sign), hi = lo;
     for (uint32_t i = 1; i < n; i++) {
@@ -131,6 +132,55 @@ static unsigned for_bits(const unsigned char *p, uint32_t n, uint32_t w, bool si
         if (sign ? (int64_t)x > (int64_t)hi : x > hi)
             hi = x;
     }
+    *lo_ = lo;
+    *hi_ = hi;
+}
+
+/* Packs the n values less ref, bits each (1..63), into d: 64 bits at a
+ * time, so a value costs a shift and an or, and each word one store. */
+static inline __attribute__((always_inline)) void
+for_pack(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t ref, unsigned bits,
+         unsigned char *d)
+{
+    uint64_t acc = 0;
+    unsigned have = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t x = load(p + (size_t)i * w, w, sign) - ref;
+        acc |= x << have;
+        have += bits;
+        if (have >= 64) {
+            memcpy(d, &acc, 8);
+            d += 8;
+            have -= 64;
+            acc = have ? x >> (bits - have) : 0;
+        }
+    }
+    if (have)   /* the padding after the packed bytes takes the whole word */
+        memcpy(d, &acc, 8);
+}
+
+/* Calls F(p, n, w, sign, ...) with w and sign constants, so each width
+ * gets its own loop. */
+#define FOR_EACH_WIDTH(F, p, n, w, sign, ...)                                   \
+    do {                                                                        \
+        switch ((w) * 2 + (sign)) {                                             \
+        case 2: F(p, n, 1, false, __VA_ARGS__); break;                          \
+        case 3: F(p, n, 1, true, __VA_ARGS__); break;                           \
+        case 4: F(p, n, 2, false, __VA_ARGS__); break;                          \
+        case 5: F(p, n, 2, true, __VA_ARGS__); break;                           \
+        case 8: F(p, n, 4, false, __VA_ARGS__); break;                          \
+        case 9: F(p, n, 4, true, __VA_ARGS__); break;                           \
+        case 16: F(p, n, 8, false, __VA_ARGS__); break;                         \
+        default: F(p, n, 8, true, __VA_ARGS__); break;                          \
+        }                                                                       \
+    } while (0)
+
+/* The bits of each packed value and the reference: min and max in the
+ * values' order. */
+static unsigned for_bits(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *ref)
+{
+    uint64_t lo, hi;
+    FOR_EACH_WIDTH(for_range, p, n, w, sign, &lo, &hi);
     uint64_t range = hi - lo;
     unsigned bits = range ? 64u - (unsigned)__builtin_clzll(range) : 0;
     *ref = lo;
@@ -158,15 +208,13 @@ void st_lw_for_encode(const void *col, uint32_t n, uint32_t w, bool sign, unsign
     out[0] = (unsigned char)bits;
     st_put64(out + 8, ref);
     unsigned char *d = out + FOR_HEAD;
-    for (uint32_t i = 0; bits && i < n; i++) {
-        uint64_t x = load(p + (size_t)i * w, w, sign) - ref, at = (uint64_t)i * bits, word;
-        if (bits == 64) {
-            memcpy(d + at / 8, &x, 8);
-            continue;
+    if (bits == 64) {
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t x = load(p + (size_t)i * w, w, sign) - ref;
+            memcpy(d + (size_t)i * 8, &x, 8);
         }
-        memcpy(&word, d + at / 8, 8);   /* the padding keeps this inside */
-        word |= x << (at % 8);
-        memcpy(d + at / 8, &word, 8);
+    } else if (bits) {
+        FOR_EACH_WIDTH(for_pack, p, n, w, sign, ref, bits, d);
     }
 }
 

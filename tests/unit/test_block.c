@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <lz4.h>
+#include <lz4hc.h>
 #include <xxhash.h>
 
 #include "store/block.h"
@@ -546,6 +548,105 @@ static void light_codecs_decode_and_gather(void **state)
     st_schema_free(s);
 }
 
+/* The codec the writer's whole rule (docs/STORE.md) takes for a column of
+ * n raw bytes, LZ4 compressed always, by codec as the encoder does at
+ * level 0. */
+static unsigned full_rule(const st_field *f, const unsigned char *col, size_t n, st_codec codec)
+{
+    uint32_t w = f->width, nv = (uint32_t)(n / w);
+    bool sign = f->type == ST_I8 || f->type == ST_I16 || f->type == ST_I32 || f->type == ST_I64;
+    size_t rle = st_lw_rle_size(col, nv, w), fr = st_lw_for_size(col, nv, w, sign);
+    size_t light = fr && fr < rle ? fr : rle;
+    int bound = LZ4_compressBound((int)n), k = 0;
+    char *dst = mem_alloc((size_t)bound);
+    if (codec == ST_CODEC_LZ4)
+        k = LZ4_compress_default((const char *)col, dst, (int)n, bound);
+    else if (codec == ST_CODEC_LZ4HC)
+        k = LZ4_compress_HC((const char *)col, dst, (int)n, bound, LZ4HC_CLEVEL_DEFAULT);
+    mem_free(dst, (size_t)bound);
+    size_t best = k > 0 && (size_t)k < n ? (size_t)k : n;
+    size_t slack = best / 4 > n / 32 ? best / 4 : n / 32;
+    if (light < n && light <= best + slack)
+        return fr && fr < rle ? ST_LW_FOR : ST_LW_RLE;
+    return k > 0 && (size_t)k < n ? 1 : 0;
+}
+
+/* Each column's codec in a block is the one the whole rule takes, though
+ * the writer skips LZ4 where the light codec's size alone decides: over
+ * random blocks, columns of a few equal runs whose RLE size is around
+ * 1/32 of raw (sure by that), a little above it (sure by LZ4's least
+ * output) and further above (LZ4 decides), and cycles of a few values
+ * that FOR packs to a few bits but LZ4 to far less. */
+static void light_choice_is_the_full_rules(void **state)
+{
+    (void)state;
+    gen g = {31};
+    uint32_t nsure = 0, nlz4 = 0;    /* columns each way, so both paths ran */
+    st_err err = {0};
+    st_schema *ev = st_schema_parse(events_text, strlen(events_text), 1, 1, &err);
+    assert_non_null(ev);
+    for (int round = 0; round < 120; round++) {
+        bool edge = round >= 80;
+        st_schema *s = edge ? ev : gen_schema(&g, 25, round % 4);
+        gen_tagsets t;
+        if (edge) {   /* small: k equal runs over 3000 tagsets, or a cycle of k values */
+            uint32_t nt = 3000, k = 2 + (uint32_t)(round - 80) / 2 * 3;
+            bool cycle = round % 2;
+            events(s, nt, round % 4 < 2, &t);
+            for (uint32_t i = 0; i < nt; i++)
+                gen_event_row(s, i, 7, 100000 + 3 * (uint64_t)i, cycle ? i % k : i * k / nt,
+                              (unsigned char *)gen_row(s, &t, i));
+        } else {
+            gen_make_tagsets(&g, s, 1 + (uint32_t)gen_below(&g, 2000), round % 5 == 0 ? 200 : 12, 0, &t);
+        }
+        st_codec codec = round % 3 == 2 ? ST_CODEC_LZ4HC : ST_CODEC_LZ4;
+        size_t n;
+        unsigned char *blk = encode_by(s, &t, codec, true, &n, NULL);
+        st_batch b;
+        st_batch_init(&b);
+        assert_int_equal(st_block_decode(s, 6, blk, n, NULL, NULL, &b, &err), 0);
+        for (uint32_t c = 0; c < st_schema_ncols(s); c++) {
+            size_t raw = st_get32(blk + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * c + 4);
+            if (raw == 0)
+                continue;
+            const st_field *f = st_schema_col(s, c);
+            assert_int_equal(codec_of(blk, c), full_rule(f, b.cols[c], raw, codec));
+            size_t stored = st_get32(blk + ST_BLOCK_HEADER + ST_BLOCK_DIRENT * c + 8);
+            if (codec_of(blk, c) >= ST_LW_RLE && stored <= st_block_light_sure(raw))
+                nsure += stored > raw / 32;     /* sure by LZ4's least output alone */
+            else
+                nlz4++;
+        }
+        mem_free(blk, n);
+        st_batch_free(&b);
+        gen_free_tagsets(s, &t);
+        if (!edge)
+            st_schema_free(s);
+    }
+    st_schema_free(ev);
+    assert_true(nsure > 0 && nlz4 > 0);
+}
+
+/* LZ4 gives at least one byte per 256 of input, the premise of the
+ * writer's skipping it (st_block_light_sure), however repetitive the
+ * input and however hard or fast it compresses. */
+static void lz4_output_is_at_least_a_256th(void **state)
+{
+    (void)state;
+    const int nmax = 1 << 20;
+    char *src = mem_calloc(1, (size_t)nmax), *dst = mem_alloc((size_t)LZ4_compressBound(nmax));
+    for (int n = 1; n <= nmax; n = n < 600 ? n + 1 : n * 2 + 1) {
+        int bound = LZ4_compressBound(n);
+        int ks[4] = {LZ4_compress_default(src, dst, n, bound), LZ4_compress_fast(src, dst, n, bound, 65537),
+                     LZ4_compress_HC(src, dst, n, bound, LZ4HC_CLEVEL_MAX),
+                     LZ4_compress_HC(src, dst, n, bound, 1)};
+        for (int i = 0; i < 4; i++)
+            assert_true(ks[i] > 0 && (size_t)ks[i] >= (size_t)n / 256);
+    }
+    mem_free(src, (size_t)nmax);
+    mem_free(dst, (size_t)LZ4_compressBound(nmax));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +659,8 @@ int main(void)
         cmocka_unit_test(columns_decode_on_their_own),
         cmocka_unit_test(version_1_blocks_still_decode),
         cmocka_unit_test(light_codecs_decode_and_gather),
+        cmocka_unit_test(light_choice_is_the_full_rules),
+        cmocka_unit_test(lz4_output_is_at_least_a_256th),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

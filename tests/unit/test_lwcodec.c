@@ -173,6 +173,71 @@ static void damage_is_refused_or_harmless(void **state)
     }
 }
 
+/* The FOR layout written the plain way, value by value (the encoder
+ * before it packed a word at a time): what st_lw_for_encode must match
+ * byte for byte. */
+static void for_reference(const unsigned char *col, uint32_t n, uint32_t w, bool sign, unsigned char *out,
+                          size_t len)
+{
+    uint64_t v[NMAX], lo = 0, hi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t x = 0;
+        for (uint32_t b = 0; b < w; b++)
+            x |= (uint64_t)col[(size_t)i * w + b] << (8 * b);
+        if (sign && w < 8 && (x >> (8 * w - 1)) & 1)
+            x |= UINT64_MAX << (8 * w);
+        v[i] = x;
+        if (i == 0 || (sign ? (int64_t)x < (int64_t)lo : x < lo))
+            lo = x;
+        if (i == 0 || (sign ? (int64_t)x > (int64_t)hi : x > hi))
+            hi = x;
+    }
+    unsigned bits = 0;
+    while (bits < 64 && (hi - lo) >> bits)
+        bits++;
+    if (bits > 56)
+        bits = 64;
+    memset(out, 0, len);
+    out[0] = (unsigned char)bits;
+    st_put64(out + 8, lo);
+    for (uint32_t i = 0; i < n; i++)
+        for (unsigned b = 0; b < bits; b++) {
+            uint64_t at = (uint64_t)i * bits + b;
+            out[16 + at / 8] |= (unsigned char)((((v[i] - lo) >> b) & 1) << (at % 8));
+        }
+}
+
+/* The encoder gives the plain layout's bytes exactly, for every bit width
+ * of every value width, signed and not, over lengths around the 64-bit
+ * words it packs. */
+static void for_matches_plain_layout(void **state)
+{
+    (void)state;
+    uint64_t rng = 4242;
+    unsigned char col[NMAX * 8], got[16 + NMAX * 8 + 8 + 1], want[16 + NMAX * 8 + 8];
+    const uint32_t ns[] = {1, 2, 3, 63, 64, 65, 127, 128, 129, NMAX};
+    for (uint32_t w = 1; w <= 8; w *= 2)
+        for (int sign = 0; sign < 2; sign++)
+            for (unsigned range = 0; range <= 8 * w; range++)
+                for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+                    uint32_t n = ns[ni];
+                    uint64_t base = xorshift(&rng);
+                    for (uint32_t i = 0; i < n; i++) {
+                        uint64_t off = range == 64 ? xorshift(&rng)
+                                                   : xorshift(&rng) & ((UINT64_C(1) << range) - 1);
+                        uint64_t k = base + off;
+                        for (uint32_t b = 0; b < w; b++)
+                            col[(size_t)i * w + b] = (unsigned char)(k >> (8 * b));
+                    }
+                    size_t len = st_lw_for_size(col, n, w, sign);
+                    memset(got, 0xa5, sizeof got);
+                    st_lw_for_encode(col, n, w, sign, got);
+                    for_reference(col, n, w, sign, want, len);
+                    assert_memory_equal(got, want, len);
+                    assert_int_equal(got[len], 0xa5);   /* nothing written past its size */
+                }
+}
+
 /* A bit width FOR never writes (57 .. 63, or wider than the values) is
  * refused, even with the length it would have. */
 static void odd_bit_widths_are_refused(void **state)
@@ -201,6 +266,7 @@ int main(void)
         cmocka_unit_test(round_trips_and_gathers),
         cmocka_unit_test(damage_is_refused_or_harmless),
         cmocka_unit_test(odd_bit_widths_are_refused),
+        cmocka_unit_test(for_matches_plain_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
