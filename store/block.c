@@ -254,7 +254,8 @@ static unsigned light_codec(const st_block_enc *e, uint32_t c, const unsigned ch
     uint32_t w = f->width, nv = w ? (uint32_t)(n / w) : 0;
     if (!e->light || nv == 0)
         return 0;
-    size_t rle = st_lw_rle_size(src, nv, w), fr = st_lw_for_size(src, nv, w, signed_int(f));
+    size_t rle, fr;
+    st_lw_sizes(src, nv, w, signed_int(f), &rle, &fr);
     bool by_for = fr && fr < rle;
     *size = by_for ? fr : rle;
     return by_for ? ST_LW_FOR : ST_LW_RLE;

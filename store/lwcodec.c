@@ -13,12 +13,8 @@
 
 /* ---- run-length --------------------------------------------------------- */
 
-size_t st_lw_rle_size(const void *col, uint32_t n, uint32_t w)
+static size_t rle_len(size_t runs, uint32_t w)
 {
-    const unsigned char *p = col;
-    size_t runs = 1;
-    for (uint32_t i = 1; i < n; i++)
-        runs += memcmp(p + (size_t)i * w, p + (size_t)(i - 1) * w, w) != 0;
     return 4 + runs * (4 + (size_t)w);
 }
 
@@ -43,7 +39,7 @@ static int rle_check(const unsigned char *p, size_t len, uint32_t n, uint32_t w,
     if (len < 4)
         return st_err_set(err, ST_ECORRUPT, "run table of %zu bytes", len);
     uint32_t runs = st_get32(p);
-    if (runs == 0 || runs > n || len != 4 + (uint64_t)runs * (4 + (uint64_t)w))
+    if (runs == 0 || runs > n || len != rle_len(runs, w))
         return st_err_set(err, ST_ECORRUPT, "run table of %" PRIu32 " runs in %zu bytes for %" PRIu32
                           " values", runs, len, n);
     uint32_t prev = 0;
@@ -119,19 +115,25 @@ static bool for_width(uint32_t w)
     return w == 1 || w == 2 || w == 4 || w == 8;
 }
 
-/* min and max of the values in their order (signed or not), inlined for
- * each constant width and sign so the loop has no per-value switch. */
+/* The runs of equal values, and min and max in the values' order (signed
+ * or not), in one pass; inlined for each constant width and sign so the
+ * loop has no per-value switch. */
 static inline __attribute__((always_inline)) void
-for_range(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *lo_, uint64_t *hi_)
+for_scan(const unsigned char *p, uint32_t n, uint32_t w, bool sign, size_t *runs_, uint64_t *lo_,
+         uint64_t *hi_)
 {
-    uint64_t lo = load(p, w, sign), hi = lo;
+    uint64_t prev = load(p, w, sign), lo = prev, hi = prev;
+    size_t runs = 1;
     for (uint32_t i = 1; i < n; i++) {
         uint64_t x = load(p + (size_t)i * w, w, sign);
+        runs += x != prev;
+        prev = x;
         if (sign ? (int64_t)x < (int64_t)lo : x < lo)
             lo = x;
         if (sign ? (int64_t)x > (int64_t)hi : x > hi)
             hi = x;
     }
+    *runs_ = runs;
     *lo_ = lo;
     *hi_ = hi;
 }
@@ -175,15 +177,11 @@ for_pack(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t ref
         }                                                                       \
     } while (0)
 
-/* The bits of each packed value and the reference: min and max in the
- * values' order. */
-static unsigned for_bits(const unsigned char *p, uint32_t n, uint32_t w, bool sign, uint64_t *ref)
+/* The bits of each packed value for values from lo to hi. */
+static unsigned for_bits(uint64_t lo, uint64_t hi)
 {
-    uint64_t lo, hi;
-    FOR_EACH_WIDTH(for_range, p, n, w, sign, &lo, &hi);
     uint64_t range = hi - lo;
     unsigned bits = range ? 64u - (unsigned)__builtin_clzll(range) : 0;
-    *ref = lo;
     return bits > FOR_MAXBITS ? 64 : bits;
 }
 
@@ -192,17 +190,31 @@ static size_t for_len(uint32_t n, unsigned bits)
     return FOR_HEAD + (size_t)(((uint64_t)n * bits + 7) / 8) + FOR_PAD;
 }
 
-size_t st_lw_for_size(const void *col, uint32_t n, uint32_t w, bool sign)
+void st_lw_sizes(const void *col, uint32_t n, uint32_t w, bool sign, size_t *rle, size_t *fr)
 {
-    uint64_t ref;
-    return for_width(w) ? for_len(n, for_bits(col, n, w, sign, &ref)) : 0;
+    const unsigned char *p = col;
+    if (!for_width(w)) {    /* RLE alone: runs by their bytes */
+        size_t runs = 1;
+        for (uint32_t i = 1; i < n; i++)
+            runs += memcmp(p + (size_t)i * w, p + (size_t)(i - 1) * w, w) != 0;
+        *rle = rle_len(runs, w);
+        *fr = 0;
+        return;
+    }
+    size_t runs;
+    uint64_t lo, hi;
+    FOR_EACH_WIDTH(for_scan, p, n, w, sign, &runs, &lo, &hi);
+    *rle = rle_len(runs, w);
+    *fr = for_len(n, for_bits(lo, hi));
 }
 
 void st_lw_for_encode(const void *col, uint32_t n, uint32_t w, bool sign, unsigned char *out)
 {
     const unsigned char *p = col;
-    uint64_t ref;
-    unsigned bits = for_bits(p, n, w, sign, &ref);
+    size_t runs;
+    uint64_t ref, hi;
+    FOR_EACH_WIDTH(for_scan, p, n, w, sign, &runs, &ref, &hi);
+    unsigned bits = for_bits(ref, hi);
     size_t len = for_len(n, bits);
     memset(out, 0, len);
     out[0] = (unsigned char)bits;

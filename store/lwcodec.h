@@ -36,11 +36,10 @@
  * stored, and 1, LZ4). */
 enum { ST_LW_RLE = 2, ST_LW_FOR = 3 };
 
-/* Bytes RLE would take for n values of w bytes (n > 0). */
-size_t st_lw_rle_size(const void *col, uint32_t n, uint32_t w);
-/* Bytes FOR would take, 0 for a width it does not take; sign: the values
- * are signed integers. */
-size_t st_lw_for_size(const void *col, uint32_t n, uint32_t w, bool sign);
+/* Bytes RLE (*rle) and FOR (*fr, 0 for a width it does not take) would
+ * take for n values of w bytes (n > 0), in one pass; sign: the values are
+ * signed integers. */
+void st_lw_sizes(const void *col, uint32_t n, uint32_t w, bool sign, size_t *rle, size_t *fr);
 /* Encode into out, which has the size above. */
 void st_lw_rle_encode(const void *col, uint32_t n, uint32_t w, unsigned char *out);
 void st_lw_for_encode(const void *col, uint32_t n, uint32_t w, bool sign, unsigned char *out);

@@ -555,7 +555,8 @@ static unsigned full_rule(const st_field *f, const unsigned char *col, size_t n,
 {
     uint32_t w = f->width, nv = (uint32_t)(n / w);
     bool sign = f->type == ST_I8 || f->type == ST_I16 || f->type == ST_I32 || f->type == ST_I64;
-    size_t rle = st_lw_rle_size(col, nv, w), fr = st_lw_for_size(col, nv, w, sign);
+    size_t rle, fr;
+    st_lw_sizes(col, nv, w, sign, &rle, &fr);
     size_t light = fr && fr < rle ? fr : rle;
     int bound = LZ4_compressBound((int)n), k = 0;
     char *dst = mem_alloc((size_t)bound);
