@@ -402,6 +402,12 @@ const void *st_nbuf_get(st_nbuf_reader *r, uint64_t off, size_t n, void *scratch
     return out;
 }
 
+void st_nbuf_willneed(st_nbuf_reader *r, uint64_t off, uint64_t n)
+{
+    if (!r->direct && n > 0)
+        posix_fadvise(r->fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED);
+}
+
 int st_nbuf_pread(st_nbuf_reader *r, uint64_t off, size_t n, void *dst, st_err *err)
 {
     if (off > r->size || n > r->size - off)
