@@ -1018,6 +1018,72 @@ static void selected_columns_read_only_their_bytes(void **state)
     }
 }
 
+/* A scan of some columns asks the kernel for the next blocks' bytes ahead
+ * (plan_ahead, reading their heads early): that changes neither what it
+ * reads nor its errors. Over more blocks than one window of advice, the
+ * bytes read are explain's figure, and a damaged head of any block, in the
+ * first window, at its edges or in the last block, is reported by that
+ * block when the scan reaches it, after every block before it was read. */
+static void scan_advice_reads_and_names_as_before(void **state)
+{
+    (void)state;
+    st_schema *s = parse(calls_text);
+    gen g = {13};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 6000, 5, 1, &t);
+    st_write_opts o = opts(4096, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file("adv"), s, &t, &o, &err), 0);
+    size_t n;
+    unsigned char *f = gen_slurp(file("adv"), &n);
+    static region blocks[4096];
+    uint32_t nb = block_regions(f, n, s, blocks), col = 2; /* state: a byte a tagset */
+    assert_true(nb > 2 * 16 + 2);
+    uint32_t damage[] = {UINT32_MAX, 1, 5, 15, 16, 17, nb - 1};
+    const char *bad = file("advbad");
+    for (size_t d = 0; d < sizeof damage / sizeof *damage; d++) {
+        uint32_t k = damage[d];
+        if (k != UINT32_MAX)
+            f[blocks[k].off] ^= 0x10;
+        put_file(bad, f, n);
+        if (k != UINT32_MAX)
+            f[blocks[k].off] ^= 0x10;
+        st_reader *r = st_reader_open(bad, NULL, &err);
+        assert_non_null(r);
+        assert_int_equal(st_reader_select(r, &col, 1, &err), 0);
+        uint64_t expect = 0;
+        if (k == UINT32_MAX)
+            assert_int_equal(st_reader_bytes_kept(r, &expect, &err), 0);
+        const st_batch *b;
+        uint32_t at = 0, seen = 0;
+        int rc;
+        while ((rc = st_reader_next(r, &b, &err)) == 1) {
+            at = gen_check_batch(s, &t, at, b);
+            seen++;
+        }
+        st_read_stats rs;
+        st_reader_stats(r, &rs);
+        if (k == UINT32_MAX) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(at, t.n);
+            assert_int_equal(seen, nb);
+            assert_int_equal(rs.bytes_read, expect);
+            assert_true(rs.bytes_read < n / 2);
+        } else {
+            char want[600];
+            snprintf(want, sizeof want, "%s: block %u: ", bad, k);
+            assert_int_equal(rc, -1);
+            assert_int_equal(err.code, ST_ECORRUPT);
+            assert_memory_equal(err.msg, want, strlen(want));
+            assert_int_equal(seen, k);
+        }
+        st_reader_close(r);
+    }
+    mem_free(f, n + 1);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
 /* A writer killed mid-file leaves the old file under the real name. */
 static void killed_writer_leaves_no_half_file(void **state)
 {
@@ -1135,6 +1201,7 @@ int main(void)
         cmocka_unit_test(every_bit_flip_is_detected),
         cmocka_unit_test(truncation_magic_and_versions),
         cmocka_unit_test(selected_columns_read_only_their_bytes),
+        cmocka_unit_test(scan_advice_reads_and_names_as_before),
         cmocka_unit_test(verify_checks_the_footer_against_blocks),
         cmocka_unit_test(write_faults_keep_the_previous_file),
         cmocka_unit_test(read_faults_name_file_and_block),
