@@ -547,6 +547,7 @@ struct st_reader {
     uint64_t *ploc;
     uint32_t *plen;
     bool *padvised;
+    bool *pexpect; /* [nidx]: indexes st_reader_expect_index says the scan reads */
     size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
 
@@ -770,9 +771,11 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->ploc = mem_alloc(AHEAD * (r->nidx + 1) * sizeof *r->ploc);
     r->plen = mem_alloc(AHEAD * (r->nidx + 1) * sizeof *r->plen);
     r->padvised = mem_alloc((r->nidx + 1) * sizeof *r->padvised);
+    r->pexpect = mem_calloc(r->nidx + 1, sizeof *r->pexpect);
     if (!r->want || !r->want_key || !r->defer || !r->enc || !r->seek_key || !r->held || !r->hcol ||
         !r->need || !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf ||
-        !r->icap || !r->iheld || !r->ploc || !r->plen || !r->padvised)
+        !r->icap || !r->iheld || !r->ploc || !r->plen || !r->padvised ||
+        !r->pexpect)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -897,7 +900,15 @@ int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err
     for (uint32_t i = 0; i < n; i++)
         r->want[cols[i]] = r->want_key[cols[i]] = true;
     list_needs(r);
+    memset(r->pexpect, 0, (r->nidx + 1) * sizeof *r->pexpect);
     return 0;
+}
+
+void st_reader_expect_index(st_reader *r, uint32_t f)
+{
+    int j = f < r->s->nfields ? st_schema_index_of(r->s, f) : -1;
+    if (j >= 0)
+        r->pexpect[j] = true;
 }
 
 int st_reader_defer(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err)
@@ -1150,9 +1161,10 @@ static uint32_t run_last(const st_reader *r, const bool *want, uint32_t c)
 /* Cold scans: a block costs three waits on the device (its head, its
  * columns, an index), one after another. So before reading a block of a
  * scan, ask the kernel (st_nbuf_willneed) for the heads of the next AHEAD
- * kept blocks at once, then, reading those heads, for their wanted columns;
- * the first index read of a field in the window asks for that field's
- * index in the window's later blocks. Advice only: the reads themselves,
+ * kept blocks at once, then, reading those heads, for their wanted columns
+ * and the indexes the scan said it reads (st_reader_expect_index); the
+ * first read of another index in the window asks for it in the window's
+ * later blocks. Advice only: the reads themselves,
  * their checks and their errors are as before, and a bad head here is
  * left for the real read to report. */
 static void plan_ahead(st_reader *r, uint64_t i)
@@ -1167,7 +1179,7 @@ static void plan_ahead(st_reader *r, uint64_t i)
     r->pfrom = i;
     r->pto = to;
     memset(r->plen, 0, AHEAD * (r->nidx + 1) * sizeof *r->plen);
-    memset(r->padvised, 0, (r->nidx + 1) * sizeof *r->padvised);
+    memcpy(r->padvised, r->pexpect, (r->nidx + 1) * sizeof *r->padvised);
     for (uint64_t k = i; k < to && bytes < AHEAD_BYTES; k++) {
         st_err e;
         if (excluded(r, k) || !sparse(r, k, r->want) || read_head(r, k, &e) != 0)
@@ -1184,6 +1196,8 @@ static void plan_ahead(st_reader *r, uint64_t i)
         for (uint32_t j = 0; j < r->nidx; j++) {
             r->ploc[(k - i) * r->nidx + j] = off + r->coff[r->ncols + j];
             r->plen[(k - i) * r->nidx + j] = r->clen[r->ncols + j];
+            if (r->pexpect[j])
+                st_nbuf_willneed(r->io, off + r->coff[r->ncols + j], r->clen[r->ncols + j]);
         }
     }
 }
@@ -1452,6 +1466,7 @@ void st_reader_close(st_reader *r)
     mem_free(r->ploc, AHEAD * (r->nidx + 1) * sizeof *r->ploc);
     mem_free(r->plen, AHEAD * (r->nidx + 1) * sizeof *r->plen);
     mem_free(r->padvised, (r->nidx + 1) * sizeof *r->padvised);
+    mem_free(r->pexpect, (r->nidx + 1) * sizeof *r->pexpect);
     mem_free(r->clen, (r->ncols + r->nidx) * sizeof *r->clen);
     for (uint32_t j = 0; r->ibuf && r->icap && j < r->nidx; j++)
         mem_free(r->ibuf[j], r->icap[j]);
