@@ -1172,14 +1172,23 @@ static void plan_ahead(st_reader *r, uint64_t i)
     if (i >= r->pfrom && i < r->pto)
         return;
     size_t hn = st_block_head_size(r->s);
-    uint64_t to = i, bytes = 0;
+    uint64_t to = i, bytes = 0, tail = i;
     for (; to < r->info.nblocks && to - i < AHEAD; to++)
         if (!excluded(r, to) && sparse(r, to, r->want))
-            st_nbuf_willneed(r->io, st_get64(entry(r, to)), hn);
+            tail = to;
     r->pfrom = i;
     r->pto = to;
     memset(r->plen, 0, AHEAD * (r->nidx + 1) * sizeof *r->plen);
+    /* the window's last head in memory: so is the rest, most likely (a
+     * file read before); the advice would cost its calls for nothing */
+    bool warm = st_nbuf_resident(r->io, st_get64(entry(r, tail)));
+    memset(r->padvised, warm, (r->nidx + 1) * sizeof *r->padvised);
+    if (warm)
+        return;
     memcpy(r->padvised, r->pexpect, (r->nidx + 1) * sizeof *r->padvised);
+    for (uint64_t k = i; k < to; k++)
+        if (!excluded(r, k) && sparse(r, k, r->want))
+            st_nbuf_willneed(r->io, st_get64(entry(r, k)), hn);
     for (uint64_t k = i; k < to && bytes < AHEAD_BYTES; k++) {
         st_err e;
         if (excluded(r, k) || !sparse(r, k, r->want) || read_head(r, k, &e) != 0)
