@@ -1100,6 +1100,86 @@ static void scan_advice_reads_and_names_as_before(void **state)
     st_schema_free(s);
 }
 
+/* An index the scan said it reads (st_reader_expect_index) is asked for
+ * ahead in a cold scan; each block's index bytes are the same as a reader
+ * without the advice reads, and a damaged index in a block of the window is
+ * named by file and block when that block's index is read. */
+static void expected_indexes_read_and_name_as_before(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed) index\n"
+                         "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\n");
+    gen g = {14};
+    gen_tagsets t;
+    gen_make_tagsets(&g, s, 6000, 5, 1, &t);
+    st_write_opts o = opts(4096, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file("eidx"), s, &t, &o, &err), 0);
+    size_t n;
+    unsigned char *f = gen_slurp(file("eidx"), &n);
+    static region blocks[4096];
+    uint32_t nb = block_regions(f, n, s, blocks), field = 2;
+    assert_true(nb > 16 + 2);
+    st_reader *plain = st_reader_open(file("eidx"), NULL, &err);
+    assert_non_null(plain);
+    assert_int_equal(st_reader_select(plain, NULL, 0, &err), 0);
+    uint32_t damage[] = {UINT32_MAX, 0, 3, 16, nb - 1};
+    const char *bad = file("eidxbad");
+    for (size_t d = 0; d < sizeof damage / sizeof *damage; d++) {
+        uint32_t k = damage[d];
+        st_reader_rewind(plain);
+        assert_int_equal(st_reader_select(plain, NULL, 0, &err), 0);
+        uint64_t at = 0;
+        if (k != UINT32_MAX) {
+            uint32_t col, idx;
+            assert_int_equal(st_reader_block_sizes(plain, k, field, &col, &idx, &err), 0);
+            assert_true(idx > 0);
+            at = blocks[k].off + blocks[k].len - idx / 2; /* the only index ends the block */
+            f[at] ^= 0x10;
+        }
+        put_file(bad, f, n);
+        if (k != UINT32_MAX)
+            f[at] ^= 0x10;
+        evict(bad);
+        st_reader *r = st_reader_open(bad, NULL, &err);
+        assert_non_null(r);
+        assert_int_equal(st_reader_select(r, NULL, 0, &err), 0);
+        st_reader_expect_index(r, field);
+        const st_batch *b, *pb;
+        uint32_t seen = 0;
+        int rc;
+        while ((rc = st_reader_next(r, &b, &err)) == 1) {
+            assert_int_equal(st_reader_next(plain, &pb, &err), 1);
+            const unsigned char *idx, *pidx;
+            size_t len, plen;
+            if (st_reader_index(r, field, &idx, &len, &err) < 0) {
+                rc = -1;
+                break;
+            }
+            assert_int_equal(st_reader_index(plain, field, &pidx, &plen, &err), 0);
+            assert_int_equal(len, plen);
+            assert_memory_equal(idx, pidx, len);
+            seen++;
+        }
+        if (k == UINT32_MAX) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(seen, nb);
+        } else {
+            char want[600];
+            snprintf(want, sizeof want, "%s: block %u: ", bad, k);
+            assert_int_equal(rc, -1);
+            assert_int_equal(err.code, ST_ECORRUPT);
+            assert_memory_equal(err.msg, want, strlen(want));
+            assert_int_equal(seen, k);
+        }
+        st_reader_close(r);
+    }
+    st_reader_close(plain);
+    mem_free(f, n + 1);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
 /* A writer killed mid-file leaves the old file under the real name. */
 static void killed_writer_leaves_no_half_file(void **state)
 {
@@ -1218,6 +1298,7 @@ int main(void)
         cmocka_unit_test(truncation_magic_and_versions),
         cmocka_unit_test(selected_columns_read_only_their_bytes),
         cmocka_unit_test(scan_advice_reads_and_names_as_before),
+        cmocka_unit_test(expected_indexes_read_and_name_as_before),
         cmocka_unit_test(verify_checks_the_footer_against_blocks),
         cmocka_unit_test(write_faults_keep_the_previous_file),
         cmocka_unit_test(read_faults_name_file_and_block),
