@@ -1028,6 +1028,33 @@ static void evict(const char *path)
     close(fd);
 }
 
+/* 6000 tagsets of s from seed, written in 4 KiB blocks to name: the file's
+ * bytes, and its blocks' places into blocks (*nb of them). */
+static unsigned char *write_blocks(const char *name, const st_schema *s, unsigned seed, gen_tagsets *t,
+                                   size_t *n, region *blocks, uint32_t *nb)
+{
+    gen g = {seed};
+    gen_make_tagsets(&g, s, 6000, 5, 1, t);
+    st_write_opts o = opts(4096, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file(name), s, t, &o, &err), 0);
+    unsigned char *f = gen_slurp(file(name), n);
+    *nb = block_regions(f, *n, s, blocks);
+    return f;
+}
+
+/* A scan of a file damaged in block k stopped there: it delivered the k
+ * blocks before it and names file and block. */
+static void stopped_at(int rc, const st_err *err, uint32_t seen, const char *path, uint32_t k)
+{
+    char want[600];
+    snprintf(want, sizeof want, "%s: block %u: ", path, k);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err->code, ST_ECORRUPT);
+    assert_memory_equal(err->msg, want, strlen(want));
+    assert_int_equal(seen, k);
+}
+
 /* A scan of some columns asks the kernel for the next blocks' bytes ahead
  * (plan_ahead, reading their heads early) when they are not in memory
  * (the file is evicted first; on tmpfs it stays, and the warm path runs):
@@ -1041,16 +1068,12 @@ static void scan_advice_reads_and_names_as_before(void **state)
 {
     (void)state;
     st_schema *s = parse(calls_text);
-    gen g = {13};
     gen_tagsets t;
-    gen_make_tagsets(&g, s, 6000, 5, 1, &t);
-    st_write_opts o = opts(4096, ST_CODEC_LZ4);
     st_err err = {0};
-    assert_int_equal(write_model(file("adv"), s, &t, &o, &err), 0);
     size_t n;
-    unsigned char *f = gen_slurp(file("adv"), &n);
     static region blocks[4096];
-    uint32_t nb = block_regions(f, n, s, blocks), col = 2; /* state: a byte a tagset */
+    uint32_t nb, col = 2; /* state: a byte a tagset */
+    unsigned char *f = write_blocks("adv", s, 13, &t, &n, blocks, &nb);
     assert_true(nb > 2 * 16 + 2);
     uint32_t damage[] = {UINT32_MAX, 1, 5, 15, 16, 17, nb - 1};
     const char *bad = file("advbad");
@@ -1086,12 +1109,7 @@ static void scan_advice_reads_and_names_as_before(void **state)
             assert_int_equal(rs.bytes_read, expect);
             assert_true(rs.bytes_read < n / 2);
         } else {
-            char want[600];
-            snprintf(want, sizeof want, "%s: block %u: ", bad, k);
-            assert_int_equal(rc, -1);
-            assert_int_equal(err.code, ST_ECORRUPT);
-            assert_memory_equal(err.msg, want, strlen(want));
-            assert_int_equal(seen, k);
+            stopped_at(rc, &err, seen, bad, k);
         }
         st_reader_close(r);
     }
@@ -1109,16 +1127,12 @@ static void expected_indexes_read_and_name_as_before(void **state)
     (void)state;
     st_schema *s = parse("key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed) index\n"
                          "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\n");
-    gen g = {14};
     gen_tagsets t;
-    gen_make_tagsets(&g, s, 6000, 5, 1, &t);
-    st_write_opts o = opts(4096, ST_CODEC_LZ4);
     st_err err = {0};
-    assert_int_equal(write_model(file("eidx"), s, &t, &o, &err), 0);
     size_t n;
-    unsigned char *f = gen_slurp(file("eidx"), &n);
     static region blocks[4096];
-    uint32_t nb = block_regions(f, n, s, blocks), field = 2;
+    uint32_t nb, field = 2;
+    unsigned char *f = write_blocks("eidx", s, 14, &t, &n, blocks, &nb);
     assert_true(nb > 16 + 2);
     st_reader *plain = st_reader_open(file("eidx"), NULL, &err);
     assert_non_null(plain);
@@ -1165,12 +1179,7 @@ static void expected_indexes_read_and_name_as_before(void **state)
             assert_int_equal(rc, 0);
             assert_int_equal(seen, nb);
         } else {
-            char want[600];
-            snprintf(want, sizeof want, "%s: block %u: ", bad, k);
-            assert_int_equal(rc, -1);
-            assert_int_equal(err.code, ST_ECORRUPT);
-            assert_memory_equal(err.msg, want, strlen(want));
-            assert_int_equal(seen, k);
+            stopped_at(rc, &err, seen, bad, k);
         }
         st_reader_close(r);
     }
