@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "store/mem.h"
@@ -400,6 +401,24 @@ const void *st_nbuf_get(st_nbuf_reader *r, uint64_t off, size_t n, void *scratch
         st_err_set(err, ST_ECORRUPT, "%s: file shrank while being read (at offset %" PRIu64 ")",
                    r->path, off + copied);
     return out;
+}
+
+void st_nbuf_willneed(st_nbuf_reader *r, uint64_t off, uint64_t n)
+{
+    if (!r->direct && n > 0)
+        posix_fadvise(r->fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED);
+}
+
+bool st_nbuf_resident(st_nbuf_reader *r, uint64_t off)
+{
+#ifdef RWF_NOWAIT
+    char c;
+    struct iovec v = {&c, 1};
+    return !r->direct && off < r->size && preadv2(r->fd, &v, 1, (off_t)off, RWF_NOWAIT) == 1;
+#else
+    (void)r, (void)off;
+    return false;
+#endif
 }
 
 int st_nbuf_pread(st_nbuf_reader *r, uint64_t off, size_t n, void *dst, st_err *err)

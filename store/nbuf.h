@@ -83,6 +83,15 @@ void st_nbuf_id(const st_nbuf_reader *r, st_file_id *out);
  * end is ST_ECORRUPT). scratch must hold n bytes; it is used only when the
  * range spans buffers. */
 const void *st_nbuf_get(st_nbuf_reader *r, uint64_t off, size_t n, void *scratch, st_err *err);
+/* Asks the kernel to start reading [off, off + n) into the page cache and
+ * returns at once: a cold reader names the ranges it will read next so the
+ * device serves them together, not one wait each. Advice only (nothing with
+ * O_DIRECT, which bypasses that cache); no error. */
+void st_nbuf_willneed(st_nbuf_reader *r, uint64_t off, uint64_t n);
+/* Whether the byte at off is in the page cache now (a read that would not
+ * wait; false where that cannot be asked): a reader whose next bytes are
+ * there spares the advice's system calls. Reads nothing the caller sees. */
+bool st_nbuf_resident(st_nbuf_reader *r, uint64_t off);
 /* Reads [off, off + n) into dst with one positioned read, outside the buffers. */
 int st_nbuf_pread(st_nbuf_reader *r, uint64_t off, size_t n, void *dst, st_err *err);
 void st_nbuf_stats_get(st_nbuf_reader *r, st_nbuf_stats *out);

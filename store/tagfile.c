@@ -488,6 +488,10 @@ typedef struct range_ord {
     uint64_t lo, hi; /* st_field_order images of the bounds */
 } range_ord;
 
+#define AHEAD 16 /* blocks a cold scan asks the device for at once (plan_ahead) */
+#define AHEAD_BYTES (8u << 20) /* and at most about this many of their column bytes */
+#define TAIL_AHEAD 65536u /* asked for at open: a file's last bytes, its footer */
+
 struct st_reader {
     char *path;
     st_nbuf_reader *io;
@@ -536,6 +540,14 @@ struct st_reader {
     size_t *icap;
     st_cache_ent **iheld; /* [nidx]: or the cache's entries it shows */
     uint64_t streamed;   /* the block after the last one read through the stream */
+    /* plan_ahead: the blocks [pfrom, pto) whose reads were asked for, the
+     * place of each one's indexes ([AHEAD][nidx], length 0: unknown), and
+     * which indexes were asked for in them */
+    uint64_t pfrom, pto;
+    uint64_t *ploc;
+    uint32_t *plen;
+    bool *padvised;
+    bool *pexpect; /* [nidx]: indexes st_reader_expect_index says the scan reads */
     size_t head_size, key_size; /* of the schema, for close: a borrowed one may be gone */
 };
 
@@ -756,9 +768,14 @@ static int reader_arrays(st_reader *r, st_err *err)
     r->icap = mem_calloc(r->nidx + 1, sizeof *r->icap);
     r->iheld = mem_calloc(r->nidx + 1, sizeof *r->iheld);
     r->head = mem_alloc(st_block_head_size(r->s));
+    r->ploc = mem_alloc(AHEAD * (r->nidx + 1) * sizeof *r->ploc);
+    r->plen = mem_alloc(AHEAD * (r->nidx + 1) * sizeof *r->plen);
+    r->padvised = mem_alloc((r->nidx + 1) * sizeof *r->padvised);
+    r->pexpect = mem_calloc(r->nidx + 1, sizeof *r->pexpect);
     if (!r->want || !r->want_key || !r->defer || !r->enc || !r->seek_key || !r->held || !r->hcol ||
         !r->need || !r->need_key || !r->colp || !r->coff || !r->clen || !r->head || !r->ibuf ||
-        !r->icap || !r->iheld)
+        !r->icap || !r->iheld || !r->ploc || !r->plen || !r->padvised ||
+        !r->pexpect)
         return st_err_nomem(err, r->path);
     for (uint32_t c = 0; c < r->ncols; c++)
         r->want[c] = r->want_key[c] = true;
@@ -830,6 +847,8 @@ st_reader *st_reader_open_known(const char *path, const st_nbuf_opts *io,
         goto fail;
     if (!hit) {
         uint64_t size = st_nbuf_size(r->io);
+        /* the footer's end too, while the header is read: one wait, not two */
+        st_nbuf_willneed(r->io, size - (size < TAIL_AHEAD ? size : TAIL_AHEAD), TAIL_AHEAD);
         if ((hsize = read_header(r, size, &h, err)) < 0)
             goto fail;
         r->ncols = st_schema_ncols(r->s);
@@ -881,7 +900,15 @@ int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err
     for (uint32_t i = 0; i < n; i++)
         r->want[cols[i]] = r->want_key[cols[i]] = true;
     list_needs(r);
+    memset(r->pexpect, 0, (r->nidx + 1) * sizeof *r->pexpect);
     return 0;
+}
+
+void st_reader_expect_index(st_reader *r, uint32_t f)
+{
+    int j = f < r->s->nfields ? st_schema_index_of(r->s, f) : -1;
+    if (j >= 0)
+        r->pexpect[j] = true;
 }
 
 int st_reader_defer(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err)
@@ -1054,6 +1081,8 @@ int st_reader_block_sizes(st_reader *r, uint64_t i, uint32_t f, uint32_t *col, u
     return 0;
 }
 
+static void advise_index(st_reader *r, uint64_t i, uint32_t j);
+
 static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char **idx, size_t *len,
                       st_err *err)
 {
@@ -1079,6 +1108,8 @@ static int read_index(st_reader *r, uint32_t f, bool full, const unsigned char *
         r->ibuf[j] = q;
         r->icap[j] = n;
     }
+    if (rc == 0)
+        advise_index(r, i, (uint32_t)j);
     if (rc == 0 && st_nbuf_pread(r->io, st_get64(entry(r, i)) + r->coff[c], n, r->ibuf[j], err) < 0)
         rc = 1;
     if (rc == 0)
@@ -1125,6 +1156,70 @@ static uint32_t run_last(const st_reader *r, const bool *want, uint32_t c)
         if (st_block_needs(r->s, want, k))
             last = k;
     return last;
+}
+
+/* Cold scans: a block costs three waits on the device (its head, its
+ * columns, an index), one after another. So before reading a block of a
+ * scan, ask the kernel (st_nbuf_willneed) for the heads of the next AHEAD
+ * kept blocks at once, then, reading those heads, for their wanted columns
+ * and the indexes the scan said it reads (st_reader_expect_index); the
+ * first read of another index in the window asks for it in the window's
+ * later blocks. Advice only: the reads themselves,
+ * their checks and their errors are as before, and a bad head here is
+ * left for the real read to report. */
+static void plan_ahead(st_reader *r, uint64_t i)
+{
+    if (i >= r->pfrom && i < r->pto)
+        return;
+    size_t hn = st_block_head_size(r->s);
+    uint64_t to = i, bytes = 0, tail = i;
+    for (; to < r->info.nblocks && to - i < AHEAD; to++)
+        if (!excluded(r, to) && sparse(r, to, r->want))
+            tail = to;
+    r->pfrom = i;
+    r->pto = to;
+    memset(r->plen, 0, AHEAD * (r->nidx + 1) * sizeof *r->plen);
+    /* the window's last head in memory: so is the rest, most likely (a
+     * file read before); the advice would cost its calls for nothing */
+    bool warm = st_nbuf_resident(r->io, st_get64(entry(r, tail)));
+    memset(r->padvised, warm, (r->nidx + 1) * sizeof *r->padvised);
+    if (warm)
+        return;
+    memcpy(r->padvised, r->pexpect, (r->nidx + 1) * sizeof *r->padvised);
+    for (uint64_t k = i; k < to; k++)
+        if (!excluded(r, k) && sparse(r, k, r->want))
+            st_nbuf_willneed(r->io, st_get64(entry(r, k)), hn);
+    for (uint64_t k = i; k < to && bytes < AHEAD_BYTES; k++) {
+        st_err e;
+        if (excluded(r, k) || !sparse(r, k, r->want) || read_head(r, k, &e) != 0)
+            continue;
+        uint64_t off = st_get64(entry(r, k));
+        for (uint32_t c = 0; c < r->ncols; c++)
+            if (st_block_needs(r->s, r->want, c)) {
+                uint32_t last = run_last(r, r->want, c);
+                uint64_t n = r->coff[last] + r->clen[last] - r->coff[c];
+                st_nbuf_willneed(r->io, off + r->coff[c], n);
+                bytes += n;
+                c = last;
+            }
+        for (uint32_t j = 0; j < r->nidx; j++) {
+            r->ploc[(k - i) * r->nidx + j] = off + r->coff[r->ncols + j];
+            r->plen[(k - i) * r->nidx + j] = r->clen[r->ncols + j];
+            if (r->pexpect[j])
+                st_nbuf_willneed(r->io, off + r->coff[r->ncols + j], r->clen[r->ncols + j]);
+        }
+    }
+}
+
+/* Index j is read from block i: ask for it in the window's later blocks. */
+static void advise_index(st_reader *r, uint64_t i, uint32_t j)
+{
+    if (i < r->pfrom || i >= r->pto || r->padvised[j])
+        return;
+    r->padvised[j] = true;
+    for (uint64_t k = i + 1; k < r->pto; k++)
+        st_nbuf_willneed(r->io, r->ploc[(k - r->pfrom) * r->nidx + j],
+                         r->plen[(k - r->pfrom) * r->nidx + j]);
 }
 
 /* Block i's head, then the runs of columns want needs, each with one
@@ -1203,6 +1298,8 @@ static int read_block(st_reader *r, uint64_t i, const bool *want, const bool *de
     uint64_t nbytes = stored;
     int rc;
     if (sparse(r, i, want)) {
+        if (!positioned) /* a scan's, not a lookup's */
+            plan_ahead(r, i);
         rc = read_cols(r, i, want, defer, &nbytes, err);
     } else {
         if (grow_scratch(r, stored, err) < 0)
@@ -1357,6 +1454,7 @@ void st_reader_rewind(st_reader *r)
     r->next = 0;
     r->seek_pending = false;
     r->streamed = UINT64_MAX;
+    r->pfrom = r->pto = 0;
     r->stats = (st_read_stats){0};
     r->known = NULL;
 }
@@ -1374,6 +1472,10 @@ void st_reader_close(st_reader *r)
     mem_free(r->need_key, r->ncols * sizeof *r->need_key);
     mem_free(r->colp, r->ncols * sizeof *r->colp);
     mem_free(r->coff, (r->ncols + r->nidx) * sizeof *r->coff);
+    mem_free(r->ploc, AHEAD * (r->nidx + 1) * sizeof *r->ploc);
+    mem_free(r->plen, AHEAD * (r->nidx + 1) * sizeof *r->plen);
+    mem_free(r->padvised, (r->nidx + 1) * sizeof *r->padvised);
+    mem_free(r->pexpect, (r->nidx + 1) * sizeof *r->pexpect);
     mem_free(r->clen, (r->ncols + r->nidx) * sizeof *r->clen);
     for (uint32_t j = 0; r->ibuf && r->icap && j < r->nidx; j++)
         mem_free(r->ibuf[j], r->icap[j]);

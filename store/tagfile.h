@@ -144,6 +144,11 @@ int st_reader_zone(st_reader *r, uint32_t c, st_zone *out, st_err *err);
 /* Decode only these columns (default: all); n = 0 decodes none, which
  * still gives each block's ntagsets and ntags. */
 int st_reader_select(st_reader *r, const uint32_t *cols, uint32_t n, st_err *err);
+/* Advice: the scan will read field f's index (st_reader_index) in every
+ * block it reads, so a cold scan asks the device for it ahead with the
+ * blocks' other bytes. Ignored for a field without one; cleared by
+ * st_reader_select. Changes no result. */
+void st_reader_expect_index(st_reader *r, uint32_t f);
 /* The index of field f, declared `index` (a bitmap index, store/bindex.h;
  * of a tag field, an order index, store/oindex.h), of the
  * block of the batch st_reader_next returned last: its bytes, read and

@@ -1,6 +1,7 @@
 /* test_tagfile: tagset files round-trip, skip, seek, and survive damage and faults. */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1018,6 +1019,176 @@ static void selected_columns_read_only_their_bytes(void **state)
     }
 }
 
+/* Drops path's pages from the page cache, where the file system can. */
+static void evict(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
+/* 6000 tagsets of s from seed, written in 4 KiB blocks to name: the file's
+ * bytes, and its blocks' places into blocks (*nb of them). */
+static unsigned char *write_blocks(const char *name, const st_schema *s, unsigned seed, gen_tagsets *t,
+                                   size_t *n, region *blocks, uint32_t *nb)
+{
+    gen g = {seed};
+    gen_make_tagsets(&g, s, 6000, 5, 1, t);
+    st_write_opts o = opts(4096, ST_CODEC_LZ4);
+    st_err err = {0};
+    assert_int_equal(write_model(file(name), s, t, &o, &err), 0);
+    unsigned char *f = gen_slurp(file(name), n);
+    *nb = block_regions(f, *n, s, blocks);
+    return f;
+}
+
+/* A scan of a file damaged in block k stopped there: it delivered the k
+ * blocks before it and names file and block. */
+static void stopped_at(int rc, const st_err *err, uint32_t seen, const char *path, uint32_t k)
+{
+    char want[600];
+    snprintf(want, sizeof want, "%s: block %u: ", path, k);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err->code, ST_ECORRUPT);
+    assert_memory_equal(err->msg, want, strlen(want));
+    assert_int_equal(seen, k);
+}
+
+/* A scan of some columns asks the kernel for the next blocks' bytes ahead
+ * (plan_ahead, reading their heads early) when they are not in memory
+ * (the file is evicted first; on tmpfs it stays, and the warm path runs):
+ * that changes neither what it reads nor its errors. Over more blocks than
+ * one window of advice, the bytes read are explain's figure, and a damaged
+ * head of any block, in the first window, at its edges or in the last
+ * block, is reported by that block when the scan reaches it, after every
+ * block before it was read. Advice on an index the schema lacks, or past
+ * its fields, is ignored. */
+static void scan_advice_reads_and_names_as_before(void **state)
+{
+    (void)state;
+    st_schema *s = parse(calls_text);
+    gen_tagsets t;
+    st_err err = {0};
+    size_t n;
+    static region blocks[4096];
+    uint32_t nb, col = 2; /* state: a byte a tagset */
+    unsigned char *f = write_blocks("adv", s, 13, &t, &n, blocks, &nb);
+    assert_true(nb > 2 * 16 + 2);
+    uint32_t damage[] = {UINT32_MAX, 1, 5, 15, 16, 17, nb - 1};
+    const char *bad = file("advbad");
+    for (size_t d = 0; d < sizeof damage / sizeof *damage; d++) {
+        uint32_t k = damage[d];
+        if (k != UINT32_MAX)
+            f[blocks[k].off] ^= 0x10;
+        put_file(bad, f, n);
+        if (k != UINT32_MAX)
+            f[blocks[k].off] ^= 0x10;
+        evict(bad);
+        st_reader *r = st_reader_open(bad, NULL, &err);
+        assert_non_null(r);
+        assert_int_equal(st_reader_select(r, &col, 1, &err), 0);
+        st_reader_expect_index(r, col);
+        st_reader_expect_index(r, 1000);
+        uint64_t expect = 0;
+        if (k == UINT32_MAX)
+            assert_int_equal(st_reader_bytes_kept(r, &expect, &err), 0);
+        const st_batch *b;
+        uint32_t at = 0, seen = 0;
+        int rc;
+        while ((rc = st_reader_next(r, &b, &err)) == 1) {
+            at = gen_check_batch(s, &t, at, b);
+            seen++;
+        }
+        st_read_stats rs;
+        st_reader_stats(r, &rs);
+        if (k == UINT32_MAX) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(at, t.n);
+            assert_int_equal(seen, nb);
+            assert_int_equal(rs.bytes_read, expect);
+            assert_true(rs.bytes_read < n / 2);
+        } else {
+            stopped_at(rc, &err, seen, bad, k);
+        }
+        st_reader_close(r);
+    }
+    mem_free(f, n + 1);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
+/* An index the scan said it reads (st_reader_expect_index) is asked for
+ * ahead in a cold scan; each block's index bytes are the same as a reader
+ * without the advice reads, and a damaged index in a block of the window is
+ * named by file and block when that block's index is read. */
+static void expected_indexes_read_and_name_as_before(void **state)
+{
+    (void)state;
+    st_schema *s = parse("key onum: u64\nkey ts: time\ntagset state: enum(open, billed, closed) index\n"
+                         "tag sys: enum(RICS, BILL, SWITCH)\ntag bsid: u16\n");
+    gen_tagsets t;
+    st_err err = {0};
+    size_t n;
+    static region blocks[4096];
+    uint32_t nb, field = 2;
+    unsigned char *f = write_blocks("eidx", s, 14, &t, &n, blocks, &nb);
+    assert_true(nb > 16 + 2);
+    st_reader *plain = st_reader_open(file("eidx"), NULL, &err);
+    assert_non_null(plain);
+    assert_int_equal(st_reader_select(plain, NULL, 0, &err), 0);
+    uint32_t damage[] = {UINT32_MAX, 0, 3, 16, nb - 1};
+    const char *bad = file("eidxbad");
+    for (size_t d = 0; d < sizeof damage / sizeof *damage; d++) {
+        uint32_t k = damage[d];
+        st_reader_rewind(plain);
+        assert_int_equal(st_reader_select(plain, NULL, 0, &err), 0);
+        uint64_t at = 0;
+        if (k != UINT32_MAX) {
+            uint32_t col, idx;
+            assert_int_equal(st_reader_block_sizes(plain, k, field, &col, &idx, &err), 0);
+            assert_true(idx > 0);
+            at = blocks[k].off + blocks[k].len - idx / 2; /* the only index ends the block */
+            f[at] ^= 0x10;
+        }
+        put_file(bad, f, n);
+        if (k != UINT32_MAX)
+            f[at] ^= 0x10;
+        evict(bad);
+        st_reader *r = st_reader_open(bad, NULL, &err);
+        assert_non_null(r);
+        assert_int_equal(st_reader_select(r, NULL, 0, &err), 0);
+        st_reader_expect_index(r, field);
+        const st_batch *b, *pb;
+        uint32_t seen = 0;
+        int rc;
+        while ((rc = st_reader_next(r, &b, &err)) == 1) {
+            assert_int_equal(st_reader_next(plain, &pb, &err), 1);
+            const unsigned char *idx, *pidx;
+            size_t len, plen;
+            if (st_reader_index(r, field, &idx, &len, &err) < 0) {
+                rc = -1;
+                break;
+            }
+            assert_int_equal(st_reader_index(plain, field, &pidx, &plen, &err), 0);
+            assert_int_equal(len, plen);
+            assert_memory_equal(idx, pidx, len);
+            seen++;
+        }
+        if (k == UINT32_MAX) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(seen, nb);
+        } else {
+            stopped_at(rc, &err, seen, bad, k);
+        }
+        st_reader_close(r);
+    }
+    st_reader_close(plain);
+    mem_free(f, n + 1);
+    gen_free_tagsets(s, &t);
+    st_schema_free(s);
+}
+
 /* A writer killed mid-file leaves the old file under the real name. */
 static void killed_writer_leaves_no_half_file(void **state)
 {
@@ -1135,6 +1306,8 @@ int main(void)
         cmocka_unit_test(every_bit_flip_is_detected),
         cmocka_unit_test(truncation_magic_and_versions),
         cmocka_unit_test(selected_columns_read_only_their_bytes),
+        cmocka_unit_test(scan_advice_reads_and_names_as_before),
+        cmocka_unit_test(expected_indexes_read_and_name_as_before),
         cmocka_unit_test(verify_checks_the_footer_against_blocks),
         cmocka_unit_test(write_faults_keep_the_previous_file),
         cmocka_unit_test(read_faults_name_file_and_block),

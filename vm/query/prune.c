@@ -995,7 +995,22 @@ void qprune_proj_rows(const QScan *sc, const st_batch *b, uint32_t *a, uint32_t 
     *e = sc->proj_lo > sc->proj_hi ? *a : key_search(fd, b->cols[f], *a, b->ntags, sc->proj_hi, true);
 }
 
-/* The scan's columns and zone-map ranges, to a reader of one of its files. */
+/* The fields whose indexes index_rows reads for e, to the reader: a cold
+ * scan then asks for them ahead (st_reader_expect_index). */
+static void expect_indexes(st_reader *r, const QExpr *e)
+{
+    if (e->op == QOP_AND || e->op == QOP_OR) {
+        expect_indexes(r, e->a);
+        expect_indexes(r, e->b);
+    } else if (e->op == QOP_NOT) {
+        expect_indexes(r, e->a);
+    } else {
+        st_reader_expect_index(r, (uint32_t)(e->op == QX_FIELD ? e : e->a)->field);
+    }
+}
+
+/* The scan's columns, zone-map ranges and indexes, to a reader of one of
+ * its files. */
 int qprune_select(const QScan *sc, st_reader *r, st_err *err)
 {
     uint32_t cols[ST_MAX_FIELDS + 1], ncols = 0, n = st_schema_ncols(sc->vs->s);
@@ -1004,6 +1019,8 @@ int qprune_select(const QScan *sc, st_reader *r, st_err *err)
             cols[ncols++] = c;
     if (st_reader_select(r, cols, ncols, err) < 0)
         return -1;
+    if (sc->index_where)
+        expect_indexes(r, sc->index_where);
     uint32_t ndefer = 0;
     for (uint32_t c = 0; c < n && sc->defer; c++)
         if (sc->defer[c])
