@@ -9,6 +9,7 @@
 
 #include "store/bytes.h"
 #include "store/mem.h"
+#include "store/sort.h"
 
 #define ENTRY 12u /* u64 value, u32 size */
 
@@ -19,44 +20,11 @@ uint64_t st_bidx_key(const st_field *f, const void *p)
     return v;
 }
 
-typedef struct pair {
-    uint64_t v;
-    uint32_t row;
-} pair;
-
-/* The n pairs of ps, which come in row order, sorted by value with each
- * value's rows still in order: a stable radix sort, a pass per byte in
- * which the values differ (one for a bool or an enum), through tmp; the
- * sorted copy is ps or tmp. */
-static pair *by_value(pair *ps, pair *tmp, uint32_t n)
-{
-    uint64_t differ = 0;
-    for (uint32_t i = 1; i < n; i++)
-        differ |= ps[i].v ^ ps[0].v;
-    for (unsigned sh = 0; sh < 64; sh += 8) {
-        if (!(differ >> sh & 0xff))
-            continue;
-        uint32_t at[256] = {0};
-        for (uint32_t i = 0; i < n; i++)
-            at[ps[i].v >> sh & 0xff]++;
-        for (uint32_t b = 0, sum = 0; b < 256; b++) {
-            uint32_t c = at[b];
-            at[b] = sum;
-            sum += c;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            tmp[at[ps[i].v >> sh & 0xff]++] = ps[i];
-        pair *t = ps;
-        ps = tmp;
-        tmp = t;
-    }
-    return ps;
-}
-
 int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char **out, size_t *len,
                   st_err *err)
 {
-    pair *pairs = mem_alloc((n ? n : 1) * 2 * sizeof *pairs), *ps = pairs;
+    /* (value, row) in row order, sorted by value with each value's rows in order */
+    st_keyed *pairs = mem_alloc((n ? n : 1) * 2 * sizeof *pairs), *ps = pairs;
     uint32_t *rows = mem_alloc((n ? n : 1) * sizeof *rows);
     roaring_bitmap_t **bm = mem_alloc((n ? n : 1) * sizeof *bm);
     unsigned char *o = NULL;
@@ -66,18 +34,18 @@ int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char 
     if (!pairs || !rows || !bm)
         goto done;
     for (uint32_t i = 0; i < n; i++)
-        ps[i] = (pair){st_bidx_key(f, (const unsigned char *)col + (size_t)i * f->width), i};
-    ps = by_value(ps, pairs + (n ? n : 1), n);
+        ps[i] = (st_keyed){st_bidx_key(f, (const unsigned char *)col + (size_t)i * f->width), i};
+    ps = st_sort_keyed(ps, pairs + (n ? n : 1), n);
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i;
-        while (j < n && ps[j].v == ps[i].v) {
-            rows[j - i] = ps[j].row;
+        while (j < n && ps[j].key == ps[i].key) {
+            rows[j - i] = ps[j].idx;
             j++;
         }
         if (!(bm[k] = roaring_bitmap_of_ptr(j - i, rows)))
             goto done;
         roaring_bitmap_run_optimize(bm[k]);
-        ps[k].v = ps[i].v;  /* the k-th value, in place (k <= i) */
+        ps[k].key = ps[i].key;  /* the k-th value, in place (k <= i) */
         total += ENTRY + roaring_bitmap_portable_size_in_bytes(bm[k]);
         k++;
         i = j;
@@ -88,7 +56,7 @@ int st_bidx_build(const st_field *f, const void *col, uint32_t n, unsigned char 
     size_t at = 4 + (size_t)ENTRY * k;
     for (uint32_t i = 0; i < k; i++) {
         size_t sz = roaring_bitmap_portable_serialize(bm[i], (char *)o + at);
-        st_put64(o + 4 + ENTRY * i, ps[i].v);
+        st_put64(o + 4 + ENTRY * i, ps[i].key);
         st_put32(o + 4 + ENTRY * i + 8, (uint32_t)sz);
         at += sz;
     }

@@ -25,15 +25,11 @@
 /* A sort entry: the record's key prefix (0 without a prefix function) and its
  * index in the slot; sorting entries instead of records moves 16 bytes, not
  * rec_size, and the prefix settles most comparisons without a callback. */
-struct ent {
-    uint64_t key;
-    uint32_t idx;
-};
 
 /* A slot is one block: ent[cap], spare[cap] (merge sort's other half, then
  * the spill write buffer), recs[cap * rec_size]. */
 struct slot {
-    struct ent *ent;
+    st_keyed *ent;
     unsigned char *recs;
     size_t n;
 };
@@ -100,7 +96,7 @@ struct st_sorter {
 
     enum state state;
     st_err saved;
-    const struct ent *sorted; /* IN_MEMORY: slot 0 in order */
+    const st_keyed *sorted; /* IN_MEMORY: slot 0 in order */
     size_t pos;
     struct merger m;
     uint64_t added, emitted, spilled, passes;
@@ -108,24 +104,24 @@ struct st_sorter {
 
 static size_t slot_bytes(const st_sorter *s)
 {
-    return s->cap * (2 * sizeof(struct ent) + s->rs);
+    return s->cap * (2 * sizeof(st_keyed) + s->rs);
 }
 
 /* ---- in-memory stable merge sort of entries ---------------------------- */
 
-static int cmp_ent(const st_sorter *s, const unsigned char *recs, const struct ent *a,
-                   const struct ent *b)
+static int cmp_ent(const st_sorter *s, const unsigned char *recs, const st_keyed *a,
+                   const st_keyed *b)
 {
     if (a->key != b->key)
         return a->key < b->key ? -1 : 1;
     return s->cmp(recs + (size_t)a->idx * s->rs, recs + (size_t)b->idx * s->rs, s->ctx);
 }
 
-static void insertion_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
+static void insertion_sort(const st_sorter *s, const unsigned char *recs, st_keyed *a,
                            size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        struct ent x = a[i];
+        st_keyed x = a[i];
         size_t j = i;
         for (; j > 0 && cmp_ent(s, recs, &a[j - 1], &x) > 0; j--)
             a[j] = a[j - 1];
@@ -134,8 +130,8 @@ static void insertion_sort(const st_sorter *s, const unsigned char *recs, struct
 }
 
 /* Merges l[nl] and r[nr] into out; ties take l first, which keeps it stable. */
-static void merge_ents(const st_sorter *s, const unsigned char *recs, const struct ent *l,
-                       size_t nl, const struct ent *r, size_t nr, struct ent *out)
+static void merge_ents(const st_sorter *s, const unsigned char *recs, const st_keyed *l,
+                       size_t nl, const st_keyed *r, size_t nr, st_keyed *out)
 {
     size_t i = 0, j = 0;
     if (nr > 0 && cmp_ent(s, recs, &l[nl - 1], &r[0]) > 0) {
@@ -147,36 +143,32 @@ static void merge_ents(const st_sorter *s, const unsigned char *recs, const stru
 }
 
 /* Stable merge sort of a[n] using spare[n]; returns whichever holds the result. */
-static struct ent *merge_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
-                              struct ent *spare, size_t n)
+static st_keyed *merge_sort(const st_sorter *s, const unsigned char *recs, st_keyed *a,
+                              st_keyed *spare, size_t n)
 {
     for (size_t lo = 0; lo < n; lo += INSERT_RUN)
         insertion_sort(s, recs, a + lo, MIN(INSERT_RUN, n - lo));
-    struct ent *src = a, *dst = spare;
+    st_keyed *src = a, *dst = spare;
     for (size_t w = INSERT_RUN; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t nl = MIN(w, n - lo);
             size_t nr = MIN(w, n - lo - nl);
             merge_ents(s, recs, src + lo, nl, src + lo + nl, nr, dst + lo);
         }
-        struct ent *t = src;
+        st_keyed *t = src;
         src = dst;
         dst = t;
     }
     return src;
 }
 
-/* With a prefix: LSD radix sort on the 64-bit keys, a byte per pass (stable,
- * and passes where every key has the same byte are skipped), then a merge
- * sort of each run of equal keys by cmp. */
-static struct ent *radix_sort(const st_sorter *s, const unsigned char *recs, struct ent *a,
-                              struct ent *spare, size_t n)
+st_keyed *st_sort_keyed(st_keyed *a, st_keyed *spare, size_t n)
 {
     size_t count[8][256] = {{0}}; /* per byte of the key: one pass counts all */
     for (size_t i = 0; i < n; i++)
         for (int d = 0; d < 8; d++)
             count[d][(a[i].key >> (8 * d)) & 0xff]++;
-    struct ent *src = a, *dst = spare;
+    st_keyed *src = a, *dst = spare;
     for (int d = 0; d < 8; d++) {
         size_t *c = count[d], sum = 0;
         if (n == 0 || c[(src[0].key >> (8 * d)) & 0xff] == n)
@@ -188,16 +180,25 @@ static struct ent *radix_sort(const st_sorter *s, const unsigned char *recs, str
         }
         for (size_t i = 0; i < n; i++)
             dst[c[(src[i].key >> (8 * d)) & 0xff]++] = src[i];
-        struct ent *t = src;
+        st_keyed *t = src;
         src = dst;
         dst = t;
     }
+    return src;
+}
+
+/* With a prefix: the radix sort on the 64-bit keys, then a merge sort of
+ * each run of equal keys by cmp. */
+static st_keyed *radix_sort(const st_sorter *s, const unsigned char *recs, st_keyed *a,
+                            st_keyed *spare, size_t n)
+{
+    st_keyed *src = st_sort_keyed(a, spare, n), *dst = src == a ? spare : a;
     for (size_t lo = 0, hi; lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && src[hi].key == src[lo].key; hi++)
             ;
         if (hi - lo < 2)
             continue;
-        const struct ent *r = merge_sort(s, recs, src + lo, dst + lo, hi - lo);
+        const st_keyed *r = merge_sort(s, recs, src + lo, dst + lo, hi - lo);
         if (r != src + lo)
             memcpy(src + lo, r, (hi - lo) * sizeof *r);
     }
@@ -205,8 +206,8 @@ static struct ent *radix_sort(const st_sorter *s, const unsigned char *recs, str
 }
 
 /* Sorts a[n] using spare[n]; returns whichever of the two holds the result. */
-static struct ent *sort_ents(const st_sorter *s, const unsigned char *recs, struct ent *a,
-                             struct ent *spare, size_t n)
+static st_keyed *sort_ents(const st_sorter *s, const unsigned char *recs, st_keyed *a,
+                             st_keyed *spare, size_t n)
 {
     return s->prefix ? radix_sort(s, recs, a, spare, n) : merge_sort(s, recs, a, spare, n);
 }
@@ -342,11 +343,11 @@ static int runw_close(st_sorter *s, struct runw *w, int rc, st_err *err)
 /* Sorts a full slot and writes it as the next run. */
 static int spill(st_sorter *s, struct slot *sl, st_err *err)
 {
-    struct ent *spare = sl->ent + s->cap;
-    const struct ent *sorted = sort_ents(s, sl->recs, sl->ent, spare, sl->n);
+    st_keyed *spare = sl->ent + s->cap;
+    const st_keyed *sorted = sort_ents(s, sl->recs, sl->ent, spare, sl->n);
     unsigned char *wbuf = (unsigned char *)(sorted == sl->ent ? spare : sl->ent);
     struct runw w;
-    if (runw_open(s, &w, wbuf, s->cap * sizeof(struct ent), err) < 0)
+    if (runw_open(s, &w, wbuf, s->cap * sizeof(st_keyed), err) < 0)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < sl->n && rc == 0; i++)
@@ -685,9 +686,9 @@ st_sorter *st_sorter_new(size_t rec_size, st_cmp_fn cmp, void *ctx, const st_sor
                    rec_size, o.threads);
         return NULL;
     }
-    size_t per = rec_size + 2 * sizeof(struct ent);
+    size_t per = rec_size + 2 * sizeof(st_keyed);
     size_t cap = o.parcel_bytes / (size_t)o.threads / per;
-    size_t need = rec_size / sizeof(struct ent) + INSERT_RUN; /* spare must hold a record */
+    size_t need = rec_size / sizeof(st_keyed) + INSERT_RUN; /* spare must hold a record */
     if (cap < need) {
         st_err_set(err, ST_EINPUT,
                    "sort: a parcel of %zu bytes is too small for %zu-byte records (needs %zu)",
@@ -757,7 +758,7 @@ int st_sorter_add(st_sorter *s, const void *rec, st_err *err)
         sl = &s->slot[s->cur];
     }
     memcpy(sl->recs + sl->n * s->rs, rec, s->rs);
-    sl->ent[sl->n] = (struct ent){prefix_of(s, rec), (uint32_t)sl->n};
+    sl->ent[sl->n] = (st_keyed){prefix_of(s, rec), (uint32_t)sl->n};
     sl->n++;
     s->added++;
     return 0;

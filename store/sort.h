@@ -57,6 +57,17 @@ typedef struct st_sort_stats {
     uint64_t merge_passes; /* extra passes over the data before the final merge */
 } st_sort_stats;
 
+/* A 64-bit key and the index of what it keys (a record, a row). */
+typedef struct st_keyed {
+    uint64_t key;
+    uint32_t idx;
+} st_keyed;
+
+/* Sorts a[0 .. n) by key, stable (equal keys keep their order): LSD radix,
+ * a byte a pass, passes where every key has the same byte skipped. spare:
+ * room for n; returns whichever of a and spare holds the result. */
+st_keyed *st_sort_keyed(st_keyed *a, st_keyed *spare, size_t n);
+
 typedef struct st_sorter st_sorter;
 
 /* opts may be NULL for the defaults. Returns NULL and fills err on failure
